@@ -1,0 +1,1 @@
+# rules for docs (see top Makefile.am)

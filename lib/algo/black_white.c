@@ -1,0 +1,164 @@
+/*
+ * black_white.c - the Black-White Bakery algorithm, adaptive.
+ *
+ *   G. Taubenfeld, "The Black-White Bakery Algorithm and related bounded-
+ *   space, adaptive, local-spinning and FIFO algorithms", DISC 2004 (seed
+ *   002): Algorithm 2, made adaptive as in Algorithm 3, whose line numbers
+ *   the comments cite.
+ *
+ * Lamport's Bakery with one shared colour bit: a ticket is (colour, number),
+ * numbers are taken among tickets of one's own colour, and the holder flips
+ * the colour on exit, so that all tickets of the old colour are served before
+ * any of the new.  Without faults numbers stay <= n (asserted in the test
+ * build).  Each crash or abort inside one colour epoch can push a later
+ * ticket one higher (DESIGN part B), so `number` is 63 bits wide, not
+ * log(n+1).  Mutual exclusion, deadlock freedom and FIFO hold with the plain
+ * reset of a dead slot; the recoverer never touches `color` (flipping it
+ * breaks FIFO and mutual exclusion: tests/model).
+ *
+ * Adaptivity (Algorithm 3): join(S) is done once per slot ownership (the slot
+ * stays in S across passages, leaving when the slot is given back; a superset
+ * of the active processes changes no outcome, as idle members have number 0),
+ * and getset(S) is the lock's active-set bitmap, read up to the registry's
+ * high-water mark.  The cost of a passage grows with the slots that use the
+ * lock, not with the region's capacity.
+ *
+ * Register encoding: the ticket is ONE 64-bit word, colour in bit 63 and
+ * number below, so that "read the ticket of j" is one atomic read as the
+ * paper assumes.  The shared colour word keeps the colour in bit 0 and counts
+ * writes above it: sleepers wait on that word, and a write that restores the
+ * same colour still changes it.
+ */
+#include "config.h"
+
+#include "common.h"
+
+#define COLOR_BIT   (UINT64_C(1) << 63)
+#define NUMBER_MASK (COLOR_BIT - 1)
+
+static inline unsigned t_color(uint64_t t) { return (unsigned)(t >> 63); }
+static inline uint64_t t_number(uint64_t t) { return t & NUMBER_MASK; }
+static inline uint64_t ticket(unsigned color, uint64_t number)
+{
+	return ((uint64_t)color << 63) | (number & NUMBER_MASK);
+}
+
+static inline uint32_t *color_word(struct bakery *b, unsigned lock)
+{
+	return &b->locks[lock].bw_color;
+}
+
+static inline unsigned shared_color(struct bakery *b, unsigned lock)
+{
+	return CMM_LOAD_SHARED(*color_word(b, lock)) & 1;
+}
+
+static void bw_doorway(struct passage *p)
+{
+	struct bakery_shm_reg *me = p->mine;
+	unsigned mycolor;
+	uint64_t max = 0;
+
+	CMM_STORE_SHARED(me->choosing, 1);                       /* line 2 */
+	/* Forbids loading color and the tickets before choosing[i] = 1 is
+	 * visible (store->load), as in Lamport's doorway. */
+	bakery_mb();
+	CRASH_POINT("doorway");
+	mycolor = shared_color(p->b, p->lock);                    /* line 4 */
+	for_each_other(p, j, bound) {                             /* lines 3, 5 */
+		uint64_t t = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
+		if (t_color(t) == mycolor && t_number(t) > max)
+			max = t_number(t);
+	}
+	if (max >= NUMBER_LIMIT)
+		max = NUMBER_LIMIT - 1;
+	BAKERY_ASSERT(max + 1 <= p->b->nslots || lock_faulted(p->b, p->lock));
+	CMM_STORE_SHARED(me->number, ticket(mycolor, max + 1));  /* line 5 */
+	cmm_smp_wmb();  /* store->store: the ticket before choosing = 0 */
+	CMM_STORE_SHARED(me->choosing, 0);                        /* line 6 */
+	/* full barrier: the ticket visible before the loads of line 7 on */
+	reg_publish(me);
+}
+
+struct bw_wait {
+	uint64_t mine;          /* our ticket */
+	unsigned self;
+	int branch;             /* -1 undecided, 0 same colour (line 11), 1 other (12) */
+};
+
+/* Lines 10-12: the branch is chosen on the first read of j's ticket; the
+ * await then re-reads j's ticket (and the colour) until one term holds. */
+static bool bw_passed(struct bakery *b, unsigned lock, unsigned j, void *arg)
+{
+	struct bw_wait *w = arg;
+	uint64_t tj = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
+	unsigned mycolor = t_color(w->mine);
+
+	if (w->branch < 0)
+		w->branch = t_color(tj) == mycolor ? 0 : 1;               /* line 10 */
+	if (t_number(tj) == 0)
+		return true;
+	if (w->branch == 0)                                               /* line 11 */
+		return !ticket_before(t_number(tj), j, t_number(w->mine), w->self) ||
+		       t_color(tj) != mycolor;
+	return mycolor != shared_color(b, lock) || t_color(tj) == mycolor; /* line 12 */
+}
+
+static void bw_abort(struct passage *p)
+{
+	/* number := 0; the colour bit stays untouched */
+	count_abort(p);
+	CMM_STORE_SHARED(p->mine->number, ticket(t_color(p->mine->number), 0));
+	reg_publish(p->mine);
+}
+
+static int bw_wait(struct passage *p)
+{
+	struct bakery_shm_lock *e = &p->b->locks[p->lock];
+	uint64_t mine = CMM_LOAD_SHARED(p->mine->number);
+	int err;
+
+	/* line 12 waits on the shared colour too: sleep on its word as well */
+	p->also = &e->bw_color;
+	p->also_waiters = &e->bw_waiters;
+	for_each_other(p, j, bound) {                                   /* lines 7-8 */
+		struct bw_wait w = { mine, p->self, -1 };
+
+		err = await_doorway(p, j, not_choosing);             /* line 9 */
+		if (!err)
+			err = await_slot(p, j, bw_passed, &w);          /* lines 10-12 */
+		if (err) {
+			bw_abort(p);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void bw_exit(struct passage *p)
+{
+	struct bakery_shm_lock *e = &p->b->locks[p->lock];
+	unsigned mycolor = t_color(CMM_LOAD_SHARED(p->mine->number));
+	uint32_t word = CMM_LOAD_SHARED(e->bw_color);
+
+	bakery_release();
+	/* line 15: color := the other colour; one writer at a time (the holder) */
+	CMM_STORE_SHARED(e->bw_color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
+	/* store->store: the paper stresses lines 15 and 16 must stay in order */
+	cmm_smp_wmb();
+	CMM_STORE_SHARED(p->mine->number, ticket(mycolor, 0));   /* line 16 */
+	reg_publish(p->mine);
+	/* reg_publish's full barrier also orders the colour store before this
+	 * load of the colour word's sleepers */
+	if (CMM_LOAD_SHARED(e->bw_waiters))
+		futex_wake_all(&e->bw_color);
+}
+
+const struct algo_ops algo_black_white = {
+	.id = BAKERY_ALGO_BLACK_WHITE,
+	.name = "black-white",
+	.doorway = bw_doorway,                                          /* lines 1-6 */
+	.wait = bw_wait,                                                /* lines 7-13 */
+	.exit = bw_exit,                                                /* lines 15-17 */
+	.recover = plain_reset,
+};

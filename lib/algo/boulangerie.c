@@ -1,0 +1,68 @@
+/*
+ * boulangerie.c - the Boulangerie algorithm.
+ *
+ *   Y. Moses, K. Patkin, "Mutual exclusion as a matter of priority",
+ *   Theoretical Computer Science 751 (2018); Fig. 2 (seed 001), whose line
+ *   numbers the comments cite.
+ *
+ * Lamport's Bakery with two changes to the testing region, both reducing
+ * blocking: (6a) a process holding number 1 tests only the slots below it,
+ * since only they can hold a better ticket; (8_j) it stops waiting on j after
+ * two different consecutive reads of number[j], which prove that j left the
+ * bakery in between.  Same guarantees and registers as Lamport; section 4
+ * shows any mix of Bakery and Boulangerie participants is correct, so the
+ * two may share a lock.  Crash: plain reset.  Abort: number := 0.
+ */
+#include "config.h"
+
+#include "common.h"
+
+struct testing {
+	struct ticket me;
+	bool have_prev;                 /* prev_n != bottom */
+	uint64_t prev;
+};
+
+/* Lines 8_j a-e: one read of number[j] per evaluation. */
+static bool priority_gained(struct bakery *b, unsigned lock, unsigned j, void *arg)
+{
+	struct testing *t = arg;
+	uint64_t tmp = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);   /* 8_j d */
+	bool changed = t->have_prev && tmp != t->prev;
+
+	t->prev = tmp;                                                  /* 8_j c */
+	t->have_prev = true;
+	return tmp == 0 || ticket_before(t->me.number, t->me.slot, tmp, j) || changed; /* 8_j e */
+}
+
+static int boulangerie_wait(struct passage *p)
+{
+	uint64_t num = CMM_LOAD_SHARED(p->mine->number);
+	/* 6a: if number[i] = 1 then Limit := i - 1 else Limit := N */
+	unsigned limit = num == 1 ? p->self : UINT32_MAX;
+	int err;
+
+	for_each_other(p, j, bound) {                                   /* 6b */
+		struct testing t = { { num, p->self }, false, 0 };      /* 8_j a */
+
+		if (j >= limit)
+			break;
+		err = await_doorway(p, j, not_choosing);             /* 7_j */
+		if (!err)
+			err = await_slot(p, j, priority_gained, &t);    /* 8_j b-e */
+		if (err) {
+			number_abort(p);
+			return err;
+		}
+	}
+	return 0;
+}
+
+const struct algo_ops algo_boulangerie = {
+	.id = BAKERY_ALGO_BOULANGERIE,
+	.name = "boulangerie",
+	.doorway = number_doorway,                                      /* 3-5 */
+	.wait = boulangerie_wait,                                       /* 6a-8 */
+	.exit = number_exit,                                            /* 10.1-10.2 */
+	.recover = plain_reset,
+};

@@ -1,0 +1,80 @@
+/*
+ * common.c - the steps Lamport's Bakery and the Boulangerie share
+ * (Boulangerie keeps Lamport's doorway and exit, seed 001 Fig. 2 lines 3-5
+ * and 10), and the plain reset of a dead slot.
+ */
+#include "config.h"
+
+#include "common.h"
+
+bool not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused)
+{
+	return CMM_LOAD_SHARED(reg_of(b, lock, j)->choosing) == 0;
+}
+
+void number_doorway(struct passage *p)
+{
+	struct bakery_shm_reg *me = p->mine;
+	uint64_t max = 0;
+
+	CMM_STORE_SHARED(me->choosing, 1);                  /* choosing[i] := true */
+	/* Forbids loading number[j] before choosing[i] = 1 is visible
+	 * (store->load): j could then read choosing[i] = 0, number[i] = 0,
+	 * enter, while we pick a number from stale values below its own. */
+	bakery_mb();
+	CRASH_POINT("doorway");
+	for_each_other(p, j, bound) {                       /* max(number[1..n]) */
+		uint64_t n = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
+		if (n > max)
+			max = n;
+	}
+	if (max >= NUMBER_LIMIT)
+		max = NUMBER_LIMIT - 1;
+	CMM_STORE_SHARED(me->number, max + 1);               /* number[i] := 1 + max */
+	/* store->store: number before choosing = 0 (x86 keeps it; others not) */
+	cmm_smp_wmb();
+	CMM_STORE_SHARED(me->choosing, 0);                  /* choosing[i] := false */
+	/* Full barrier inside: number[i] and choosing[i] = 0 visible before we
+	 * load anyone's choosing/number in the waiting loop (store->load), and
+	 * before we look for sleepers to wake. */
+	reg_publish(me);
+}
+
+void number_exit(struct passage *p)
+{
+	/* every access of the critical section before number[i] := 0 */
+	bakery_release();
+	CMM_STORE_SHARED(p->mine->number, 0);               /* number[i] := 0 */
+	reg_publish(p->mine);
+}
+
+void number_abort(struct passage *p)
+{
+	/* leaving the waiting room: choosing is already 0; number := 0 is the
+	 * abort the model checker shows safe (DESIGN part B) */
+	count_abort(p);
+	CMM_STORE_SHARED(p->mine->number, 0);
+	reg_publish(p->mine);
+}
+
+unsigned plain_reset(struct bakery *b, unsigned lock, unsigned slot)
+{
+	struct bakery_shm_reg *r = reg_of(b, lock, slot);
+
+	CMM_STORE_SHARED(r->choosing, 0);
+	CMM_STORE_SHARED(r->number, 0);
+	CMM_STORE_SHARED(r->proxy, 0);
+	return 0;
+}
+
+#ifdef BAKERY_TESTING
+bool lock_faulted(struct bakery *b, unsigned lock)
+{
+	if (CMM_LOAD_SHARED(b->locks[lock].recoveries))
+		return true;
+	for (unsigned s = 0; s < b->nslots; s++)
+		if (CMM_LOAD_SHARED(reg_of(b, lock, s)->aborts))
+			return true;
+	return false;
+}
+#endif

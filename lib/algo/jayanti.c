@@ -1,0 +1,387 @@
+/*
+ * jayanti.c - the bounded Bakery algorithm B-Bakery.
+ *
+ *   P. Jayanti, K. Tan, G. Friedland, A. Katz, "Bounding Lamport's Bakery
+ *   Algorithm", SOFSEM 2001 (seed 004), Fig. 2, whose line numbers the
+ *   comments cite.
+ *
+ * Lamport's algorithm plus a shared register X holding the token of the last
+ * process to enter the critical section (line 8) and read in the doorway
+ * (line 3).  X keeps all tokens within n of each other, so they can be kept
+ * modulo 2n-1 and compared after shifting around a pivot.  Registers:
+ * gettoken (bit), token in {-1, 0..2n-2}, X in {0..2n-2}; n is the region's
+ * slot capacity.  Mutual exclusion, deadlock freedom, FIFO.
+ *
+ * CORRECTION TO THE PAPER.  Section 5 defines [v'_i, i] < [v'_j, j] by
+ * shifting v'_i by (n-1-v'_i) and v'_j by (n-1-v'_j): as printed, every
+ * shifted token equals n-1 and the comparison degenerates to the slot index,
+ * which the model checker shows breaks mutual exclusion and FIFO.  Both
+ * values must be shifted by the same pivot, the comparing process's own
+ * token: shift(v) = v + (n-1-v'_i) mod 2n-1.  That is what before() does.
+ *
+ * Crash and abort (DESIGN part B, tests/model/jayanti.pml): a plain reset of
+ * a process that published its token but had not written X lets two threads
+ * into the critical section.  Such a passage is completed by PROXY: anyone
+ * runs the dead (or aborted) slot's waiting loop (lines 6-7) with its token,
+ * then writes X := token and token := -1.  The proxy's progress is kept in
+ * the slot's `proxy` word and advanced by CAS, so whoever waits behind the
+ * passage drives it, one verified j after another, and the final X write is
+ * claimed once (a finisher that dies is replaced once its death is proven).
+ * A death after X was written (stage CRITICAL) or before the token was
+ * published is reset plainly.
+ *
+ * Register encoding: `number` holds token + 1, so 0 means token = -1 as in
+ * every other algorithm here.
+ */
+#include "config.h"
+
+#include <limits.h>
+
+#include "common.h"
+
+#define NO_SLOT UINT_MAX
+
+/* proxy word: 0 = none; STEP|j = slots below j verified; FIN|gen|slot = the
+ * final writes claimed by that slot (of that generation) */
+#define PROXY_STEP  (UINT64_C(1) << 62)
+#define PROXY_FIN   (UINT64_C(2) << 62)
+#define PROXY_TAG(w)   ((w) & (UINT64_C(3) << 62))
+#define PROXY_J(w)     ((unsigned)((w) & 0xffffffffu))
+#define FIN_SLOT(w)    ((unsigned)((w) & 0xffffu))
+#define FIN_GEN(w)     ((uint32_t)((w) >> 16))
+
+static inline unsigned modulus(struct bakery *b) { return 2 * b->nslots - 1; }
+
+/* token of a register, -1 as TOKEN_NONE; corrupted values are folded in range */
+#define TOKEN_NONE UINT_MAX
+static inline unsigned token_read(struct bakery *b, struct bakery_shm_reg *r)
+{
+	uint64_t v = CMM_LOAD_SHARED(r->number);
+
+	return v == 0 ? TOKEN_NONE : (unsigned)((v - 1) % modulus(b));
+}
+
+/* (v + n-1 - pivot) mod 2n-1: the pivot maps to n-1, its cluster to 0..2n-2 */
+static inline unsigned shift(struct bakery *b, unsigned v, unsigned pivot)
+{
+	unsigned m = modulus(b);
+
+	return (v + m - pivot + b->nslots - 1) % m;
+}
+
+/* [a, i] < [c, j] with both shifted by a's pivot (see the correction above) */
+static inline bool before(struct bakery *b, unsigned a, unsigned i, unsigned c, unsigned j)
+{
+	return ticket_before(shift(b, a, a), i, shift(b, c, a), j);
+}
+
+/* ------------------------------------------------------------- doorway -- */
+
+static void jay_doorway(struct passage *p)
+{
+	struct bakery *b = p->b;
+	struct bakery_shm_lock *e = &b->locks[p->lock];
+	unsigned m = modulus(b), x, best, tok, count = 0;
+	uint16_t seen[BAKERY_MAX_SLOTS];
+
+	CMM_STORE_SHARED(p->mine->choosing, 1);                 /* line 1: gettoken := true */
+	/* Forbids loading the tokens and X before gettoken = 1 is visible
+	 * (store->load), as in Lamport's doorway. */
+	bakery_mb();
+	CRASH_POINT("doorway");
+	for_each_other(p, j, bound) {                           /* line 2: S := {token_j} */
+		unsigned t = token_read(b, reg_of(b, p->lock, j));
+		if (t != TOKEN_NONE)
+			seen[count++] = (uint16_t)t;
+	}
+	/* line 3 comes after line 2: Theorem 2 needs X read last */
+	cmm_smp_rmb();
+	x = CMM_LOAD_SHARED(e->jay_x) % m;                      /* line 3: x := X */
+	best = shift(b, x, x);                                  /* line 4: max^ over S u {x} */
+	for (unsigned k = 0; k < count; k++)
+		if (shift(b, seen[k], x) > best)
+			best = shift(b, seen[k], x);
+	tok = (best + x + m - (b->nslots - 1)) % m;             /* shift back */
+	tok = (tok + 1) % m;                                    /* (+) 1 */
+	BAKERY_ASSERT(tok <= 2 * b->nslots - 2);
+	CMM_STORE_SHARED(p->mine->number, (uint64_t)tok + 1);   /* token_i := ... */
+	CRASH_POINT("doorway-token");
+	cmm_smp_wmb();  /* store->store: the token before gettoken = false */
+	CMM_STORE_SHARED(p->mine->choosing, 0);                 /* line 5 */
+	/* full barrier: the token visible before the loads of lines 6-7 */
+	reg_publish(p->mine);
+}
+
+/* --------------------------------------------------------------- proxy -- */
+
+/* Has the finisher named in proxy word W gone (proven)? */
+static bool finisher_gone(struct bakery *b, uint64_t w)
+{
+	unsigned s = FIN_SLOT(w);
+
+	if (s >= b->nslots || CMM_LOAD_SHARED(b->slots[s].gen) != FIN_GEN(w))
+		return true;
+	return slot_check(b, s) == SLOT_GONE;
+}
+
+/* Lines 6-7 of slot D's loop, from slot FROM on: the first j that still
+ * blocks token TD of D, or BOUND when none does. */
+static unsigned proxy_scan(struct bakery *b, unsigned lock, unsigned d, unsigned td,
+                           unsigned from, unsigned bound)
+{
+	for (unsigned j = from; j < bound; j++) {
+		struct bakery_shm_reg *rj = reg_of(b, lock, j);
+		unsigned tj;
+
+		if (j == d)
+			continue;
+		if (CMM_LOAD_SHARED(rj->choosing))                      /* line 6 */
+			return j;
+		tj = token_read(b, rj);
+		if (tj != TOKEN_NONE && !before(b, td, d, tj, j))        /* line 7 */
+			return j;
+	}
+	return bound;
+}
+
+/* Lines 8 and 10 on D's behalf, by the one claimant of the FIN state. */
+static void proxy_finish(struct bakery *b, unsigned lock, unsigned d)
+{
+	struct bakery_shm_reg *r = reg_of(b, lock, d);
+	unsigned td = token_read(b, r);
+
+	/* A replaced finisher may have reset the token already; then X has
+	 * moved on and must not be written back. */
+	if (td != TOKEN_NONE) {
+		CMM_STORE_SHARED(b->locks[lock].jay_x, td);     /* line 8: X := token_d */
+		cmm_smp_wmb();  /* store->store: X before the token goes */
+		CMM_STORE_SHARED(r->number, 0);                  /* line 10: token_d := -1 */
+	}
+	CMM_STORE_SHARED(r->choosing, 0);
+	CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
+	uatomic_set(&r->proxy, 0);
+	reg_publish(r);
+	if (slot_is_recovering(b, d)) {
+		active_leave(b, lock, d);
+		slot_settle(b, d);
+	}
+}
+
+/*
+ * Advance D's proxy passage as far as it goes without waiting.  True when it
+ * is complete; else *blocked is the slot it waits on (NO_SLOT: a live
+ * finisher is at work, or HELPER has no slot to claim the finish with).
+ */
+static bool proxy_step(struct bakery *b, unsigned lock, unsigned d, unsigned helper,
+                       unsigned *blocked)
+{
+	struct bakery_shm_reg *r = reg_of(b, lock, d);
+
+	for (;;) {
+		uint64_t w = uatomic_read(&r->proxy), fin;
+		unsigned bound = slots_bound(b), j;
+
+		if (!w)
+			return true;
+		*blocked = NO_SLOT;
+		if (helper == NO_SLOT)
+			return false;
+		fin = PROXY_FIN | ((uint64_t)CMM_LOAD_SHARED(b->slots[helper].gen) << 16) | helper;
+		if (PROXY_TAG(w) == PROXY_FIN) {
+			if (!finisher_gone(b, w))
+				return false;
+		} else {
+			unsigned td = token_read(b, r);
+			j = td == TOKEN_NONE ? bound :
+			    proxy_scan(b, lock, d, td, PROXY_J(w), bound);
+			if (j < bound) {
+				/* verified slots below j: commit, so the next
+				 * helper resumes there (verifications stay in order) */
+				if (uatomic_cmpxchg(&r->proxy, w, PROXY_STEP | j) != w)
+					continue;
+				*blocked = j;
+				return false;
+			}
+		}
+		if (uatomic_cmpxchg(&r->proxy, w, fin) != w)
+			continue;
+		CRASH_POINT("proxy-finish");
+		proxy_finish(b, lock, d);
+		return true;
+	}
+}
+
+/* ------------------------------------------------------------- waiting -- */
+
+struct turn {
+	unsigned token, self;
+};
+
+/* line 6 */
+static bool gettoken_clear(struct bakery *b, unsigned lock, unsigned j, void *unused)
+{
+	return CMM_LOAD_SHARED(reg_of(b, lock, j)->choosing) == 0;
+}
+
+/* line 7: token_j = -1 or [token_i, i] < [token_j, j] */
+static bool turn_holds(struct bakery *b, unsigned lock, unsigned j, const struct turn *t)
+{
+	unsigned tj = token_read(b, reg_of(b, lock, j));
+
+	return tj == TOKEN_NONE || before(b, t->token, t->self, tj, j);
+}
+
+/* line 7, or j's passage needs a proxy to go on */
+static bool turn_or_proxy(struct bakery *b, unsigned lock, unsigned j, void *arg)
+{
+	return turn_holds(b, lock, j, arg) || CMM_LOAD_SHARED(reg_of(b, lock, j)->proxy);
+}
+
+/* One proxy passage being driven: slot d's, with token token_d.  A helper
+ * drives only that passage (d's next one may well be behind the helper), and
+ * a waiting helper stops as soon as its own turn on d comes. */
+struct drive {
+	unsigned d, token_d;
+	uint64_t proxy;                 /* proxy word when we went to sleep */
+	const struct turn *turn;        /* the helper's own passage, or NULL */
+};
+
+static bool drive_over(struct bakery *b, unsigned lock, const struct drive *dr)
+{
+	struct bakery_shm_reg *rd = reg_of(b, lock, dr->d);
+
+	return !CMM_LOAD_SHARED(rd->proxy) || token_read(b, rd) != dr->token_d ||
+	       (dr->turn && turn_holds(b, lock, dr->d, dr->turn));
+}
+
+/* k no longer blocks d's proxy passage (or the drive is over) */
+static bool proxy_unblocked(struct bakery *b, unsigned lock, unsigned k, void *arg)
+{
+	const struct drive *dr = arg;
+
+	return drive_over(b, lock, dr) ||
+	       proxy_scan(b, lock, dr->d, dr->token_d, k, k + 1) > k;
+}
+
+/* d's proxy word moved (a live finisher is at work on it) */
+static bool proxy_moved(struct bakery *b, unsigned lock, unsigned d, void *arg)
+{
+	const struct drive *dr = arg;
+
+	return drive_over(b, lock, dr) || CMM_LOAD_SHARED(reg_of(b, lock, d)->proxy) != dr->proxy;
+}
+
+/* Drive d's current proxy passage until it completes or TURN (if any) holds. */
+static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn)
+{
+	struct bakery_shm_reg *rd = reg_of(p->b, p->lock, d);
+	struct drive dr = { d, token_read(p->b, rd), 0, turn };
+	unsigned k;
+	int err;
+
+	while (!drive_over(p->b, p->lock, &dr)) {
+		if (proxy_step(p->b, p->lock, d, p->self, &k))
+			break;
+		dr.proxy = CMM_LOAD_SHARED(rd->proxy);
+		if (k == NO_SLOT)
+			err = await_slot(p, d, proxy_moved, &dr);
+		else
+			err = await_slot(p, k, proxy_unblocked, &dr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int wait_turn(struct passage *p, unsigned j, const struct turn *t)
+{
+	int err;
+
+	for (;;) {
+		err = await_slot(p, j, turn_or_proxy, (void *)t);
+		if (err)
+			return err;
+		if (turn_holds(p->b, p->lock, j, t))
+			return 0;
+		/* j's passage, ahead of ours, was abandoned or its owner died:
+		 * complete it on its behalf */
+		err = proxy_drive(p, j, t);
+		if (err)
+			return err;
+	}
+}
+
+static void jay_abort(struct passage *p)
+{
+	/* The token stays published: the passage is completed by proxy
+	 * before this slot starts another (jay_prepare) or is reused. */
+	count_abort(p);
+	uatomic_set(&p->mine->proxy, PROXY_STEP);
+	reg_publish(p->mine);
+}
+
+static int jay_wait(struct passage *p)
+{
+	struct turn t = { token_read(p->b, p->mine), p->self };
+	int err;
+
+	for_each_other(p, j, bound) {
+		err = await_doorway(p, j, gettoken_clear);           /* line 6 */
+		if (!err)
+			err = wait_turn(p, j, &t);                      /* line 7 */
+		if (err) {
+			jay_abort(p);
+			return err;
+		}
+	}
+	CMM_STORE_SHARED(p->b->locks[p->lock].jay_x, t.token);  /* line 8: X := token_i */
+	/* store->store: X before the stage that tells a recoverer we are in */
+	cmm_smp_wmb();
+	return 0;
+}
+
+static void jay_exit(struct passage *p)
+{
+	bakery_release();
+	CMM_STORE_SHARED(p->mine->number, 0);                   /* line 10: token_i := -1 */
+	reg_publish(p->mine);
+}
+
+/* A previous passage of ours that was abandoned must be complete first. */
+static int jay_prepare(struct passage *p)
+{
+	if (caa_likely(!CMM_LOAD_SHARED(p->mine->proxy)))
+		return 0;
+	return proxy_drive(p, p->self, NULL);
+}
+
+static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
+{
+	struct bakery_shm_reg *r = reg_of(b, lock, d);
+
+	if (CMM_LOAD_SHARED(r->proxy))
+		return 1;               /* already being completed */
+	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL || !CMM_LOAD_SHARED(r->number))
+		return plain_reset(b, lock, d);   /* X written, or no token yet */
+	CMM_STORE_SHARED(r->choosing, 0);        /* gettoken_d := false */
+	uatomic_set(&r->proxy, PROXY_STEP);
+	return 1;
+}
+
+static bool jay_settle(struct bakery *b, unsigned lock, unsigned d, unsigned helper)
+{
+	unsigned blocked;
+
+	return proxy_step(b, lock, d, helper, &blocked);
+}
+
+const struct algo_ops algo_jayanti = {
+	.id = BAKERY_ALGO_JAYANTI,
+	.name = "jayanti",
+	.prepare = jay_prepare,
+	.doorway = jay_doorway,                                 /* lines 1-5 */
+	.wait = jay_wait,                                       /* lines 6-8 */
+	.exit = jay_exit,                                       /* line 10 */
+	.recover = jay_recover,
+	.settle = jay_settle,
+};

@@ -1,0 +1,58 @@
+/*
+ * lamport.c - Lamport's Bakery algorithm.
+ *
+ *   L. Lamport, "A New Solution of Dijkstra's Concurrent Programming
+ *   Problem", CACM 17(8), 1974.  As presented in N. Lynch, Distributed
+ *   Algorithms, section 10.7 (seed 000), and in the pseudocode of seed 003,
+ *   whose line numbers the comments below cite.
+ *
+ * Properties: mutual exclusion, lockout (starvation) freedom, FIFO after the
+ * wait-free doorway.  Registers: choosing (bit), number (64-bit, unbounded in
+ * the paper; see NUMBER_LIMIT).  Crash: a dead slot is reset to choosing = 0,
+ * number = 0, and reused only after the reset (DESIGN part B; tests/model).
+ * Abort: number := 0.
+ *
+ * The loops run over the lock's active set rather than 1..n: a slot outside
+ * the set has choosing = number = 0, so skipping it changes no outcome.
+ */
+#include "config.h"
+
+#include "common.h"
+
+/*
+ * Line 13: wait while number[j] != 0 and (number[j], j) < (number[i], i);
+ * i.e. until number[j] = 0 or (number[i], i) < (number[j], j).
+ */
+static bool goes_after_us(struct bakery *b, unsigned lock, unsigned j, void *arg)
+{
+	const struct ticket *me = arg;
+	uint64_t nj = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
+
+	return nj == 0 || ticket_before(me->number, me->slot, nj, j);
+}
+
+static int lamport_wait(struct passage *p)
+{
+	struct ticket me = { CMM_LOAD_SHARED(p->mine->number), p->self };
+	int err;
+
+	for_each_other(p, j, bound) {                                   /* line 8 */
+		err = await_doorway(p, j, not_choosing);             /* line 10 */
+		if (!err)
+			err = await_slot(p, j, goes_after_us, &me);     /* line 13 */
+		if (err) {
+			number_abort(p);
+			return err;
+		}
+	}
+	return 0;
+}
+
+const struct algo_ops algo_lamport = {
+	.id = BAKERY_ALGO_LAMPORT,
+	.name = "lamport",
+	.doorway = number_doorway,                                      /* lines 5-7 */
+	.wait = lamport_wait,                                           /* lines 8-14 */
+	.exit = number_exit,                                            /* line 18 */
+	.recover = plain_reset,
+};

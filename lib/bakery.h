@@ -1,0 +1,298 @@
+/*
+ * bakery.h - fair, crash-proof mutual exclusion between unrelated processes.
+ *
+ * libbakery keeps named locks in a POSIX shared-memory object ("region") that
+ * any process may map by name.  Each thread that takes part in a lock owns a
+ * "slot" of the region's registry; the locks are the Lamport Bakery family of
+ * algorithms, selectable per lock.  When a participant dies, survivors prove
+ * the death with a kernel-attested token (a robust mutex held by the slot's
+ * owner thread), clear the dead slot's registers and carry on; the next
+ * acquirer of a lock whose holder died is told EOWNERDEAD.
+ *
+ * Conventions
+ *   - Every function returns 0 on success or an error number: a positive errno
+ *     value, or a negative BAKERY_E* value from a reserved block.  errno is
+ *     never the channel (it may be changed as a side effect).
+ *   - Handles (bakery_t, bakery_lock_t) may be shared by all threads of a
+ *     process.  Lock ownership is per thread, as with a pthread mutex.
+ *   - Nothing here is async-signal-safe.
+ *
+ * Memory ordering
+ *   A successful bakery_lock()/bakery_trylock()/bakery_timedlock()/
+ *   bakery_clocklock() is an acquire operation and bakery_unlock() a release
+ *   operation: every load and store the previous holder made inside its
+ *   critical section, in any process, happens-before every access the next
+ *   holder makes in its own.  No other call orders the caller's memory.
+ *
+ * Which calls may run concurrently
+ *   bakery_open, bakery_unlink, bakery_lock_open, bakery_recover and the
+ *   introspection calls: with anything, from any thread or process.
+ *   bakery_lock family: with each other, on the same or different handles.
+ *   bakery_lock_close / bakery_close: only once no other thread of the process
+ *   uses that handle any more (as with free()).
+ *
+ * Caveats
+ *   - fork(): the child may keep using inherited handles; its threads take
+ *     fresh slots.  A lock the parent held at fork time is NOT held by the
+ *     child (the child's unlock of it returns EPERM).
+ *   - Signals: a signal handler that interrupts a waiting call runs and the
+ *     wait resumes in place (EINTR never surfaces, the place in line is kept).
+ *     Do not call libbakery from a signal handler.
+ *   - exec() drops the process's slots like an exit does (the kernel releases
+ *     the liveness tokens).
+ *   - A thread that exits while holding a lock is a dead owner: the next
+ *     acquirer gets EOWNERDEAD.  A thread that exits normally gives back its
+ *     slots.
+ *   - One host only: the region is shared memory.  Past one machine use a
+ *     lease-based lock on a coordination service (etcd, ZooKeeper).
+ *   - Trust: every participant can write the whole region.  A hostile or
+ *     buggy participant can deny service (hold a lock forever, scribble on
+ *     the registers); it cannot make the library read or write outside the
+ *     mapping: every index and size read from shared memory is checked.
+ */
+#ifndef BAKERY_H
+#define BAKERY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(BAKERY_BUILDING) && defined(__GNUC__)
+#define BAKERY_API __attribute__((visibility("default")))
+#else
+#define BAKERY_API
+#endif
+
+/* ---------------------------------------------------------------- types -- */
+
+typedef struct bakery      bakery_t;       /* one mapped region = one POSIX shm object */
+typedef struct bakery_lock bakery_lock_t;  /* one named lock inside a region           */
+
+/*
+ * The lock algorithms.  All keep mutual exclusion, starvation-freedom and
+ * doorway FIFO (a thread that has finished the doorway enters the critical
+ * section before any thread that starts the doorway later).
+ *
+ * Which to choose: BLACK_WHITE is the default.  It is Lamport's algorithm
+ * with a colour bit that keeps ticket numbers small, and the adaptive active
+ * set of Taubenfeld's Algorithm 3, so its cost grows with the threads that
+ * actually use the lock rather than with the region's slot capacity; its
+ * crash recovery is a plain register reset (model-checked).  LAMPORT is the
+ * reference and the simplest to audit.  BOULANGERIE waits less than LAMPORT
+ * under low contention and may share a lock with LAMPORT participants.
+ * JAYANTI keeps every register bounded (tokens mod 2n-1) at the price of a
+ * shared register written on every entry and a proxy completion of dead or
+ * aborted passages.  docs/algorithms.md has the measurements and proofs.
+ */
+enum bakery_algo {
+	BAKERY_ALGO_DEFAULT = 0,   /* open: whatever the lock was created with; create: library default */
+	BAKERY_ALGO_LAMPORT,       /* Lamport 1974, unbounded (64-bit) numbers            — seeds 000, 003 */
+	BAKERY_ALGO_BOULANGERIE,   /* Moses & Patkin: Lamport + two blocking optimisations — seed 001      */
+	BAKERY_ALGO_BLACK_WHITE,   /* Taubenfeld: coloured tickets, numbers bounded by n  — seed 002       */
+	BAKERY_ALGO_JAYANTI,       /* Jayanti, Tan, Friedland, Katz B-Bakery, tokens mod 2n-1 — seed 004   */
+};
+#define BAKERY_ALGO_COUNT 5
+
+/* Used only when the region is created; NULL = all defaults. */
+struct bakery_config {
+	unsigned slots;            /* max participating threads at once, all processes; 0 = default (64) */
+	unsigned locks;            /* max named locks in the region; 0 = default (64)                    */
+	mode_t   mode;             /* permission bits of the shm object; 0 = 0600                        */
+};
+
+#define BAKERY_DEFAULT_SLOTS   64u
+#define BAKERY_DEFAULT_LOCKS   64u
+#define BAKERY_MAX_SLOTS       4096u   /* larger configs are refused with EINVAL */
+#define BAKERY_MAX_LOCKS       4096u
+#define BAKERY_REGION_NAME_MAX 200     /* characters, not counting a leading '/' */
+#define BAKERY_LOCK_NAME_MAX   63      /* characters                             */
+
+#define BAKERY_CREATE  0x1u    /* create the region if it does not exist            */
+#define BAKERY_EXCL    0x2u    /* with BAKERY_CREATE: fail with EEXIST if it exists */
+
+/* ------------------------------------------------------- library errors -- */
+
+/* Negative, from a reserved block, so they never collide with errno values. */
+#define BAKERY_ERRBASE     (-40700)
+#define BAKERY_EBADREGION  (BAKERY_ERRBASE - 0)  /* not a valid region: wrong magic, truncated, corrupted */
+#define BAKERY_EVERSION    (BAKERY_ERRBASE - 1)  /* region made by an incompatible layout version        */
+#define BAKERY_EALGO       (BAKERY_ERRBASE - 2)  /* the lock exists with an algorithm this handle cannot join */
+#define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)  /* no free participant slot, even after reaping dead ones */
+#define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)  /* no free entry in the region's lock table             */
+#define BAKERY_ERRLAST     BAKERY_ELOCKS
+
+/* ------------------------------------------------------------- regions -- */
+
+/*
+ * Open (and with BAKERY_CREATE, create) the region NAME: "/name" or "name",
+ * following shm_open rules.  Creation is atomic: the region is built under a
+ * temporary name and linked into place complete, so concurrent creators end
+ * with exactly one region and an opener never sees a half-built one.  Opening
+ * validates the header and every size against the object's size.
+ * Does not block (beyond file-system calls).
+ *
+ * Returns 0 and *out, or EINVAL (NULL name/out, bad flags, bad name, cfg out
+ * of range), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
+ * BAKERY_EBADREGION, BAKERY_EVERSION, or another errno from the system.
+ */
+BAKERY_API int bakery_open(const char *name, unsigned flags,
+                           const struct bakery_config *cfg, bakery_t **out);
+
+/*
+ * Close a region handle: gives back the calling thread's slot and, once no
+ * thread of this process still has a slot in it, unmaps the region.  Other
+ * threads' slots are given back when those threads exit or next call into
+ * libbakery.  Lock handles of B must be closed first (or are invalid after).
+ * Returns 0, EINVAL (NULL), or EBUSY if a thread of this process holds a lock
+ * of the region (nothing is closed then).
+ */
+BAKERY_API int bakery_close(bakery_t *b);
+
+/* Remove the region's name; mapped handles keep working.  0, EINVAL,
+ * ENAMETOOLONG, ENOENT, EACCES. */
+BAKERY_API int bakery_unlink(const char *name);
+
+/* --------------------------------------------------------------- locks -- */
+
+/*
+ * Create or join the lock LOCK_NAME (1..BAKERY_LOCK_NAME_MAX printable
+ * characters, no '/').  ALGO is fixed when the lock is created
+ * (BAKERY_ALGO_DEFAULT: BAKERY_ALGO_BLACK_WHITE).  Joining with DEFAULT takes
+ * the lock's algorithm; joining with another explicit algorithm fails with
+ * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed
+ * 001 section 4), each handle running its own variant.
+ * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, BAKERY_EALGO,
+ * BAKERY_ELOCKS, BAKERY_EBADREGION.
+ */
+BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
+                                enum bakery_algo algo, bakery_lock_t **out);
+
+/* Free a lock handle.  The lock itself stays in the region.  0 or EINVAL
+ * (NULL), EBUSY if the calling thread holds it. */
+BAKERY_API int bakery_lock_close(bakery_lock_t *l);
+
+/*
+ * Acquire: blocks until the calling thread holds the lock.  Waiting spins
+ * briefly, then sleeps in the kernel (shared futex) and is woken when the
+ * register it waits on changes or its owner dies.  Signals do not interrupt it.
+ * Takes a slot for the calling thread on its first call.
+ * Returns 0, or:
+ *   EOWNERDEAD       acquired, but the previous holder died inside its critical
+ *                    section; repair, bakery_consistent(), then unlock
+ *   ENOTRECOVERABLE  the lock was left inconsistent; it can never be acquired
+ *   EDEADLK          the calling thread already holds it
+ *   BAKERY_ESLOTS    no slot could be taken for this thread
+ *   EINVAL, BAKERY_EBADREGION
+ */
+BAKERY_API int bakery_lock(bakery_lock_t *l);
+
+/* As bakery_lock, but never waits: EBUSY if it would have to (the thread
+ * leaves the protocol cleanly first). */
+BAKERY_API int bakery_trylock(bakery_lock_t *l);
+
+/* As bakery_lock, but gives up with ETIMEDOUT at ABSTIME (CLOCK_REALTIME, like
+ * pthread_mutex_timedlock).  EINVAL if abstime is NULL or its tv_nsec is out
+ * of range.  A deadline already past still makes one attempt. */
+BAKERY_API int bakery_timedlock(bakery_lock_t *l, const struct timespec *abstime);
+
+/* As bakery_timedlock with ABSTIME on CLOCK (CLOCK_MONOTONIC or
+ * CLOCK_REALTIME; EINVAL for any other clock). */
+BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
+                                const struct timespec *abstime);
+
+/*
+ * Release.  Wakes the threads that wait on this thread's registers.  Does not
+ * block.  Returns 0, EPERM (the calling thread does not hold it), EINVAL.
+ * Unlocking after EOWNERDEAD without bakery_consistent() makes the lock
+ * permanently ENOTRECOVERABLE (and returns 0).
+ */
+BAKERY_API int bakery_unlock(bakery_lock_t *l);
+
+/* Mark the state protected by a lock acquired with EOWNERDEAD as repaired.
+ * 0, EPERM (not held by the calling thread), EINVAL (the lock is not in the
+ * owner-died state). */
+BAKERY_API int bakery_consistent(bakery_lock_t *l);
+
+/*
+ * Reap dead slots now: prove each death, clear the dead slot's part in every
+ * lock (Jayanti passages are completed by proxy, which may wait), then free
+ * the slot.  *reclaimed (if not NULL) gets the number of slots freed.
+ * Safe to call concurrently with anything; recovery is idempotent.
+ * 0, EINVAL, BAKERY_EBADREGION.
+ */
+BAKERY_API int bakery_recover(bakery_t *b, unsigned *reclaimed);
+
+/* A fixed string for every value above and for any errno value. */
+BAKERY_API const char *bakery_strerror(int err);
+
+/* ------------------------------------------------------- introspection -- */
+
+/* Names of the algorithms: "default", "lamport", "boulangerie",
+ * "black-white", "jayanti".  NULL for an unknown value. */
+BAKERY_API const char *bakery_algo_name(enum bakery_algo algo);
+/* Parse a name as above (also "black_white", "bw"); 0 or EINVAL. */
+BAKERY_API int bakery_algo_parse(const char *name, enum bakery_algo *out);
+
+struct bakery_region_info {
+	unsigned version;          /* layout version                        */
+	unsigned slots, locks;     /* capacities                            */
+	unsigned slots_used;       /* slots not free                        */
+	unsigned locks_used;       /* lock-table entries in use             */
+	uint64_t size;             /* bytes mapped                          */
+	pid_t    creator_pid;      /* display only                          */
+	uid_t    creator_uid;
+	uint64_t created_ns;       /* CLOCK_REALTIME, nanoseconds           */
+	mode_t   mode;             /* current permission bits of the object */
+};
+BAKERY_API int bakery_region_info(bakery_t *b, struct bakery_region_info *out);
+
+enum bakery_slot_state {
+	BAKERY_SLOT_FREE = 0,
+	BAKERY_SLOT_ACTIVE,        /* owned by a thread                              */
+	BAKERY_SLOT_RECOVERING,    /* owner gone, its passages still being completed */
+};
+enum bakery_pass_state {       /* where a slot stands in one lock */
+	BAKERY_PASS_IDLE = 0,
+	BAKERY_PASS_DOORWAY,
+	BAKERY_PASS_WAITING,
+	BAKERY_PASS_CRITICAL,
+};
+struct bakery_slot_info {
+	unsigned index;
+	enum bakery_slot_state state;
+	int      alive;            /* 1 alive, 0 owner proven dead, -1 free/unknown  */
+	pid_t    pid, tid;         /* as seen by the owner (its PID namespace)       */
+	uint64_t start_time;       /* owner process start, clock ticks since boot    */
+	enum bakery_pass_state pass; /* furthest stage over all locks               */
+	int      lock;             /* lock index of that stage, -1 if idle           */
+};
+/* 0, EINVAL (index out of range). */
+BAKERY_API int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out);
+
+struct bakery_lock_info {
+	unsigned index;
+	char     name[BAKERY_LOCK_NAME_MAX + 1];
+	enum bakery_algo algo;
+	int      holder;           /* slot index, -1 if free                */
+	unsigned waiters;          /* slots in the doorway or waiting       */
+	unsigned participants;     /* slots in the lock's active set        */
+	int      owner_dead;       /* previous holder died, not yet repaired */
+	int      not_recoverable;
+	uint64_t acquisitions;     /* since creation, all participants      */
+	uint64_t recoveries;       /* dead slots cleared in this lock       */
+	uint64_t owner_deaths;     /* holders that died in the critical section */
+	uint64_t aborts;           /* trylock/timeout give-ups after the doorway */
+};
+/* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
+BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);
+/* Index of an open lock handle's table entry (for bakery_lock_info). */
+BAKERY_API int bakery_lock_index(bakery_lock_t *l, unsigned *index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BAKERY_H */

@@ -1,0 +1,368 @@
+/*
+ * internal.h - shared-memory layout and the interfaces between the library's
+ * parts.  Never installed.
+ *
+ * Region layout (every offset and size is recomputed from nslots/nlocks by
+ * layout_compute() and compared with the header before anything is trusted):
+ *
+ *   header              one page
+ *   slot table          nslots x struct bakery_shm_slot   (one cache line pair each)
+ *   lock table          nlocks x struct bakery_shm_lock
+ *   active sets         nlocks x active_words(nslots) x uint64_t, each lock's set
+ *                       padded to a cache line
+ *   registers           nlocks x nslots x struct bakery_shm_reg, one cache line each:
+ *                       registers of slot s in lock l have one writer, s's owner
+ *                       (or, after its death, the one recoverer)
+ *
+ * Shared memory holds indices, never pointers.
+ */
+#ifndef BAKERY_INTERNAL_H
+#define BAKERY_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <urcu/arch.h>
+#include <urcu/compiler.h>
+#include <urcu/system.h>
+#include <urcu/uatomic.h>
+
+#include "bakery.h"
+
+#define BAKERY_HIDDEN __attribute__((visibility("hidden")))
+
+#define CACHE_LINE 64
+
+/* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
+ * attach instead of misreading (LMDB's format word does the same). */
+#define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
+#define BAKERY_LAYOUT_VERSION 1u
+
+/* ------------------------------------------------------------- barriers -- */
+
+/*
+ * bakery_mb(): a full barrier between a store to our registers and a later
+ * load of someone else's (the store->load reordering x86-64 does perform).
+ * The mutant build (BAKERY_NO_BARRIERS, `make check-mutants`) compiles it to a
+ * compiler barrier only, to show the stress test catches its absence.
+ */
+#ifdef BAKERY_NO_BARRIERS
+#define bakery_mb() cmm_barrier()
+#else
+#define bakery_mb() cmm_smp_mb()
+#endif
+
+/*
+ * bakery_release(): orders every load and store of the critical section
+ * before the store that follows (the register write that lets the next
+ * holder in).  liburcu 0.13 has no release store; on x86 (TSO) loads and
+ * stores are never reordered with a later store, so a compiler barrier is
+ * enough there, and a full barrier everywhere else.
+ */
+#if (defined(__x86_64__) || defined(__i386__)) || defined(BAKERY_NO_BARRIERS)
+#define bakery_release() cmm_barrier()
+#else
+#define bakery_release() cmm_smp_mb()
+#endif
+
+/* --------------------------------------------------------- shm structs -- */
+
+enum init_state {
+	REGION_CREATING = 0,       /* never seen by openers: the region is linked in ready */
+	REGION_READY    = 0x52454459u,
+};
+
+struct bakery_shm_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t init_state;
+	uint32_t header_size, slot_size, lock_size, reg_size;
+	uint32_t nslots, nlocks;
+	uint32_t active_words;     /* uint64_t words per lock's active set, padded */
+	uint32_t pad0;
+	uint64_t slots_off, locks_off, active_off, regs_off, total_size;
+	/* identity, display only */
+	int32_t  creator_pid;
+	uint32_t creator_uid;
+	uint64_t created_ns;
+	uint64_t layout_check;     /* hash of the fields above: catches a torn or forged header */
+	/* mutable, shared */
+	uint32_t slots_hwm __attribute__((aligned(CACHE_LINE)));
+	                           /* 1 + highest slot index ever claimed: bounds every scan */
+	pthread_mutex_t table_mutex __attribute__((aligned(CACHE_LINE)));
+	                           /* robust; serialises lock-table creation only */
+};
+
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_ACTIVE = 1,
+	SLOT_RECOVERING = 2,       /* owner gone; a Jayanti proxy passage is still pending */
+};
+
+struct bakery_shm_slot {
+	/* The liveness token: a robust, process-shared mutex the owner thread holds
+	 * for as long as it owns the slot.  trylock: EBUSY = alive, EOWNERDEAD =
+	 * dead (and the caller alone now owns the recovery), 0 = no owner. */
+	pthread_mutex_t token;
+	uint32_t state;            /* enum slot_state                         */
+	uint32_t gen;              /* bumped at every claim                   */
+	int32_t  pid, tid;         /* display only (PIDs are reused)          */
+	uint64_t start_time;       /* display only                            */
+} __attribute__((aligned(CACHE_LINE)));
+
+enum lock_entry_state {
+	LOCK_FREE = 0,
+	LOCK_READY = 0x4c4f434bu,
+};
+
+/* lock flags */
+#define LOCK_OWNER_DIED       0x1u
+#define LOCK_NOT_RECOVERABLE  0x2u
+
+struct bakery_shm_lock {
+	uint32_t state;            /* enum lock_entry_state */
+	uint32_t algo;             /* enum bakery_algo of the creator */
+	char     name[BAKERY_LOCK_NAME_MAX + 1];
+	/* Algorithm-wide registers, each on its own line: written on every
+	 * passage, they should not drag the flags along. */
+	uint32_t bw_color __attribute__((aligned(CACHE_LINE)));  /* Black-White `color`  */
+	uint32_t bw_waiters;       /* threads asleep on bw_color */
+	uint32_t jay_x    __attribute__((aligned(CACHE_LINE)));  /* Jayanti `X`          */
+	uint32_t flags    __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...  */
+	uint32_t pad1;
+	uint64_t recoveries, owner_deaths;
+};
+
+/* Stage of a slot in one lock (enum bakery_pass_state values). */
+struct bakery_shm_reg {
+	uint32_t choosing;         /* Lamport choosing / Jayanti gettoken       */
+	uint32_t seq;              /* futex word: bumped after every register change */
+	uint64_t number;           /* ticket; Black-White packs colour in bit 63;
+	                              Jayanti stores token + 1 (0 = token -1)    */
+	uint32_t stage;            /* enum bakery_pass_state                    */
+	uint32_t waiters;          /* threads asleep on seq                     */
+	uint32_t joined;           /* in this lock's active set                 */
+	uint32_t holder_inconsistent; /* holder got EOWNERDEAD, not yet consistent */
+	uint64_t proxy;            /* Jayanti proxy completion state            */
+	uint64_t acquisitions;
+	uint64_t aborts;
+} __attribute__((aligned(CACHE_LINE)));
+
+/* ------------------------------------------------------------- layout -- */
+
+struct layout {
+	uint32_t nslots, nlocks, active_words;
+	uint64_t slots_off, locks_off, active_off, regs_off, total_size;
+};
+
+BAKERY_HIDDEN int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out);
+BAKERY_HIDDEN uint64_t layout_hash(const struct bakery_shm_header *h);
+
+/* --------------------------------------------------- process-local side -- */
+
+struct bakery {
+	/* validated copies: after open nothing below is re-read from the region */
+	unsigned char *base;
+	size_t size;
+	unsigned nslots, nlocks, active_words;
+	struct bakery_shm_header *hdr;
+	struct bakery_shm_slot *slots;
+	struct bakery_shm_lock *locks;
+	uint64_t *active;
+	struct bakery_shm_reg *regs;
+	int fd;
+	/* lifetime: one reference for the user's handle, one per thread slot */
+	unsigned long refs;
+	unsigned long held;        /* locks of this region held by this process's threads */
+	int closed;
+	struct bakery *next;       /* all mappings of the process (for fork) */
+	char name[BAKERY_REGION_NAME_MAX + 2];
+};
+
+struct bakery_lock {
+	struct bakery *b;
+	unsigned index;
+	enum bakery_algo algo;     /* the variant this handle runs */
+	const struct algo_ops *ops;
+};
+
+static inline struct bakery_shm_reg *reg_of(struct bakery *b, unsigned lock, unsigned slot)
+{
+	return &b->regs[(size_t)lock * b->nslots + slot];
+}
+
+static inline uint64_t *active_of(struct bakery *b, unsigned lock)
+{
+	return &b->active[(size_t)lock * b->active_words];
+}
+
+/* The slots that may matter now: claims take the lowest free index first, so
+ * this stays near the number of threads in use, whatever the capacity. */
+static inline unsigned slots_bound(struct bakery *b)
+{
+	unsigned hwm = CMM_LOAD_SHARED(b->hdr->slots_hwm);
+	return hwm < b->nslots ? hwm : b->nslots;   /* never trust the region */
+}
+
+/* ------------------------------------------------------------- regions -- */
+
+BAKERY_HIDDEN int name_check(const char *name, size_t max);
+
+/* ------------------------------------------------------------ registry -- */
+
+/* This thread's slot in B, claimed on first use. */
+BAKERY_HIDDEN int slot_self(struct bakery *b, unsigned *slot);
+/* This thread's slot in B if it has one (no claim): 0 or ENOENT. */
+BAKERY_HIDDEN int slot_self_peek(struct bakery *b, unsigned *slot);
+/* Release the calling thread's slot of B (bakery_close). */
+BAKERY_HIDDEN void slot_release_self(struct bakery *b);
+
+enum liveness { SLOT_ALIVE, SLOT_GONE };
+/* Is the owner of SLOT alive?  A proven death is recovered on the spot, so
+ * SLOT_GONE means the slot's registers have been cleared. */
+BAKERY_HIDDEN enum liveness slot_check(struct bakery *b, unsigned slot);
+/* Reap every dead slot and drive pending proxy passages (HELPER: the
+ * caller's slot, or UINT_MAX); returns how many slots were freed. */
+BAKERY_HIDDEN unsigned registry_reap(struct bakery *b, unsigned helper);
+/* The futex word of slot's liveness token (for futex_waitv). */
+BAKERY_HIDDEN uint32_t *slot_token_word(struct bakery *b, unsigned slot);
+BAKERY_HIDDEN void registry_atfork_child(void);
+BAKERY_HIDDEN void mapping_register(struct bakery *b);
+BAKERY_HIDDEN void mapping_unregister(struct bakery *b);
+BAKERY_HIDDEN void mapping_put(struct bakery *b);
+BAKERY_HIDDEN int slot_is_recovering(struct bakery *b, unsigned slot);
+BAKERY_HIDDEN void slot_settle(struct bakery *b, unsigned slot);
+BAKERY_HIDDEN void region_destroy(struct bakery *b);
+
+/* ----------------------------------------------------------------- wait -- */
+
+enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
+
+struct deadline {
+	enum wait_mode mode;
+	clockid_t clock;
+	struct timespec at;
+};
+
+/* A condition on another slot's registers, re-evaluated on every wake-up. */
+typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);
+
+struct passage;
+/*
+ * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
+ * when giving up.  If j's owner dies meanwhile, its slot is recovered here and
+ * cond is evaluated again on the cleared registers.  Wakes on a change of j's
+ * registers, on the death of j's owner, and on a change of p->also.
+ */
+BAKERY_HIDDEN int await_slot(struct passage *p, unsigned j, await_fn cond, void *arg);
+/*
+ * Wait for j to leave its doorway (choosing = 0).  The doorway is wait-free
+ * and short, so even a trylock spins for it briefly before giving up: a
+ * trylock that failed on every doorway in progress would livelock a storm of
+ * trylocks (each one's doorway failing all the others).
+ */
+BAKERY_HIDDEN int await_doorway(struct passage *p, unsigned j, await_fn cond);
+
+/* After changing REG: bump its futex word and wake sleepers.  Contains the
+ * full barrier the writer needs between its register store and the load of
+ * the waiter count (pairs with the barrier in await_slot). */
+BAKERY_HIDDEN void reg_publish(struct bakery_shm_reg *reg);
+BAKERY_HIDDEN void futex_wake_all(uint32_t *word);
+
+/* ---------------------------------------------------------- algorithms -- */
+
+struct passage {
+	struct bakery *b;
+	unsigned lock;
+	unsigned self;             /* our slot index */
+	struct bakery_shm_reg *mine;
+	const struct deadline *dl;
+	/* a lock-wide futex word the conditions also depend on, or NULL */
+	uint32_t *also, *also_waiters;
+};
+
+struct algo_ops {
+	enum bakery_algo id;
+	const char *name;
+	/* Take a place in line; never blocks. */
+	void (*doorway)(struct passage *p);
+	/* Wait for our turn: 0, or EBUSY/ETIMEDOUT after leaving the protocol
+	 * cleanly (the algorithm's abort). */
+	int (*wait)(struct passage *p);
+	/* Leave the critical section. */
+	void (*exit)(struct passage *p);
+	/* Clear dead SLOT's part in LOCK; the caller owns the slot's recovery.
+	 * Returns the number of passages left to complete by proxy (Jayanti). */
+	unsigned (*recover)(struct bakery *b, unsigned lock, unsigned slot);
+	/* Drive a pending proxy passage of SLOT in LOCK without blocking;
+	 * true when none is left.  HELPER is the caller's own slot. */
+	bool (*settle)(struct bakery *b, unsigned lock, unsigned slot, unsigned helper);
+	/* Before a new doorway: finish what a previous passage of ours left
+	 * (Jayanti's aborted passage).  0, EBUSY or ETIMEDOUT.  May be NULL. */
+	int (*prepare)(struct passage *p);
+};
+
+BAKERY_HIDDEN const struct algo_ops *algo_ops_of(enum bakery_algo algo);
+BAKERY_HIDDEN extern const struct algo_ops algo_lamport, algo_boulangerie,
+	algo_black_white, algo_jayanti;
+
+/*
+ * The next member of LOCK's active set at or after FROM, or BOUND if none.
+ * Reading the set word by word is a correct getset(): a slot that joined
+ * before the scan started is seen, and a slot leaves only once its registers
+ * are clear, so missing a leaver is harmless.
+ */
+static inline unsigned active_next(struct bakery *b, unsigned lock,
+                                   unsigned from, unsigned bound)
+{
+	const uint64_t *set = active_of(b, lock);
+
+	for (unsigned w = from / 64; w * 64 < bound; w++) {
+		uint64_t bits = CMM_LOAD_SHARED(set[w]);
+
+		if (w == from / 64)
+			bits &= ~UINT64_C(0) << (from % 64);
+		if (bits) {
+			unsigned j = w * 64 + (unsigned)__builtin_ctzll(bits);
+			return j < bound ? j : bound;
+		}
+	}
+	return bound;
+}
+
+/* for (each slot j of the lock's active set, j != self) */
+#define for_each_other(p, j, bound)                                          \
+	for (unsigned bound = slots_bound((p)->b),                              \
+	     j = active_next((p)->b, (p)->lock, 0, bound); j < bound;           \
+	     j = active_next((p)->b, (p)->lock, j + 1, bound))                  \
+		if (j != (p)->self)
+
+/* Join LOCK's active set (once per slot ownership). */
+BAKERY_HIDDEN void active_join(struct passage *p);
+BAKERY_HIDDEN void active_leave(struct bakery *b, unsigned lock, unsigned slot);
+
+/* Owner-died bookkeeping shared by all algorithms (lock.c). */
+BAKERY_HIDDEN void lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot);
+
+/* ---------------------------------------------------------- test hooks -- */
+
+/*
+ * Crash points: in the test build (BAKERY_TESTING) the process SIGKILLs itself
+ * when the environment variable BAKERY_CRASH_AT names this point (optionally
+ * "name:N" to crash at the N-th passage there).  Compiled out otherwise.
+ */
+#ifdef BAKERY_TESTING
+BAKERY_HIDDEN void crash_point(const char *name);
+#define CRASH_POINT(name) crash_point(name)
+#define BAKERY_ASSERT(cond) do { if (!(cond)) bakery_assert_fail(#cond, __FILE__, __LINE__); } while (0)
+BAKERY_HIDDEN void bakery_assert_fail(const char *what, const char *file, int line);
+#else
+#define CRASH_POINT(name) do { } while (0)
+#define BAKERY_ASSERT(cond) do { } while (0)
+#endif
+
+#endif /* BAKERY_INTERNAL_H */

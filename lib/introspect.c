@@ -1,0 +1,117 @@
+/*
+ * introspect.c - read-only views of a region for `bakery status` and users.
+ * Everything read here comes from shared memory, so it is a snapshot that
+ * may be stale by the time it is returned, and every value used as an index
+ * is range-checked first.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+int bakery_region_info(bakery_t *b, struct bakery_region_info *out)
+{
+	struct stat st;
+
+	if (!b || !out || b->closed)
+		return EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->version = BAKERY_LAYOUT_VERSION;
+	out->slots = b->nslots;
+	out->locks = b->nlocks;
+	out->size = b->size;
+	out->creator_pid = CMM_LOAD_SHARED(b->hdr->creator_pid);
+	out->creator_uid = CMM_LOAD_SHARED(b->hdr->creator_uid);
+	out->created_ns = CMM_LOAD_SHARED(b->hdr->created_ns);
+	if (fstat(b->fd, &st) == 0)
+		out->mode = st.st_mode & 07777;
+	for (unsigned i = 0; i < b->nslots; i++)
+		out->slots_used += CMM_LOAD_SHARED(b->slots[i].state) != SLOT_FREE;
+	for (unsigned i = 0; i < b->nlocks; i++)
+		out->locks_used += CMM_LOAD_SHARED(b->locks[i].state) == LOCK_READY;
+	return 0;
+}
+
+/* Alive, dead or unowned, without taking the token (no recovery here). */
+static int token_alive(struct bakery *b, unsigned slot)
+{
+	uint32_t w = CMM_LOAD_SHARED(*slot_token_word(b, slot));
+
+	if (w & 0x40000000u)            /* FUTEX_OWNER_DIED */
+		return 0;
+	return (w & 0x3fffffffu) ? 1 : -1;
+}
+
+int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
+{
+	struct bakery_shm_slot *s;
+	uint32_t state;
+
+	if (!b || !out || b->closed || index >= b->nslots)
+		return EINVAL;
+	s = &b->slots[index];
+	memset(out, 0, sizeof(*out));
+	out->index = index;
+	state = CMM_LOAD_SHARED(s->state);
+	out->state = state <= SLOT_RECOVERING ? (enum bakery_slot_state)state : BAKERY_SLOT_ACTIVE;
+	out->alive = out->state == BAKERY_SLOT_FREE ? -1 : token_alive(b, index);
+	out->pid = CMM_LOAD_SHARED(s->pid);
+	out->tid = CMM_LOAD_SHARED(s->tid);
+	out->start_time = CMM_LOAD_SHARED(s->start_time);
+	out->lock = -1;
+	for (unsigned l = 0; l < b->nlocks && out->state != BAKERY_SLOT_FREE; l++) {
+		uint32_t stage = CMM_LOAD_SHARED(reg_of(b, l, index)->stage);
+		if (stage <= BAKERY_PASS_CRITICAL && stage > out->pass) {
+			out->pass = (enum bakery_pass_state)stage;
+			out->lock = (int)l;
+		}
+	}
+	return 0;
+}
+
+int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
+{
+	struct bakery_shm_lock *e;
+	uint32_t algo, flags;
+
+	if (!b || !out || b->closed || index >= b->nlocks)
+		return EINVAL;
+	e = &b->locks[index];
+	if (CMM_LOAD_SHARED(e->state) != LOCK_READY)
+		return ENOENT;
+	memset(out, 0, sizeof(*out));
+	out->index = index;
+	memcpy(out->name, e->name, BAKERY_LOCK_NAME_MAX);
+	out->name[BAKERY_LOCK_NAME_MAX] = '\0';     /* the region's copy may be unterminated */
+	algo = CMM_LOAD_SHARED(e->algo);
+	out->algo = algo < BAKERY_ALGO_COUNT ? (enum bakery_algo)algo : BAKERY_ALGO_DEFAULT;
+	flags = CMM_LOAD_SHARED(e->flags);
+	out->owner_dead = !!(flags & LOCK_OWNER_DIED);
+	out->not_recoverable = !!(flags & LOCK_NOT_RECOVERABLE);
+	out->recoveries = CMM_LOAD_SHARED(e->recoveries);
+	out->owner_deaths = CMM_LOAD_SHARED(e->owner_deaths);
+	out->holder = -1;
+	for (unsigned s = 0; s < b->nslots; s++) {
+		struct bakery_shm_reg *r = reg_of(b, index, s);
+		uint32_t stage = CMM_LOAD_SHARED(r->stage);
+
+		out->acquisitions += CMM_LOAD_SHARED(r->acquisitions);
+		out->aborts += CMM_LOAD_SHARED(r->aborts);
+		out->participants += !!CMM_LOAD_SHARED(r->joined);
+		if (stage == BAKERY_PASS_CRITICAL)
+			out->holder = (int)s;
+		else if (stage == BAKERY_PASS_DOORWAY || stage == BAKERY_PASS_WAITING)
+			out->waiters++;
+	}
+	return 0;
+}
+
+int bakery_lock_index(bakery_lock_t *l, unsigned *index)
+{
+	if (!l || !index)
+		return EINVAL;
+	*index = l->index;
+	return 0;
+}

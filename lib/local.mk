@@ -1,0 +1,39 @@
+# libbakery itself, plus two uninstalled variants built from the same sources:
+#   libbakery-test.la    BAKERY_TESTING: crash points and bound assertions
+#   libbakery-mutant.la  BAKERY_NO_BARRIERS: the algorithms' barriers removed,
+#                        to show the stress test catches their absence
+lib_LTLIBRARIES += lib/libbakery.la
+noinst_LTLIBRARIES += lib/libbakery-test.la lib/libbakery-mutant.la
+include_HEADERS = lib/bakery.h
+
+bakery_sources = \
+	lib/internal.h \
+	lib/region.c \
+	lib/registry.c \
+	lib/lock.c \
+	lib/wait.c \
+	lib/error.c \
+	lib/introspect.c \
+	lib/testhooks.c \
+	lib/algo/common.h \
+	lib/algo/common.c \
+	lib/algo/lamport.c \
+	lib/algo/boulangerie.c \
+	lib/algo/black_white.c \
+	lib/algo/jayanti.c
+
+lib_libbakery_la_SOURCES = $(bakery_sources)
+lib_libbakery_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib/algo -DBAKERY_BUILDING
+lib_libbakery_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+lib_libbakery_la_LIBADD = $(URCU_LIBS) $(BAKERY_LIBS)
+lib_libbakery_la_LDFLAGS = -version-info $(BAKERY_LT_VERSION) -no-undefined
+
+lib_libbakery_test_la_SOURCES = $(bakery_sources)
+lib_libbakery_test_la_CPPFLAGS = $(lib_libbakery_la_CPPFLAGS) -DBAKERY_TESTING
+lib_libbakery_test_la_CFLAGS = $(AM_CFLAGS)
+lib_libbakery_test_la_LIBADD = $(URCU_LIBS) $(BAKERY_LIBS)
+
+lib_libbakery_mutant_la_SOURCES = $(bakery_sources)
+lib_libbakery_mutant_la_CPPFLAGS = $(lib_libbakery_la_CPPFLAGS) -DBAKERY_NO_BARRIERS
+lib_libbakery_mutant_la_CFLAGS = $(AM_CFLAGS)
+lib_libbakery_mutant_la_LIBADD = $(URCU_LIBS) $(BAKERY_LIBS)

@@ -1,0 +1,370 @@
+/*
+ * lock.c - the named-lock table, the public lock calls and the owner-died
+ * state machine.  Algorithm-agnostic: the algorithm steps are behind
+ * struct algo_ops (lib/algo/).
+ *
+ * Owner-died, as for a robust pthread mutex: the recoverer of a slot that
+ * died inside the critical section sets LOCK_OWNER_DIED before clearing the
+ * slot's registers; whoever acquires next sees the flag and gets EOWNERDEAD.
+ * bakery_consistent() clears it; an unlock without it sets
+ * LOCK_NOT_RECOVERABLE for good.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
+
+const struct algo_ops *algo_ops_of(enum bakery_algo algo)
+{
+	switch (algo) {
+	case BAKERY_ALGO_LAMPORT:     return &algo_lamport;
+	case BAKERY_ALGO_BOULANGERIE: return &algo_boulangerie;
+	case BAKERY_ALGO_BLACK_WHITE: return &algo_black_white;
+	case BAKERY_ALGO_JAYANTI:     return &algo_jayanti;
+	default:                      return NULL;
+	}
+}
+
+/* ----------------------------------------------------------- active set -- */
+
+void active_join(struct passage *p)
+{
+	uint64_t *set = active_of(p->b, p->lock);
+
+	uatomic_or(&set[p->self / 64], UINT64_C(1) << (p->self % 64));
+	CMM_STORE_SHARED(p->mine->joined, 1);
+	/* Our membership before any register of ours can be non-zero
+	 * (store->store and store->load: a doorway's getset must see us). */
+	cmm_smp_mb();
+}
+
+void active_leave(struct bakery *b, unsigned lock, unsigned slot)
+{
+	uint64_t *set = active_of(b, lock);
+
+	/* called with the slot's registers already clear */
+	CMM_STORE_SHARED(reg_of(b, lock, slot)->joined, 0);
+	uatomic_and(&set[slot / 64], ~(UINT64_C(1) << (slot % 64)));
+}
+
+/* ----------------------------------------------------------- lock table -- */
+
+/* Does table entry E hold NAME?  The entry's name may be unterminated. */
+static bool entry_named(const struct bakery_shm_lock *e, const char *name, size_t len)
+{
+	return CMM_LOAD_SHARED(e->state) == LOCK_READY &&
+	       memcmp(e->name, name, len) == 0 && e->name[len] == '\0';
+}
+
+static int table_find(struct bakery *b, const char *name, size_t len, unsigned *index)
+{
+	for (unsigned i = 0; i < b->nlocks; i++)
+		if (entry_named(&b->locks[i], name, len)) {
+			cmm_smp_rmb();  /* state READY before the fields it publishes */
+			*index = i;
+			return 0;
+		}
+	return ENOENT;
+}
+
+static int table_lock(struct bakery *b)
+{
+	int r = pthread_mutex_lock(&b->hdr->table_mutex);
+
+	/* a creator died mid-entry: entries turn READY last, so a half-made
+	 * one is still FREE and is simply overwritten */
+	if (r == EOWNERDEAD)
+		r = pthread_mutex_consistent(&b->hdr->table_mutex);
+	return r ? BAKERY_EBADREGION : 0;
+}
+
+static int table_create(struct bakery *b, const char *name, size_t len,
+                        enum bakery_algo algo, unsigned *index)
+{
+	int err = table_lock(b);
+
+	if (err)
+		return err;
+	if (table_find(b, name, len, index) == 0)
+		goto out;       /* someone created it meanwhile */
+	err = BAKERY_ELOCKS;
+	for (unsigned i = 0; i < b->nlocks; i++) {
+		struct bakery_shm_lock *e = &b->locks[i];
+
+		if (CMM_LOAD_SHARED(e->state) != LOCK_FREE)
+			continue;
+		memset(e->name, 0, sizeof(e->name));
+		memcpy(e->name, name, len);
+		e->algo = algo;
+		e->bw_color = 0;
+		e->jay_x = 0;
+		e->flags = 0;
+		e->recoveries = e->owner_deaths = 0;
+		CRASH_POINT("lock-create");
+		cmm_smp_wmb();  /* every field before READY publishes them */
+		CMM_STORE_SHARED(e->state, LOCK_READY);
+		*index = i;
+		err = 0;
+		break;
+	}
+out:
+	pthread_mutex_unlock(&b->hdr->table_mutex);
+	return err;
+}
+
+/* Can a handle running WANT take part in a lock created with HAVE? */
+static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_algo *run)
+{
+	if (want == BAKERY_ALGO_DEFAULT || want == have) {
+		*run = have;
+		return 0;
+	}
+	/* seed 001 section 4: any mix of Bakery and Boulangerie is correct */
+	if ((have == BAKERY_ALGO_LAMPORT || have == BAKERY_ALGO_BOULANGERIE) &&
+	    (want == BAKERY_ALGO_LAMPORT || want == BAKERY_ALGO_BOULANGERIE)) {
+		*run = want;
+		return 0;
+	}
+	return BAKERY_EALGO;
+}
+
+int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, bakery_lock_t **out)
+{
+	struct bakery_lock *l;
+	enum bakery_algo have, run;
+	unsigned index;
+	size_t len;
+	int err;
+
+	if (!b || !out || b->closed || (unsigned)algo >= BAKERY_ALGO_COUNT)
+		return EINVAL;
+	err = name_check(lock_name, BAKERY_LOCK_NAME_MAX);
+	if (err)
+		return err;
+	len = strlen(lock_name);
+	err = table_find(b, lock_name, len, &index);
+	if (err == ENOENT)
+		err = table_create(b, lock_name, len,
+		                   algo == BAKERY_ALGO_DEFAULT ? LIBRARY_DEFAULT_ALGO : algo, &index);
+	if (err)
+		return err;
+	have = CMM_LOAD_SHARED(b->locks[index].algo);
+	if (have == BAKERY_ALGO_DEFAULT || (unsigned)have >= BAKERY_ALGO_COUNT)
+		return BAKERY_EBADREGION;
+	err = algo_join(have, algo, &run);
+	if (err)
+		return err;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return ENOMEM;
+	l->b = b;
+	l->index = index;
+	l->algo = run;
+	l->ops = algo_ops_of(run);
+	*out = l;
+	return 0;
+}
+
+int bakery_lock_close(bakery_lock_t *l)
+{
+	unsigned self;
+
+	if (!l)
+		return EINVAL;
+	if (slot_self_peek(l->b, &self) == 0 &&
+	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
+		return EBUSY;
+	free(l);
+	return 0;
+}
+
+/* ------------------------------------------------------------ acquiring -- */
+
+static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struct passage *p)
+{
+	struct bakery *b;
+	int err;
+
+	if (!l || !l->b || l->b->closed)
+		return EINVAL;
+	b = l->b;
+	err = slot_self(b, &p->self);
+	if (err)
+		return err;
+	p->b = b;
+	p->lock = l->index;
+	p->mine = reg_of(b, l->index, p->self);
+	p->dl = dl;
+	p->also = p->also_waiters = NULL;
+	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
+		return EDEADLK;
+	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
+		return ENOTRECOVERABLE;
+	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
+		active_join(p);
+	return 0;
+}
+
+static void passage_release(struct bakery_lock *l, struct passage *p)
+{
+	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
+	CRASH_POINT("exit");
+	l->ops->exit(p);
+	uatomic_dec(&p->b->held);
+}
+
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
+{
+	struct passage p;
+	uint32_t flags;
+	int err = passage_begin(l, dl, &p);
+
+	if (err)
+		return err;
+	if (l->ops->prepare && (err = l->ops->prepare(&p)))
+		return err;
+	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_DOORWAY);
+	l->ops->doorway(&p);
+	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_WAITING);
+	CRASH_POINT("waiting");
+	err = l->ops->wait(&p);
+	if (err) {
+		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
+		return err;
+	}
+	/* the algorithm's last step (Jayanti's X) is done: we are the holder */
+	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_CRITICAL);
+	CMM_STORE_SHARED(p.mine->acquisitions, p.mine->acquisitions + 1);
+	uatomic_inc(&p.b->held);
+	CRASH_POINT("critical");
+	/* the registers that let us in before the flags a recoverer set ahead
+	 * of clearing them (load->load; pairs with lock_note_dead_slot) */
+	cmm_smp_rmb();
+	flags = CMM_LOAD_SHARED(p.b->locks[p.lock].flags);
+	if (caa_unlikely(flags & LOCK_NOT_RECOVERABLE)) {
+		passage_release(l, &p);
+		return ENOTRECOVERABLE;
+	}
+	if (caa_unlikely(flags & LOCK_OWNER_DIED)) {
+		CMM_STORE_SHARED(p.mine->holder_inconsistent, 1);
+		return EOWNERDEAD;
+	}
+	return 0;
+}
+
+int bakery_lock(bakery_lock_t *l)
+{
+	const struct deadline dl = { .mode = WAIT_BLOCK };
+
+	return lock_acquire(l, &dl);
+}
+
+int bakery_trylock(bakery_lock_t *l)
+{
+	const struct deadline dl = { .mode = WAIT_NONE };
+
+	return lock_acquire(l, &dl);
+}
+
+int bakery_clocklock(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	struct deadline dl = { .mode = WAIT_DEADLINE, .clock = clock };
+
+	if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L ||
+	    (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME))
+		return EINVAL;
+	dl.at = *abstime;
+	return lock_acquire(l, &dl);
+}
+
+int bakery_timedlock(bakery_lock_t *l, const struct timespec *abstime)
+{
+	return bakery_clocklock(l, CLOCK_REALTIME, abstime);
+}
+
+/* ------------------------------------------------------------ releasing -- */
+
+/* The calling thread's registers in L if it holds L, else NULL. */
+static struct bakery_shm_reg *held_reg(struct bakery_lock *l, unsigned *self)
+{
+	struct bakery_shm_reg *r;
+
+	if (slot_self_peek(l->b, self))
+		return NULL;
+	r = reg_of(l->b, l->index, *self);
+	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL ? r : NULL;
+}
+
+int bakery_unlock(bakery_lock_t *l)
+{
+	struct passage p = { 0 };
+	const struct deadline dl = { .mode = WAIT_NONE };
+
+	if (!l || !l->b)
+		return EINVAL;
+	p.mine = held_reg(l, &p.self);
+	if (!p.mine)
+		return EPERM;
+	p.b = l->b;
+	p.lock = l->index;
+	p.dl = &dl;
+	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
+		/* EOWNERDEAD was not followed by bakery_consistent() */
+		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);
+		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
+	}
+	passage_release(l, &p);
+	return 0;
+}
+
+int bakery_consistent(bakery_lock_t *l)
+{
+	struct bakery_shm_reg *r;
+	unsigned self;
+
+	if (!l || !l->b)
+		return EINVAL;
+	r = held_reg(l, &self);
+	if (!r)
+		return EPERM;
+	if (!CMM_LOAD_SHARED(r->holder_inconsistent))
+		return EINVAL;
+	uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
+	CMM_STORE_SHARED(r->holder_inconsistent, 0);
+	return 0;
+}
+
+/* ------------------------------------------------------------- recovery -- */
+
+void lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
+{
+	struct bakery_shm_lock *e = &b->locks[lock];
+
+	if (CMM_LOAD_SHARED(reg_of(b, lock, slot)->stage) == BAKERY_PASS_CRITICAL) {
+		uatomic_or(&e->flags, LOCK_OWNER_DIED);
+		uatomic_inc(&e->owner_deaths);
+	}
+	uatomic_inc(&e->recoveries);
+	/* the flag before the register reset that lets the next holder in
+	 * (store->store; pairs with the read barrier in lock_acquire) */
+	cmm_smp_mb();
+}
+
+int bakery_recover(bakery_t *b, unsigned *reclaimed)
+{
+	unsigned self = UINT32_MAX, n;
+
+	if (!b || b->closed)
+		return EINVAL;
+	/* a slot of our own lets us finish proxy passages; not required */
+	if (slot_self(b, &self))
+		self = UINT32_MAX;
+	n = registry_reap(b, self);
+	if (reclaimed)
+		*reclaimed = n;
+	return 0;
+}

@@ -1,0 +1,416 @@
+/*
+ * region.c - create, open, validate and unlink the shared-memory region.
+ *
+ * Creation is atomic by construction: the creator builds the whole region in
+ * a temporary shm object that only it knows the name of, then link()s it to
+ * the public name.  link() fails with EEXIST if the name exists, so
+ * concurrent creators end with exactly one region, and an opener can only
+ * ever see a complete one.  A creator killed mid-way leaves only its
+ * temporary object, which it held an flock on; the next creator of the same
+ * name removes such orphans.
+ *
+ * Opening trusts nothing: the header is read with pread() and every size and
+ * offset is recomputed from the capacities and compared before mapping.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* glibc's shm_open() keeps its objects here; link() needs real paths. */
+#define SHM_DIR "/dev/shm/"
+#define TMP_TAG ".~new."
+
+/* ---------------------------------------------------------------- names -- */
+
+int name_check(const char *name, size_t max)
+{
+	size_t len;
+
+	if (!name || !*name)
+		return EINVAL;
+	len = strnlen(name, max + 1);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c == '/' || c < 0x20 || c > 0x7e)
+			return EINVAL;
+	}
+	if (len > max)
+		return ENAMETOOLONG;
+	return 0;
+}
+
+/* "/name" or "name" -> "/name" in OUT (BAKERY_REGION_NAME_MAX + 2 bytes). */
+static int region_name(const char *name, char *out)
+{
+	int err;
+
+	if (!name)
+		return EINVAL;
+	if (*name == '/')
+		name++;
+	err = name_check(name, BAKERY_REGION_NAME_MAX);
+	if (err)
+		return err;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return EINVAL;
+	snprintf(out, BAKERY_REGION_NAME_MAX + 2, "/%s", name);
+	return 0;
+}
+
+/* --------------------------------------------------------------- layout -- */
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out)
+{
+	uint64_t off;
+
+	if (nslots < 1 || nslots > BAKERY_MAX_SLOTS || nlocks < 1 || nlocks > BAKERY_MAX_LOCKS)
+		return EINVAL;
+	out->nslots = nslots;
+	out->nlocks = nlocks;
+	/* each lock's set on whole cache lines */
+	out->active_words = (uint32_t)align_up((nslots + 63) / 64, CACHE_LINE / 8);
+	off = align_up(sizeof(struct bakery_shm_header), 4096);
+	out->slots_off = off;
+	off += (uint64_t)nslots * sizeof(struct bakery_shm_slot);
+	off = align_up(off, CACHE_LINE);
+	out->locks_off = off;
+	off += (uint64_t)nlocks * sizeof(struct bakery_shm_lock);
+	off = align_up(off, CACHE_LINE);
+	out->active_off = off;
+	off += (uint64_t)nlocks * out->active_words * sizeof(uint64_t);
+	off = align_up(off, 4096);
+	out->regs_off = off;
+	off += (uint64_t)nlocks * nslots * sizeof(struct bakery_shm_reg);
+	out->total_size = align_up(off, 4096);
+	return 0;
+}
+
+/* FNV-1a over the immutable part of the header. */
+uint64_t layout_hash(const struct bakery_shm_header *h)
+{
+	const unsigned char *p = (const unsigned char *)h;
+	size_t n = offsetof(struct bakery_shm_header, layout_check);
+	uint64_t x = UINT64_C(0xcbf29ce484222325);
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= p[i];
+		x *= UINT64_C(0x100000001b3);
+	}
+	return x;
+}
+
+/* ------------------------------------------------------------ validation -- */
+
+static int header_validate(const struct bakery_shm_header *h, uint64_t file_size)
+{
+	struct layout l;
+
+	if ((h->magic >> 16) != (BAKERY_MAGIC >> 16))
+		return BAKERY_EBADREGION;
+	if (h->version != BAKERY_LAYOUT_VERSION || h->magic != BAKERY_MAGIC)
+		return BAKERY_EVERSION;
+	if (h->init_state != REGION_READY)
+		return BAKERY_EBADREGION;
+	if (layout_compute(h->nslots, h->nlocks, &l))
+		return BAKERY_EBADREGION;
+	if (h->header_size != sizeof(struct bakery_shm_header) ||
+	    h->slot_size != sizeof(struct bakery_shm_slot) ||
+	    h->lock_size != sizeof(struct bakery_shm_lock) ||
+	    h->reg_size != sizeof(struct bakery_shm_reg) ||
+	    h->active_words != l.active_words ||
+	    h->slots_off != l.slots_off || h->locks_off != l.locks_off ||
+	    h->active_off != l.active_off || h->regs_off != l.regs_off ||
+	    h->total_size != l.total_size)
+		return BAKERY_EBADREGION;
+	if (h->layout_check != layout_hash(h))
+		return BAKERY_EBADREGION;
+	if (l.total_size > file_size)
+		return BAKERY_EBADREGION;   /* truncated */
+	return 0;
+}
+
+static struct bakery *handle_new(const char *shm_name)
+{
+	struct bakery *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->fd = -1;
+	b->refs = 1;
+	snprintf(b->name, sizeof(b->name), "%s", shm_name);
+	return b;
+}
+
+static void handle_set_layout(struct bakery *b, const struct layout *l)
+{
+	b->nslots = l->nslots;
+	b->nlocks = l->nlocks;
+	b->active_words = l->active_words;
+	b->size = l->total_size;
+	b->hdr = (struct bakery_shm_header *)b->base;
+	b->slots = (struct bakery_shm_slot *)(b->base + l->slots_off);
+	b->locks = (struct bakery_shm_lock *)(b->base + l->locks_off);
+	b->active = (uint64_t *)(b->base + l->active_off);
+	b->regs = (struct bakery_shm_reg *)(b->base + l->regs_off);
+}
+
+/* Validate the object behind FD and map it into B. */
+static int region_attach(struct bakery *b, int fd)
+{
+	struct bakery_shm_header h;
+	struct layout l;
+	struct stat st;
+	void *p;
+	int err;
+
+	if (fstat(fd, &st) < 0)
+		return errno;
+	if ((uint64_t)st.st_size < sizeof(h))
+		return BAKERY_EBADREGION;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return BAKERY_EBADREGION;
+	err = header_validate(&h, (uint64_t)st.st_size);
+	if (err)
+		return err;
+	layout_compute(h.nslots, h.nlocks, &l);
+	p = mmap(NULL, l.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	b->base = p;
+	b->fd = fd;
+	handle_set_layout(b, &l);
+	return 0;
+}
+
+/* ------------------------------------------------------------- creation -- */
+
+static int mutex_init_robust(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int err;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	err = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return err;
+}
+
+static int region_format(unsigned char *base, const struct layout *l)
+{
+	struct bakery_shm_header *h = (struct bakery_shm_header *)base;
+	struct timespec now;
+	int err;
+
+	h->version = BAKERY_LAYOUT_VERSION;
+	h->header_size = sizeof(*h);
+	h->slot_size = sizeof(struct bakery_shm_slot);
+	h->lock_size = sizeof(struct bakery_shm_lock);
+	h->reg_size = sizeof(struct bakery_shm_reg);
+	h->nslots = l->nslots;
+	h->nlocks = l->nlocks;
+	h->active_words = l->active_words;
+	h->slots_off = l->slots_off;
+	h->locks_off = l->locks_off;
+	h->active_off = l->active_off;
+	h->regs_off = l->regs_off;
+	h->total_size = l->total_size;
+	h->creator_pid = getpid();
+	h->creator_uid = getuid();
+	clock_gettime(CLOCK_REALTIME, &now);
+	h->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	err = mutex_init_robust(&h->table_mutex);
+	for (unsigned i = 0; !err && i < l->nslots; i++) {
+		struct bakery_shm_slot *s = (struct bakery_shm_slot *)(base + l->slots_off) + i;
+		err = mutex_init_robust(&s->token);
+	}
+	if (err)
+		return err;
+	CRASH_POINT("create-format");
+	h->magic = BAKERY_MAGIC;
+	h->init_state = REGION_READY;
+	h->layout_check = layout_hash(h);
+	return 0;
+}
+
+/* Remove temporary objects of NAME whose creators died (no flock held). */
+static void orphans_remove(const char *shm_name)
+{
+	char prefix[BAKERY_REGION_NAME_MAX + 16];
+	struct dirent *e;
+	DIR *d = opendir(SHM_DIR);
+	size_t plen;
+
+	if (!d)
+		return;
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s" TMP_TAG, shm_name + 1);
+	while ((e = readdir(d))) {
+		char path[sizeof(SHM_DIR) + 256];
+		int fd;
+
+		if (strncmp(e->d_name, prefix, plen))
+			continue;
+		snprintf(path, sizeof(path), SHM_DIR "%s", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlink(path);
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* Build the region under a temporary name and link it to SHM_NAME.
+ * 0 and the open fd of the new region, EEXIST, or an error. */
+static int region_create(const char *shm_name, const struct layout *l, mode_t mode, int *fd_out)
+{
+	static unsigned long counter;
+	char tmp[BAKERY_REGION_NAME_MAX + 64], from[sizeof(tmp) + 16], to[sizeof(tmp) + 16];
+	unsigned char *base;
+	int fd, err = 0;
+
+	orphans_remove(shm_name);
+	snprintf(tmp, sizeof(tmp), "%s" TMP_TAG "%d.%lu", shm_name, (int)getpid(),
+	         uatomic_add_return(&counter, 1));
+	fd = shm_open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno;
+	/* held until we exit: tells orphans_remove() we are alive */
+	flock(fd, LOCK_EX);
+	snprintf(from, sizeof(from), SHM_DIR "%s", tmp + 1);
+	snprintf(to, sizeof(to), SHM_DIR "%s", shm_name + 1);
+	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)l->total_size) < 0) {
+		err = errno;
+		goto out;
+	}
+	base = mmap(NULL, l->total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		err = errno;
+		goto out;
+	}
+	err = region_format(base, l);
+	munmap(base, l->total_size);
+	CRASH_POINT("create-link");
+	if (!err && link(from, to) < 0)
+		err = errno;
+out:
+	unlink(from);
+	flock(fd, LOCK_UN);
+	if (err)
+		close(fd);
+	else
+		*fd_out = fd;
+	return err;
+}
+
+/* ---------------------------------------------------------------- open -- */
+
+static int config_resolve(const struct bakery_config *cfg, struct layout *l, mode_t *mode)
+{
+	unsigned slots = cfg && cfg->slots ? cfg->slots : BAKERY_DEFAULT_SLOTS;
+	unsigned locks = cfg && cfg->locks ? cfg->locks : BAKERY_DEFAULT_LOCKS;
+
+	*mode = cfg && cfg->mode ? cfg->mode : 0600;
+	if (*mode & ~(mode_t)07777)
+		return EINVAL;
+	return layout_compute(slots, locks, l);
+}
+
+static int region_open_existing(const char *shm_name, int *fd)
+{
+	*fd = shm_open(shm_name, O_RDWR | O_CLOEXEC, 0);
+	return *fd < 0 ? errno : 0;
+}
+
+int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
+{
+	char shm_name[BAKERY_REGION_NAME_MAX + 2];
+	struct layout l;
+	struct bakery *b;
+	mode_t mode;
+	int fd = -1, err;
+
+	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL)) ||
+	    ((flags & BAKERY_EXCL) && !(flags & BAKERY_CREATE)))
+		return EINVAL;
+	err = region_name(name, shm_name);
+	if (err)
+		return err;
+	err = config_resolve(cfg, &l, &mode);
+	if (err)
+		return err;
+
+	err = (flags & BAKERY_EXCL) ? ENOENT : region_open_existing(shm_name, &fd);
+	if (err == ENOENT && (flags & BAKERY_CREATE)) {
+		err = region_create(shm_name, &l, mode, &fd);
+		if (err == EEXIST && !(flags & BAKERY_EXCL))
+			err = region_open_existing(shm_name, &fd);
+	}
+	if (err)
+		return err;
+
+	b = handle_new(shm_name);
+	if (!b) {
+		close(fd);
+		return ENOMEM;
+	}
+	err = region_attach(b, fd);
+	if (err) {
+		close(fd);
+		free(b);
+		return err;
+	}
+	mapping_register(b);
+	*out = b;
+	return 0;
+}
+
+/* Unmap and free; called when the last reference goes (registry.c). */
+void region_destroy(struct bakery *b)
+{
+	munmap(b->base, b->size);
+	close(b->fd);
+	free(b);
+}
+
+int bakery_close(bakery_t *b)
+{
+	if (!b || b->closed)
+		return EINVAL;
+	if (uatomic_read(&b->held))
+		return EBUSY;
+	slot_release_self(b);
+	b->closed = 1;
+	mapping_unregister(b);
+	mapping_put(b);
+	return 0;
+}
+
+int bakery_unlink(const char *name)
+{
+	char shm_name[BAKERY_REGION_NAME_MAX + 2];
+	int err = region_name(name, shm_name);
+
+	if (err)
+		return err;
+	return shm_unlink(shm_name) < 0 ? errno : 0;
+}

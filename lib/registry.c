@@ -1,0 +1,452 @@
+/*
+ * registry.c - participant slots and their kernel-attested liveness tokens.
+ *
+ * A thread owns a slot for as long as it holds the slot's token, a robust
+ * process-shared mutex.  The kernel marks a robust mutex FUTEX_OWNER_DIED
+ * when its owner thread ends without unlocking it (SIGKILL, crash, thread
+ * exit), whatever PID namespace it ran in and however soon its PID is reused:
+ * the proof of death is the kernel's, not a PID comparison.  Whoever then
+ * trylocks the token gets EOWNERDEAD exactly once and owns the recovery; if
+ * that recoverer dies too, the next one gets EOWNERDEAD again and redoes the
+ * (idempotent) recovery.  A slot is handed to a new owner only after its
+ * recovery has finished.
+ *
+ * Why a robust mutex rather than an OFD lock: slots are per thread, and a
+ * robust mutex is thread-scoped, so a thread that exits while holding a lock
+ * is caught without any cooperation; OFD locks die with the process only.
+ * The price: a mapping must stay mapped while any of our threads holds a
+ * token in it (glibc links held robust mutexes into a per-thread list), which
+ * is why mappings are reference counted by the threads' slots.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* ----------------------------------------------------- per-thread state -- */
+
+struct thread_slot {
+	struct bakery *b;
+	unsigned slot;
+	struct thread_slot *next;
+};
+
+static __thread struct thread_slot *tls_slots;
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+
+/* All open mappings of the process, for fork(). */
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bakery *maps;
+
+static void thread_exit(void *unused);
+
+static void atfork_prepare(void) { pthread_mutex_lock(&maps_lock); }
+static void atfork_parent(void) { pthread_mutex_unlock(&maps_lock); }
+
+/*
+ * In the child only the forking thread survives, and glibc has emptied its
+ * robust list: the tokens its records name belong to the parent's thread.
+ * Forget them (the child's threads claim fresh slots) and the parent's held
+ * locks with them.
+ */
+static void atfork_child(void)
+{
+	struct thread_slot *t = tls_slots;
+
+	pthread_mutex_init(&maps_lock, NULL);
+	tls_slots = NULL;
+	while (t) {
+		struct thread_slot *next = t->next;
+		t->b->refs--;
+		free(t);
+		t = next;
+	}
+	for (struct bakery *b = maps; b; b = b->next)
+		b->held = 0;
+}
+
+static void tls_init(void)
+{
+	pthread_key_create(&tls_key, thread_exit);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+void mapping_register(struct bakery *b)
+{
+	pthread_once(&tls_once, tls_init);
+	pthread_mutex_lock(&maps_lock);
+	b->next = maps;
+	maps = b;
+	pthread_mutex_unlock(&maps_lock);
+}
+
+void mapping_unregister(struct bakery *b)
+{
+	pthread_mutex_lock(&maps_lock);
+	for (struct bakery **pp = &maps; *pp; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	pthread_mutex_unlock(&maps_lock);
+}
+
+void mapping_put(struct bakery *b)
+{
+	if (uatomic_add_return(&b->refs, -1) == 0)
+		region_destroy(b);
+}
+
+/* --------------------------------------------------------------- tokens -- */
+
+uint32_t *slot_token_word(struct bakery *b, unsigned slot)
+{
+	/* glibc's pthread_mutex_t starts with the kernel robust-futex word
+	 * (TID | FUTEX_WAITERS | FUTEX_OWNER_DIED); see robust-futex-ABI. */
+	return (uint32_t *)&b->slots[slot].token;
+}
+
+static uint64_t proc_start_time(void)
+{
+	char buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		       &start);
+	fclose(f);
+	return start;
+}
+
+/* ------------------------------------------------------------- recovery -- */
+
+static bool lock_entry_ready(struct bakery *b, unsigned lock, const struct algo_ops **ops)
+{
+	struct bakery_shm_lock *e = &b->locks[lock];
+	uint32_t algo;
+
+	if (CMM_LOAD_SHARED(e->state) != LOCK_READY)
+		return false;
+	algo = CMM_LOAD_SHARED(e->algo);
+	/* a corrupted algo still gets its registers cleared (plain reset) */
+	*ops = algo_ops_of(algo == BAKERY_ALGO_DEFAULT || algo >= BAKERY_ALGO_COUNT
+	                   ? BAKERY_ALGO_LAMPORT : (enum bakery_algo)algo);
+	return true;
+}
+
+/* Is a Jayanti passage of SLOT still to be completed in some lock? */
+static bool slot_proxies_pending(struct bakery *b, unsigned slot)
+{
+	for (unsigned l = 0; l < b->nlocks; l++)
+		if (CMM_LOAD_SHARED(reg_of(b, l, slot)->proxy))
+			return true;
+	return false;
+}
+
+/*
+ * A RECOVERING slot becomes FREE once no proxy passage of it is pending.
+ * Called by the releaser and by every proxy finisher: each first publishes
+ * its own change (state or proxy, with a full barrier), then looks at the
+ * other's, so at least one of them sees both done.
+ */
+void slot_settle(struct bakery *b, unsigned slot)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+
+	cmm_smp_mb();   /* our proxy/state store before reading the others' */
+	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING && !slot_proxies_pending(b, slot))
+		uatomic_cmpxchg(&s->state, SLOT_RECOVERING, SLOT_FREE);
+}
+
+/* Drive the slot's pending proxy passages; true if none is left. */
+static bool slot_drive_proxies(struct bakery *b, unsigned slot, unsigned helper)
+{
+	bool done = true;
+	const struct algo_ops *ops;
+
+	for (unsigned l = 0; l < b->nlocks; l++)
+		if (CMM_LOAD_SHARED(reg_of(b, l, slot)->proxy) && lock_entry_ready(b, l, &ops)
+		    && ops->settle)
+			done &= ops->settle(b, l, slot, helper);
+	return done;
+}
+
+/*
+ * Clear every trace of SLOT from every lock; then the slot is FREE, or
+ * RECOVERING while proxy passages remain.  The caller holds the slot's token,
+ * from EOWNERDEAD (DEAD: a holder's death is recorded) or as the owner giving
+ * it back.  Idempotent: a recoverer that dies half-way is followed by another.
+ */
+static void slot_clear(struct bakery *b, unsigned slot, bool dead)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+	const struct algo_ops *ops;
+
+	for (unsigned l = 0; l < b->nlocks; l++) {
+		struct bakery_shm_reg *r = reg_of(b, l, slot);
+
+		if (!CMM_LOAD_SHARED(r->joined) || !lock_entry_ready(b, l, &ops))
+			continue;
+		if (dead)
+			lock_note_dead_slot(b, l, slot);
+		if (ops->recover(b, l, slot) == 0) {
+			CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
+			CMM_STORE_SHARED(r->holder_inconsistent, 0);
+			active_leave(b, l, slot);
+		}
+		reg_publish(r);     /* wake whoever waits on the dead registers */
+	}
+	CRASH_POINT("recover-cleared");
+	uatomic_set(&s->state, SLOT_RECOVERING);
+	slot_settle(b, slot);
+}
+
+/* The owner is gone and we hold its token after EOWNERDEAD. */
+static void slot_recover_dead(struct bakery *b, unsigned slot)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+
+	if (CMM_LOAD_SHARED(s->state) == SLOT_ACTIVE || CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING)
+		slot_clear(b, slot, true);
+	pthread_mutex_consistent(&s->token);
+}
+
+enum liveness slot_check(struct bakery *b, unsigned slot)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+	int r = pthread_mutex_trylock(&s->token);
+
+	switch (r) {
+	case EOWNERDEAD:
+		slot_recover_dead(b, slot);
+		pthread_mutex_unlock(&s->token);
+		return SLOT_GONE;
+	case 0:
+		pthread_mutex_unlock(&s->token);
+		return SLOT_GONE;
+	default:
+		/* EBUSY: alive.  EDEADLK: our own.  Anything else is a token
+		 * scribbled over: no proof of death, so treat as alive. */
+		return SLOT_ALIVE;
+	}
+}
+
+int slot_is_recovering(struct bakery *b, unsigned slot)
+{
+	return CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_RECOVERING;
+}
+
+unsigned registry_reap(struct bakery *b, unsigned helper)
+{
+	unsigned freed = 0, bound = slots_bound(b);
+
+	for (unsigned i = 0; i < bound; i++) {
+		struct bakery_shm_slot *s = &b->slots[i];
+		int r;
+
+		if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
+			continue;
+		r = pthread_mutex_trylock(&s->token);
+		if (r == EOWNERDEAD)
+			slot_recover_dead(b, i);
+		else if (r != 0)
+			continue;
+		if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING && slot_drive_proxies(b, i, helper))
+			slot_settle(b, i);
+		if (r == EOWNERDEAD && CMM_LOAD_SHARED(s->state) == SLOT_FREE)
+			freed++;
+		pthread_mutex_unlock(&s->token);
+	}
+	return freed;
+}
+
+/* ---------------------------------------------------------------- claim -- */
+
+static void hwm_raise(struct bakery *b, unsigned slot)
+{
+	uint32_t cur = uatomic_read(&b->hdr->slots_hwm);
+
+	while (cur < slot + 1) {
+		uint32_t seen = uatomic_cmpxchg(&b->hdr->slots_hwm, cur, slot + 1);
+		if (seen == cur)
+			break;
+		cur = seen;
+	}
+}
+
+/* Try to take SLOT: true if we now own it (token held, state ACTIVE). */
+static bool slot_try_take(struct bakery *b, unsigned slot)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+	int r = pthread_mutex_trylock(&s->token);
+
+	if (r == EOWNERDEAD)
+		slot_recover_dead(b, slot);
+	else if (r != 0)
+		return false;
+	if (CMM_LOAD_SHARED(s->state) != SLOT_FREE) {
+		/* RECOVERING: a proxy passage still needs the registers */
+		pthread_mutex_unlock(&s->token);
+		return false;
+	}
+	CRASH_POINT("claim");
+	s->gen++;
+	s->pid = getpid();
+	s->tid = (int32_t)syscall(SYS_gettid);
+	s->start_time = proc_start_time();
+	hwm_raise(b, slot);
+	uatomic_set(&s->state, SLOT_ACTIVE);
+	return true;
+}
+
+static int slot_claim(struct bakery *b, unsigned *out)
+{
+	for (int round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < b->nslots; i++) {
+			/* a live owner's slot: skip without touching its line */
+			if (round == 0 && CMM_LOAD_SHARED(b->slots[i].state) != SLOT_FREE)
+				continue;
+			if (slot_try_take(b, i)) {
+				*out = i;
+				return 0;
+			}
+		}
+		/* second round: every slot, reaping dead owners on the way */
+	}
+	return BAKERY_ESLOTS;
+}
+
+/* Give back our own slot: its registers are idle unless a lock is held. */
+static void slot_give_back(struct bakery *b, unsigned slot)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+
+	slot_clear(b, slot, false);
+	pthread_mutex_unlock(&s->token);
+}
+
+/* ------------------------------------------------------- thread records -- */
+
+static struct thread_slot *record_find(struct bakery *b)
+{
+	for (struct thread_slot *t = tls_slots; t; t = t->next)
+		if (t->b == b)
+			return t;
+	return NULL;
+}
+
+/* Give back slots of mappings the user closed since we last looked. */
+static void records_prune_closed(void)
+{
+	struct thread_slot **pp = &tls_slots;
+
+	while (*pp) {
+		struct thread_slot *t = *pp;
+		if (CMM_LOAD_SHARED(t->b->closed) && !uatomic_read(&t->b->held)) {
+			*pp = t->next;
+			slot_give_back(t->b, t->slot);
+			mapping_put(t->b);
+			free(t);
+		} else {
+			pp = &t->next;
+		}
+	}
+}
+
+int slot_self_peek(struct bakery *b, unsigned *slot)
+{
+	struct thread_slot *t = tls_slots;
+
+	/* the common case: one region per thread */
+	if (caa_likely(t && t->b == b)) {
+		*slot = t->slot;
+		return 0;
+	}
+	t = record_find(b);
+	if (!t)
+		return ENOENT;
+	*slot = t->slot;
+	return 0;
+}
+
+int slot_self(struct bakery *b, unsigned *slot)
+{
+	struct thread_slot *t;
+	int err;
+
+	if (caa_likely(slot_self_peek(b, slot) == 0))
+		return 0;
+	records_prune_closed();
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ENOMEM;
+	err = slot_claim(b, &t->slot);
+	if (err) {
+		free(t);
+		return err;
+	}
+	t->b = b;
+	uatomic_inc(&b->refs);
+	t->next = tls_slots;
+	tls_slots = t;
+	pthread_setspecific(tls_key, (void *)1);
+	*slot = t->slot;
+	return 0;
+}
+
+void slot_release_self(struct bakery *b)
+{
+	for (struct thread_slot **pp = &tls_slots; *pp; pp = &(*pp)->next) {
+		struct thread_slot *t = *pp;
+		if (t->b == b) {
+			*pp = t->next;
+			slot_give_back(b, t->slot);
+			mapping_put(b);
+			free(t);
+			return;
+		}
+	}
+}
+
+/* Does this thread hold any lock of B (through SLOT)? */
+static bool slot_holds_lock(struct bakery *b, unsigned slot)
+{
+	for (unsigned l = 0; l < b->nlocks; l++)
+		if (CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL)
+			return true;
+	return false;
+}
+
+/*
+ * Thread exit.  A slot of a thread that still holds a lock is left as it is:
+ * the token stays held, the kernel marks it owner-died when the thread is
+ * gone, and survivors recover it (EOWNERDEAD for the next holder).  Its
+ * mapping is then never unmapped by this process (the kernel walks the
+ * token's memory at thread exit).
+ */
+static void thread_exit(void *unused)
+{
+	struct thread_slot *t = tls_slots;
+
+	tls_slots = NULL;
+	while (t) {
+		struct thread_slot *next = t->next;
+		if (slot_holds_lock(t->b, t->slot)) {
+			free(t);
+		} else {
+			slot_give_back(t->b, t->slot);
+			mapping_put(t->b);
+			free(t);
+		}
+		t = next;
+	}
+}

@@ -1,0 +1,223 @@
+/*
+ * wait.c - waiting on another slot's registers without burning CPU.
+ *
+ * A waiter polls its condition for a short spin, then sleeps in the kernel on
+ * two shared futex words at once (futex_waitv, Linux 5.16+):
+ *   - the awaited register line's `seq`, which its writer bumps after every
+ *     register change (reg_publish), and
+ *   - the awaited slot's liveness token (the robust mutex word), in which the
+ *     waiter sets FUTEX_WAITERS so that the kernel, when the owner dies,
+ *     marks it FUTEX_OWNER_DIED *and wakes us*.
+ * So a waiter wakes when the register changes or its owner dies, never by
+ * polling.  An algorithm may add one more word (Black-White's colour).
+ * Without futex_waitv (ENOSYS) it sleeps on `seq` alone for at most
+ * FALLBACK_POLL_NS and checks the owner's liveness on every wake-up.
+ *
+ * The waiter count makes an uncontended release free of system calls: the
+ * writer wakes only if someone registered before its barrier.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+#ifndef FUTEX_32
+#define FUTEX_32 2
+#endif
+
+/* Polls of the condition before sleeping: a few microseconds, the length of a
+ * short critical section; longer only burns the CPU the holder needs. */
+#define SPIN_POLLS 100
+#define FALLBACK_POLL_NS 1000000L       /* 1 ms */
+#define ORPHAN_POLL_NS   1000000L       /* awaited registers with no owner (proxy pending) */
+
+struct waitv {                          /* struct futex_waitv of the kernel ABI */
+	uint64_t val;
+	uint64_t uaddr;
+	uint32_t flags;
+	uint32_t reserved;
+};
+
+static int have_waitv = 1;              /* cleared once if the kernel lacks it */
+
+void futex_wake_all(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void reg_publish(struct bakery_shm_reg *reg)
+{
+#ifdef BAKERY_NO_BARRIERS
+	CMM_STORE_SHARED(reg->seq, reg->seq + 1);
+#else
+	/* A full barrier (uatomic_add_return implies one before and after):
+	 * our register stores become visible before we load the waiter count
+	 * (store->load), pairing with the barrier a waiter puts between raising
+	 * the count and re-reading our registers: one of us sees the other. */
+	uatomic_add_return(&reg->seq, 1);
+#endif
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters)))
+		futex_wake_all(&reg->seq);
+}
+
+static void ts_add_ns(struct timespec *t, long ns)
+{
+	t->tv_nsec += ns;
+	while (t->tv_nsec >= 1000000000L) {
+		t->tv_nsec -= 1000000000L;
+		t->tv_sec++;
+	}
+}
+
+static int ts_cmp(const struct timespec *a, const struct timespec *b)
+{
+	if (a->tv_sec != b->tv_sec)
+		return a->tv_sec < b->tv_sec ? -1 : 1;
+	return (a->tv_nsec > b->tv_nsec) - (a->tv_nsec < b->tv_nsec);
+}
+
+static bool deadline_passed(const struct deadline *dl)
+{
+	struct timespec now;
+
+	if (dl->mode != WAIT_DEADLINE)
+		return dl->mode == WAIT_NONE;
+	clock_gettime(dl->clock, &now);
+	return ts_cmp(&now, &dl->at) >= 0;
+}
+
+/* The absolute time to sleep until: the deadline, capped at CAP_NS from now
+ * (0 = no cap).  Returns false when there is no limit at all. */
+static bool sleep_until(const struct deadline *dl, long cap_ns, clockid_t *clock,
+                        struct timespec *until)
+{
+	if (cap_ns) {
+		*clock = dl->mode == WAIT_DEADLINE ? dl->clock : CLOCK_MONOTONIC;
+		clock_gettime(*clock, until);
+		ts_add_ns(until, cap_ns);
+		if (dl->mode == WAIT_DEADLINE && ts_cmp(&dl->at, until) < 0)
+			*until = dl->at;
+		return true;
+	}
+	if (dl->mode == WAIT_DEADLINE) {
+		*clock = dl->clock;
+		*until = dl->at;
+		return true;
+	}
+	return false;
+}
+
+/* Sleep until one of the words differs from its value, a wake-up, or the time. */
+static void futex_sleep(struct waitv *w, unsigned n, const struct deadline *dl, long cap_ns)
+{
+	struct timespec until;
+	clockid_t clock = CLOCK_MONOTONIC;
+	bool timed;
+
+	if (have_waitv && n > 1) {
+		timed = sleep_until(dl, cap_ns, &clock, &until);
+		if (syscall(SYS_futex_waitv, w, n, 0, timed ? &until : NULL, clock) < 0 &&
+		    errno == ENOSYS)
+			uatomic_set(&have_waitv, 0);
+		else
+			return;
+		cap_ns = FALLBACK_POLL_NS;
+	}
+	/* one word: FUTEX_WAIT_BITSET takes an absolute time on either clock */
+	timed = sleep_until(dl, cap_ns, &clock, &until);
+	syscall(SYS_futex, (uint32_t *)(uintptr_t)w[0].uaddr,
+	        FUTEX_WAIT_BITSET | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0),
+	        (uint32_t)w[0].val, timed ? &until : NULL, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+/*
+ * Arm the liveness token of slot J for a wake-up on its owner's death.
+ * Returns the word value to sleep on, or 0 if there is no live owner to
+ * wait for (it died: recovered here; or the slot has no owner).
+ */
+static uint32_t token_arm(struct bakery *b, unsigned j)
+{
+	uint32_t *word = slot_token_word(b, j);
+
+	for (;;) {
+		uint32_t v = uatomic_read(word);
+
+		if (v & FUTEX_OWNER_DIED) {
+			slot_check(b, j);       /* proves and recovers */
+			return 0;
+		}
+		if (!(v & FUTEX_TID_MASK))
+			return 0;
+		if (v & FUTEX_WAITERS)
+			return v;
+		if (uatomic_cmpxchg(word, v, v | FUTEX_WAITERS) == v)
+			return v | FUTEX_WAITERS;
+	}
+}
+
+static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
+                        bool transient)
+{
+	struct bakery *b = p->b;
+	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
+
+	for (int i = 0; i < SPIN_POLLS; i++) {
+		if (cond(b, p->lock, j, arg))
+			return 0;
+		if (p->dl->mode == WAIT_NONE && !transient)
+			return EBUSY;
+		caa_cpu_relax();
+	}
+	if (p->dl->mode == WAIT_NONE)
+		return EBUSY;
+	for (;;) {
+		struct waitv w[3];
+		unsigned n = 0;
+		/* the futex values are read before the condition: a change
+		 * after this point makes the sleep return at once */
+		uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
+		uint32_t also = p->also ? CMM_LOAD_SHARED(*p->also) : 0;
+		bool orphan;
+
+		if (deadline_passed(p->dl))
+			return cond(b, p->lock, j, arg) ? 0 : ETIMEDOUT;
+		uatomic_inc(&r->waiters);
+		if (p->also_waiters)
+			uatomic_inc(p->also_waiters);
+		/* Our waiter count before our re-read of the registers
+		 * (store->load), pairing with reg_publish()'s barrier. */
+		cmm_smp_mb();
+		tok = token_arm(b, j);
+		orphan = !tok;
+		w[n++] = (struct waitv){ seq, (uintptr_t)&r->seq, FUTEX_32, 0 };
+		if (tok)
+			w[n++] = (struct waitv){ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 };
+		if (p->also)
+			w[n++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
+		if (!cond(b, p->lock, j, arg))
+			futex_sleep(w, n, p->dl, orphan ? ORPHAN_POLL_NS : 0);
+		if (p->also_waiters)
+			uatomic_dec(p->also_waiters);
+		uatomic_dec(&r->waiters);
+		if (cond(b, p->lock, j, arg))
+			return 0;
+	}
+}
+
+int await_slot(struct passage *p, unsigned j, await_fn cond, void *arg)
+{
+	return await_common(p, j, cond, arg, false);
+}
+
+int await_doorway(struct passage *p, unsigned j, await_fn cond)
+{
+	return await_common(p, j, cond, NULL, true);
+}

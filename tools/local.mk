@@ -1,0 +1,1 @@
+# rules for tools (see top Makefile.am)
