@@ -1,0 +1,1 @@
+# rules for tests/crash (included from the top Makefile.am)

@@ -1,0 +1,1 @@
+# rules for tests/fuzz (included from the top Makefile.am)

@@ -1,0 +1,1 @@
+# rules for tests/unit (included from the top Makefile.am)
