@@ -1,0 +1,1 @@
+# rules for tests/hostile (included from the top Makefile.am)

@@ -1,0 +1,258 @@
+#!/bin/sh
+# run-models.sh -- exhaustive SPIN verification of the libbakery models.
+#
+# Builds every configuration listed below in a temporary directory
+# (spin -a, cc, ./pan), runs it, and checks the outcome against the
+# expectation: 0 errors for the correct models, a violation OF THE EXPECTED
+# KIND for the must-fail ones.  One line per configuration, then a final
+# line "P passed, F failed".  Exit status: 0 if everything matched, 1 if not,
+# 77 (automake SKIP) if spin or a C compiler is missing.
+#
+# Usage:  run-models.sh [-k] [-j JOBS] [-l] [FILTER...]
+#   FILTER   run only the configurations whose name contains one of them
+#   -l       list the configurations and exit
+#   -k       keep the work directory (trails for failures: see its path)
+#   -j JOBS  parallel pan runs, 1 or 2 (default 2; env MODEL_JOBS)
+# Environment: srcdir (set by automake; top source dir or this directory),
+#   SPIN (default spin), CC (default cc, else gcc), TMPDIR.
+#
+# The models never need BITSTATE or COLLAPSE: every run is exhaustive.
+
+LC_ALL=C
+export LC_ALL
+
+# ---------------------------------------------------------------------------
+# the configurations
+#   name | model | spin -D flags | mode | expect
+# mode:   safety   = pan -DSAFETY: assertions + invalid end states (deadlock)
+#         liveness = spin -DLIVENESS, pan -a -f: the LTL starvation_free
+#                    property under weak fairness (assertions are checked too)
+# expect: pass | fail:KIND, KIND one of mutex fifo bound monitor liveness
+# ---------------------------------------------------------------------------
+configs() {
+cat <<'EOF'
+lamport N=2 crash=2 abort=2 safety             |lamport    |-DN=2 -DCRASHES=2 -DABORTS=2                 |safety  |pass
+lamport N=3 crash=1 abort=1 safety             |lamport    |-DN=3 -DCRASHES=1 -DABORTS=1                 |safety  |pass
+lamport N=2 crash=2 abort=2 liveness           |lamport    |-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0        |liveness|pass
+lamport N=3 crash=1 liveness                   |lamport    |-DN=3 -DCRASHES=1 -DFIFO=0                   |liveness|pass
+lamport N=3 abort=1 liveness                   |lamport    |-DN=3 -DABORTS=1 -DFIFO=0                    |liveness|pass
+lamport-early-reuse N=2 crash=1                |lamport    |-DN=2 -DCRASHES=1 -DEARLY_REUSE=1 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
+boulangerie N=2 crash=2 abort=2 safety         |boulangerie|-DN=2 -DCRASHES=2 -DABORTS=2                 |safety  |pass
+boulangerie N=3 crash=1 abort=1 safety         |boulangerie|-DN=3 -DCRASHES=1 -DABORTS=1                 |safety  |pass
+boulangerie N=2 crash=2 abort=2 liveness       |boulangerie|-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0        |liveness|pass
+boulangerie N=3 crash=1 liveness               |boulangerie|-DN=3 -DCRASHES=1 -DFIFO=0                   |liveness|pass
+boulangerie N=3 abort=1 liveness               |boulangerie|-DN=3 -DABORTS=1 -DFIFO=0                    |liveness|pass
+mixed(0=Bakery) N=3 crash=1 abort=1 safety     |boulangerie|-DN=3 -DLAMPORT_MASK=1 -DCRASHES=1 -DABORTS=1 |safety  |pass
+mixed(1=Bakery) N=3 crash=1 abort=1 safety     |boulangerie|-DN=3 -DLAMPORT_MASK=2 -DCRASHES=1 -DABORTS=1 |safety  |pass
+mixed(0=Bakery) N=2 crash=2 abort=2 liveness   |boulangerie|-DN=2 -DLAMPORT_MASK=1 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass
+mixed(1=Bakery) N=3 crash=1 liveness           |boulangerie|-DN=3 -DLAMPORT_MASK=2 -DCRASHES=1 -DFIFO=0   |liveness|pass
+black-white N=2 safety (number<=N)             |black_white|-DN=2                                        |safety  |pass
+black-white N=3 safety (number<=N)             |black_white|-DN=3                                        |safety  |pass
+black-white N=2 crash=2 abort=2 safety         |black_white|-DN=2 -DCRASHES=2 -DABORTS=2                 |safety  |pass
+black-white N=3 crash=1 safety                 |black_white|-DN=3 -DCRASHES=1                            |safety  |pass
+black-white N=3 abort=1 safety                 |black_white|-DN=3 -DABORTS=1                             |safety  |pass
+black-white N=2 crash=2 abort=2 liveness       |black_white|-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0        |liveness|pass
+black-white N=3 liveness                       |black_white|-DN=3 -DFIFO=0                               |liveness|pass
+black-white-bound-n N=2 crash=1                |black_white|-DN=2 -DCRASHES=1 -DBOUND=2                  |safety  |fail:bound
+black-white-bound-n N=2 abort=1                |black_white|-DN=2 -DABORTS=1 -DBOUND=2                   |safety  |fail:bound
+black-white-flip-color N=3 crash=1             |black_white|-DN=3 -DCRASHES=1 -DFLIP=1 -DBOUND=99 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
+jayanti N=2 crash=2 abort=2 safety             |jayanti    |-DN=2 -DCRASHES=2 -DABORTS=2                 |safety  |pass
+jayanti N=3 crash=1 abort=1 safety             |jayanti    |-DN=3 -DCRASHES=1 -DABORTS=1                 |safety  |pass
+jayanti N=3 crash=2 safety                     |jayanti    |-DN=3 -DCRASHES=2                            |safety  |pass
+jayanti N=2 crash=2 abort=2 liveness           |jayanti    |-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0 -DCLUSTER=0|liveness|pass
+jayanti N=3 crash=1 liveness                   |jayanti    |-DN=3 -DCRASHES=1 -DFIFO=0 -DCLUSTER=0       |liveness|pass
+jayanti N=3 abort=1 liveness                   |jayanti    |-DN=3 -DABORTS=1 -DFIFO=0 -DCLUSTER=0        |liveness|pass
+jayanti-misprint N=2                           |jayanti    |-DN=2 -DMISPRINT=1 -DCLUSTER=0 -DFIFO=0      |safety  |fail:mutex
+jayanti-misprint-fifo N=2                      |jayanti    |-DN=2 -DMISPRINT=1 -DCLUSTER=0               |safety  |fail:fifo
+jayanti-plain-reset N=2 crash=1                |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
+jayanti-plain-abort N=2 abort=1                |jayanti    |-DN=2 -DABORTS=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
+jayanti-x-then-reset N=2 crash=1               |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=2 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
+jayanti-keep-incs N=2 crash=2                  |jayanti    |-DN=2 -DCRASHES=2 -DKEEP_INCS=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
+EOF
+}
+
+# ---------------------------------------------------------------------------
+usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
+
+keep=0 list=0 jobs=${MODEL_JOBS:-2}
+while [ $# -gt 0 ]; do
+	case $1 in
+	-k) keep=1 ;;
+	-l) list=1 ;;
+	-j) shift; jobs=$1 ;;
+	-j*) jobs=${1#-j} ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; break ;;
+	-*) echo "run-models.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+	*) break ;;
+	esac
+	shift
+done
+case $jobs in 1|2) ;; *) jobs=2 ;; esac
+
+selected() {   # $1 = configuration name; the remaining args are filters
+	_n=$1; shift
+	[ $# -eq 0 ] && return 0
+	for _f in "$@"; do
+		case $_n in *"$_f"*) return 0 ;; esac
+	done
+	return 1
+}
+
+if [ $list = 1 ]; then
+	configs | while IFS='|' read -r name model defs mode expect; do
+		selected "$name" "$@" || continue
+		printf '%s  [%s.pml %s; %s; %s]\n' "$(echo $name)" $model "$(echo $defs)" $mode $expect
+	done
+	exit 0
+fi
+
+# where are the models?  automake's srcdir is the top source dir (this file
+# is tests/model/run-models.sh there); by hand it may be this directory.
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=${srcdir:-$here}
+modeldir=
+for d in "$srcdir/tests/model" "$srcdir" "$here"; do
+	if [ -f "$d/lamport.pml" ]; then modeldir=$(cd "$d" && pwd); break; fi
+done
+if [ -z "$modeldir" ]; then
+	echo "run-models.sh: cannot find the .pml files (srcdir=$srcdir)" >&2
+	exit 99
+fi
+
+# tools: skip (77) when missing
+SPIN=${SPIN:-spin}
+if ! command -v "$SPIN" >/dev/null 2>&1; then
+	echo "SKIP: spin not found (set SPIN=...)"
+	exit 77
+fi
+if [ -z "${CC:-}" ]; then
+	for c in cc gcc clang; do
+		if command -v $c >/dev/null 2>&1; then CC=$c; break; fi
+	done
+fi
+set -- $CC
+if [ -z "${CC:-}" ] || ! command -v "$1" >/dev/null 2>&1; then
+	echo "SKIP: no C compiler found (set CC=...)"
+	exit 77
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bakery-model.XXXXXX") || exit 99
+cleanup() { if [ $keep = 1 ]; then echo "work directory kept: $tmp"; else rm -rf "$tmp"; fi; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------------------
+# run one configuration in $tmp/cNN, leave its result line in $tmp/cNN.res
+# ---------------------------------------------------------------------------
+run_one() {   # idx name model defs mode expect
+	idx=$1 name=$2 model=$3 defs=$4 mode=$5 expect=$6
+	w=$tmp/c$idx
+	mkdir -p "$w" || return
+	cp "$modeldir/$model.pml" "$w/" || return
+	(
+	cd "$w" || exit 1
+	if [ $mode = liveness ]; then
+		sdefs="$defs -DLIVENESS" ccflags= panflags="-a -f"
+	else
+		sdefs=$defs ccflags=-DSAFETY panflags=
+	fi
+	echo "$SPIN $sdefs -a $model.pml" > how.txt
+	# shellcheck disable=SC2086
+	if ! $SPIN $sdefs -a $model.pml > spin.out 2>&1; then
+		echo "FAIL $name: spin -a failed: $(tail -n 1 spin.out)" > ../c$idx.res
+		exit 0
+	fi
+	# shellcheck disable=SC2086
+	if ! $CC -O2 -w $ccflags -o pan pan.c > cc.out 2>&1; then
+		echo "FAIL $name: cc failed: $(tail -n 1 cc.out)" > ../c$idx.res
+		exit 0
+	fi
+	# shellcheck disable=SC2086
+	./pan -m1000000 $panflags > pan.out 2>&1
+	errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' pan.out | tail -n 1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out | tail -n 1)
+	secs=$(sed -n 's/^pan: elapsed time \([0-9.e+]*\) seconds.*/\1/p' pan.out | tail -n 1)
+	[ -n "$secs" ] || secs=0
+	kind=
+	if grep -q 'acceptance cycle' pan.out; then kind=liveness
+	elif grep -q 'assertion violated (ncs==0)' pan.out; then kind=mutex
+	elif grep -q 'assertion violated (ahead\[i\]==0)' pan.out; then kind=fifo
+	elif grep -q 'assertion violated (num<=' pan.out; then kind=bound
+	elif grep -q 'assertion violated' pan.out; then kind=monitor
+	elif grep -q 'invalid end state' pan.out; then kind=deadlock
+	fi
+	trunc=
+	grep -q 'max search depth too small' pan.out && trunc=" (search depth too small: incomplete)"
+	what="$errors errors, $states states, ${secs}s"
+	if [ -z "$errors" ]; then
+		echo "FAIL $name: pan did not finish: $(tail -n 1 pan.out)" > ../c$idx.res
+	elif [ "$expect" = pass ]; then
+		if [ "$errors" = 0 ] && [ -z "$trunc" ]; then
+			echo "PASS $name: $what" > ../c$idx.res
+		else
+			echo "FAIL $name: $what${kind:+ ($kind)}$trunc [trail: cd $w && spin -t -p $sdefs $model.pml]" > ../c$idx.res
+		fi
+	else
+		want=${expect#fail:}
+		if [ "$errors" != 0 ] && [ "$kind" = "$want" ]; then
+			echo "PASS (expected failure) $name: $errors error ($kind violated), $states states, ${secs}s" > ../c$idx.res
+		else
+			echo "FAIL $name: expected a $want violation, got $what${kind:+ ($kind)}$trunc" > ../c$idx.res
+		fi
+	fi
+	rm -f pan pan.c pan.h pan.m pan.b pan.t pan.p   # keep outputs and trails
+	)
+}
+
+# ---------------------------------------------------------------------------
+# read the selected configurations, split them over $jobs lanes
+# ---------------------------------------------------------------------------
+i=0
+configs | while IFS='|' read -r name model defs mode expect; do
+	name=$(echo $name) model=$(echo $model) mode=$(echo $mode) expect=$(echo $expect)
+	selected "$name" "$@" || continue
+	i=$((i + 1))
+	idx=$(printf '%02d' $i)
+	printf '%s|%s|%s|%s|%s|%s\n' "$idx" "$name" "$model" "$(echo $defs)" "$mode" "$expect"
+done > "$tmp/list"
+
+if [ ! -s "$tmp/list" ]; then
+	echo "run-models.sh: no configuration matches" >&2
+	echo "0 passed, 0 failed"
+	exit 1
+fi
+
+start=$(date +%s)
+lane() {   # lane number: runs every $jobs-th configuration of the list
+	n=0
+	while IFS='|' read -r idx name model defs mode expect; do
+		n=$((n + 1))
+		[ $(( (n - 1) % jobs )) -eq "$1" ] || continue
+		run_one "$idx" "$name" "$model" "$defs" "$mode" "$expect"
+	done < "$tmp/list"
+}
+l=0
+while [ $l -lt "$jobs" ]; do
+	lane $l &
+	l=$((l + 1))
+done
+wait
+end=$(date +%s)
+
+passed=0 failed=0
+while IFS='|' read -r idx name model defs mode expect; do
+	if [ -f "$tmp/c$idx.res" ]; then
+		line=$(cat "$tmp/c$idx.res")
+	else
+		line="FAIL $name: no result"
+	fi
+	echo "$line"
+	case $line in
+	PASS*) passed=$((passed + 1)) ;;
+	*) failed=$((failed + 1)) ;;
+	esac
+done < "$tmp/list"
+echo "total wall time: $((end - start))s with $jobs parallel pan runs"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
