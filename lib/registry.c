@@ -417,21 +417,23 @@ void slot_release_self(struct bakery *b)
 	}
 }
 
-/* Does this thread hold any lock of B (through SLOT)? */
-static bool slot_holds_lock(struct bakery *b, unsigned slot)
+/* How many locks of B this thread holds (through SLOT). */
+static unsigned slot_locks_held(struct bakery *b, unsigned slot)
 {
+	unsigned n = 0;
+
 	for (unsigned l = 0; l < b->nlocks; l++)
-		if (CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL)
-			return true;
-	return false;
+		n += CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL;
+	return n;
 }
 
 /*
  * Thread exit.  A slot of a thread that still holds a lock is left as it is:
  * the token stays held, the kernel marks it owner-died when the thread is
- * gone, and survivors recover it (EOWNERDEAD for the next holder).  Its
- * mapping is then never unmapped by this process (the kernel walks the
- * token's memory at thread exit).
+ * gone, and survivors recover it (EOWNERDEAD for the next holder).  The
+ * process no longer holds those locks (bakery_close must not say EBUSY for
+ * them), and the mapping is never unmapped by this process: the kernel walks
+ * the token's memory at thread exit.
  */
 static void thread_exit(void *unused)
 {
@@ -440,13 +442,15 @@ static void thread_exit(void *unused)
 	tls_slots = NULL;
 	while (t) {
 		struct thread_slot *next = t->next;
-		if (slot_holds_lock(t->b, t->slot)) {
-			free(t);
+		unsigned held = slot_locks_held(t->b, t->slot);
+
+		if (held) {
+			uatomic_add(&t->b->held, -(long)held);
 		} else {
 			slot_give_back(t->b, t->slot);
 			mapping_put(t->b);
-			free(t);
 		}
+		free(t);
 		t = next;
 	}
 }
