@@ -45,15 +45,19 @@
 /* ------------------------------------------------------------- barriers -- */
 
 /*
- * bakery_mb(): a full barrier between a store to our registers and a later
- * load of someone else's (the store->load reordering x86-64 does perform).
- * The mutant build (BAKERY_NO_BARRIERS, `make check-mutants`) compiles it to a
- * compiler barrier only, to show the stress test catches its absence.
+ * store_mb(p, v): store v to the register *p, then a full barrier: the
+ * store->load points of the papers (a register write followed by reads of
+ * the others' registers, the reordering x86-64 does perform).  One locked
+ * exchange does both: uatomic_xchg implies a full barrier before and after,
+ * which also orders every earlier load and store before the store.  It is
+ * cheaper than a plain store and cmm_smp_mb() (mfence) on x86-64.
+ * The mutant build (BAKERY_NO_BARRIERS, `make check-mutants`) makes it a
+ * plain store, to show the stress test catches the missing barriers.
  */
 #ifdef BAKERY_NO_BARRIERS
-#define bakery_mb() cmm_barrier()
+#define store_mb(p, v) CMM_STORE_SHARED(*(p), (v))
 #else
-#define bakery_mb() cmm_smp_mb()
+#define store_mb(p, v) ((void)uatomic_xchg((p), (v)))
 #endif
 
 /*
@@ -63,7 +67,7 @@
  * stores are never reordered with a later store, so a compiler barrier is
  * enough there, and a full barrier everywhere else.
  */
-#if (defined(__x86_64__) || defined(__i386__)) || defined(BAKERY_NO_BARRIERS)
+#if defined(__x86_64__) || defined(__i386__) || defined(BAKERY_NO_BARRIERS)
 #define bakery_release() cmm_barrier()
 #else
 #define bakery_release() cmm_smp_mb()
@@ -177,8 +181,10 @@ struct bakery {
 	int fd;
 	/* lifetime: one reference for the user's handle, one per thread slot */
 	unsigned long refs;
-	unsigned long held;        /* locks of this region held by this process's threads */
 	int closed;
+	/* this process's threads' slots in the region (bakery_close's EBUSY) */
+	pthread_mutex_t recs_lock;
+	struct thread_slot *recs;
 	struct bakery *next;       /* all mappings of the process (for fork) */
 	char name[BAKERY_REGION_NAME_MAX + 2];
 };
@@ -214,12 +220,22 @@ BAKERY_HIDDEN int name_check(const char *name, size_t max);
 
 /* ------------------------------------------------------------ registry -- */
 
+/* A thread's slot in one region (thread-local records). */
+struct thread_slot {
+	struct bakery *b;
+	unsigned slot;
+	struct thread_slot *next;       /* the thread's records */
+	struct thread_slot *mnext;      /* the mapping's records (recs_lock) */
+};
+
 /* This thread's slot in B, claimed on first use. */
 BAKERY_HIDDEN int slot_self(struct bakery *b, unsigned *slot);
 /* This thread's slot in B if it has one (no claim): 0 or ENOENT. */
 BAKERY_HIDDEN int slot_self_peek(struct bakery *b, unsigned *slot);
 /* Release the calling thread's slot of B (bakery_close). */
 BAKERY_HIDDEN void slot_release_self(struct bakery *b);
+/* Does any thread of this process hold a lock of B? */
+BAKERY_HIDDEN bool mapping_holds_lock(struct bakery *b);
 
 enum liveness { SLOT_ALIVE, SLOT_GONE };
 /* Is the owner of SLOT alive?  A proven death is recovered on the spot, so
@@ -267,9 +283,17 @@ BAKERY_HIDDEN int await_slot(struct passage *p, unsigned j, await_fn cond, void 
  */
 BAKERY_HIDDEN int await_doorway(struct passage *p, unsigned j, await_fn cond);
 
-/* After changing REG: bump its futex word and wake sleepers.  Contains the
- * full barrier the writer needs between its register store and the load of
- * the waiter count (pairs with the barrier in await_slot). */
+/*
+ * reg_signal: after a register change made with store_mb(), wake the
+ * threads asleep on REG, if any registered before that barrier.  The futex
+ * word `seq` is bumped only then: a waiter reads seq before raising the
+ * waiter count and re-reads the registers after a barrier, so either we see
+ * its count (and bump seq, which fails its futex wait or wakes it) or it sees
+ * our change.  An uncontended release makes no system call and no extra
+ * atomic operation.
+ * reg_publish: the same after plain stores (slow paths: recovery, proxy).
+ */
+BAKERY_HIDDEN void reg_signal(struct bakery_shm_reg *reg);
 BAKERY_HIDDEN void reg_publish(struct bakery_shm_reg *reg);
 BAKERY_HIDDEN void futex_wake_all(uint32_t *word);
 

@@ -214,7 +214,6 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
 	CRASH_POINT("exit");
 	l->ops->exit(p);
-	uatomic_dec(&p->b->held);
 }
 
 static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
@@ -239,7 +238,6 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 	/* the algorithm's last step (Jayanti's X) is done: we are the holder */
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_CRITICAL);
 	CMM_STORE_SHARED(p.mine->acquisitions, p.mine->acquisitions + 1);
-	uatomic_inc(&p.b->held);
 	CRASH_POINT("critical");
 	/* the registers that let us in before the flags a recoverer set ahead
 	 * of clearing them (load->load; pairs with lock_note_dead_slot) */

@@ -153,6 +153,7 @@ static struct bakery *handle_new(const char *shm_name)
 		return NULL;
 	b->fd = -1;
 	b->refs = 1;
+	pthread_mutex_init(&b->recs_lock, NULL);
 	snprintf(b->name, sizeof(b->name), "%s", shm_name);
 	return b;
 }
@@ -396,7 +397,7 @@ int bakery_close(bakery_t *b)
 {
 	if (!b || b->closed)
 		return EINVAL;
-	if (uatomic_read(&b->held))
+	if (mapping_holds_lock(b))
 		return EBUSY;
 	slot_release_self(b);
 	b->closed = 1;

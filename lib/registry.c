@@ -30,13 +30,8 @@
 
 /* ----------------------------------------------------- per-thread state -- */
 
-struct thread_slot {
-	struct bakery *b;
-	unsigned slot;
-	struct thread_slot *next;
-};
-
-static __thread struct thread_slot *tls_slots;
+/* initial-exec: the lookup on every lock call is one %fs-relative load */
+static __thread struct thread_slot *tls_slots __attribute__((tls_model("initial-exec")));
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
@@ -60,15 +55,17 @@ static void atfork_child(void)
 	struct thread_slot *t = tls_slots;
 
 	pthread_mutex_init(&maps_lock, NULL);
+	for (struct bakery *b = maps; b; b = b->next) {
+		pthread_mutex_init(&b->recs_lock, NULL);
+		b->recs = NULL;         /* the parent's threads' slots */
+	}
 	tls_slots = NULL;
 	while (t) {
 		struct thread_slot *next = t->next;
-		t->b->refs--;
+		mapping_put(t->b);
 		free(t);
 		t = next;
 	}
-	for (struct bakery *b = maps; b; b = b->next)
-		b->held = 0;
 }
 
 static void tls_init(void)
@@ -344,6 +341,55 @@ static struct thread_slot *record_find(struct bakery *b)
 	return NULL;
 }
 
+/* How many locks of B this thread holds (through SLOT). */
+static unsigned slot_locks_held(struct bakery *b, unsigned slot)
+{
+	unsigned n = 0;
+
+	for (unsigned l = 0; l < b->nlocks; l++)
+		n += CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL;
+	return n;
+}
+
+static void record_link(struct thread_slot *t)
+{
+	pthread_mutex_lock(&t->b->recs_lock);
+	t->mnext = t->b->recs;
+	t->b->recs = t;
+	pthread_mutex_unlock(&t->b->recs_lock);
+}
+
+static void record_unlink(struct thread_slot *t)
+{
+	pthread_mutex_lock(&t->b->recs_lock);
+	for (struct thread_slot **pp = &t->b->recs; *pp; pp = &(*pp)->mnext)
+		if (*pp == t) {
+			*pp = t->mnext;
+			break;
+		}
+	pthread_mutex_unlock(&t->b->recs_lock);
+}
+
+bool mapping_holds_lock(struct bakery *b)
+{
+	bool held = false;
+
+	pthread_mutex_lock(&b->recs_lock);
+	for (struct thread_slot *t = b->recs; t && !held; t = t->mnext)
+		held = slot_locks_held(b, t->slot) > 0;
+	pthread_mutex_unlock(&b->recs_lock);
+	return held;
+}
+
+/* Unlink record T from the thread and the mapping, give its slot back. */
+static void record_release(struct thread_slot *t)
+{
+	record_unlink(t);
+	slot_give_back(t->b, t->slot);
+	mapping_put(t->b);
+	free(t);
+}
+
 /* Give back slots of mappings the user closed since we last looked. */
 static void records_prune_closed(void)
 {
@@ -351,11 +397,9 @@ static void records_prune_closed(void)
 
 	while (*pp) {
 		struct thread_slot *t = *pp;
-		if (CMM_LOAD_SHARED(t->b->closed) && !uatomic_read(&t->b->held)) {
+		if (CMM_LOAD_SHARED(t->b->closed) && !slot_locks_held(t->b, t->slot)) {
 			*pp = t->next;
-			slot_give_back(t->b, t->slot);
-			mapping_put(t->b);
-			free(t);
+			record_release(t);
 		} else {
 			pp = &t->next;
 		}
@@ -396,6 +440,7 @@ int slot_self(struct bakery *b, unsigned *slot)
 	}
 	t->b = b;
 	uatomic_inc(&b->refs);
+	record_link(t);
 	t->next = tls_slots;
 	tls_slots = t;
 	pthread_setspecific(tls_key, (void *)1);
@@ -409,22 +454,10 @@ void slot_release_self(struct bakery *b)
 		struct thread_slot *t = *pp;
 		if (t->b == b) {
 			*pp = t->next;
-			slot_give_back(b, t->slot);
-			mapping_put(b);
-			free(t);
+			record_release(t);
 			return;
 		}
 	}
-}
-
-/* How many locks of B this thread holds (through SLOT). */
-static unsigned slot_locks_held(struct bakery *b, unsigned slot)
-{
-	unsigned n = 0;
-
-	for (unsigned l = 0; l < b->nlocks; l++)
-		n += CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL;
-	return n;
 }
 
 /*
@@ -442,15 +475,13 @@ static void thread_exit(void *unused)
 	tls_slots = NULL;
 	while (t) {
 		struct thread_slot *next = t->next;
-		unsigned held = slot_locks_held(t->b, t->slot);
 
-		if (held) {
-			uatomic_add(&t->b->held, -(long)held);
+		if (slot_locks_held(t->b, t->slot)) {
+			record_unlink(t);       /* keeps its mapping reference */
+			free(t);
 		} else {
-			slot_give_back(t->b, t->slot);
-			mapping_put(t->b);
+			record_release(t);
 		}
-		free(t);
 		t = next;
 	}
 }

@@ -14,7 +14,9 @@
  * FALLBACK_POLL_NS and checks the owner's liveness on every wake-up.
  *
  * The waiter count makes an uncontended release free of system calls: the
- * writer wakes only if someone registered before its barrier.
+ * writer wakes only if someone registered before its barrier (reg_signal).
+ * In the mutant build (no barriers) wake-ups can be lost, so every sleep
+ * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
  */
 #include "config.h"
 
@@ -38,6 +40,11 @@
 #define SPIN_POLLS 100
 #define FALLBACK_POLL_NS 1000000L       /* 1 ms */
 #define ORPHAN_POLL_NS   1000000L       /* awaited registers with no owner (proxy pending) */
+#ifdef BAKERY_NO_BARRIERS
+#define SLEEP_CAP_NS FALLBACK_POLL_NS
+#else
+#define SLEEP_CAP_NS 0                  /* no cap: every change wakes us */
+#endif
 
 struct waitv {                          /* struct futex_waitv of the kernel ABI */
 	uint64_t val;
@@ -53,19 +60,21 @@ void futex_wake_all(uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+void reg_signal(struct bakery_shm_reg *reg)
+{
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters))) {
+		/* atomic: a recoverer or proxy finisher may signal the line too */
+		uatomic_inc(&reg->seq);
+		futex_wake_all(&reg->seq);
+	}
+}
+
 void reg_publish(struct bakery_shm_reg *reg)
 {
-#ifdef BAKERY_NO_BARRIERS
-	CMM_STORE_SHARED(reg->seq, reg->seq + 1);
-#else
-	/* A full barrier (uatomic_add_return implies one before and after):
-	 * our register stores become visible before we load the waiter count
-	 * (store->load), pairing with the barrier a waiter puts between raising
-	 * the count and re-reading our registers: one of us sees the other. */
-	uatomic_add_return(&reg->seq, 1);
-#endif
-	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters)))
-		futex_wake_all(&reg->seq);
+	/* our plain register stores before the load of the waiter count
+	 * (store->load), pairing with the waiter's barrier in await_common */
+	cmm_smp_mb();
+	reg_signal(reg);
 }
 
 static void ts_add_ns(struct timespec *t, long ns)
@@ -193,7 +202,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		if (p->also_waiters)
 			uatomic_inc(p->also_waiters);
 		/* Our waiter count before our re-read of the registers
-		 * (store->load), pairing with reg_publish()'s barrier. */
+		 * (store->load), pairing with the writer's store_mb(). */
 		cmm_smp_mb();
 		tok = token_arm(b, j);
 		orphan = !tok;
@@ -203,7 +212,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		if (p->also)
 			w[n++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
 		if (!cond(b, p->lock, j, arg))
-			futex_sleep(w, n, p->dl, orphan ? ORPHAN_POLL_NS : 0);
+			futex_sleep(w, n, p->dl, orphan ? ORPHAN_POLL_NS : SLEEP_CAP_NS);
 		if (p->also_waiters)
 			uatomic_dec(p->also_waiters);
 		uatomic_dec(&r->waiters);

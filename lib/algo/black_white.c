@@ -59,10 +59,9 @@ static void bw_doorway(struct passage *p)
 	unsigned mycolor;
 	uint64_t max = 0;
 
-	CMM_STORE_SHARED(me->choosing, 1);                       /* line 2 */
-	/* Forbids loading color and the tickets before choosing[i] = 1 is
-	 * visible (store->load), as in Lamport's doorway. */
-	bakery_mb();
+	/* line 2, then a full barrier: forbids loading color and the tickets
+	 * before choosing[i] = 1 is visible (store->load), as in Lamport's */
+	store_mb(&me->choosing, 1);
 	CRASH_POINT("doorway");
 	mycolor = shared_color(p->b, p->lock);                    /* line 4 */
 	for_each_other(p, j, bound) {                             /* lines 3, 5 */
@@ -74,10 +73,10 @@ static void bw_doorway(struct passage *p)
 		max = NUMBER_LIMIT - 1;
 	BAKERY_ASSERT(max + 1 <= p->b->nslots || lock_faulted(p->b, p->lock));
 	CMM_STORE_SHARED(me->number, ticket(mycolor, max + 1));  /* line 5 */
-	cmm_smp_wmb();  /* store->store: the ticket before choosing = 0 */
-	CMM_STORE_SHARED(me->choosing, 0);                        /* line 6 */
-	/* full barrier: the ticket visible before the loads of line 7 on */
-	reg_publish(me);
+	/* line 6, fenced on both sides: the ticket before choosing = 0
+	 * (store->store), both before the loads of line 7 on (store->load) */
+	store_mb(&me->choosing, 0);
+	reg_signal(me);
 }
 
 struct bw_wait {
@@ -108,8 +107,8 @@ static void bw_abort(struct passage *p)
 {
 	/* number := 0; the colour bit stays untouched */
 	count_abort(p);
-	CMM_STORE_SHARED(p->mine->number, ticket(t_color(p->mine->number), 0));
-	reg_publish(p->mine);
+	store_mb(&p->mine->number, ticket(t_color(p->mine->number), 0));
+	reg_signal(p->mine);
 }
 
 static int bw_wait(struct passage *p)
@@ -141,15 +140,15 @@ static void bw_exit(struct passage *p)
 	unsigned mycolor = t_color(CMM_LOAD_SHARED(p->mine->number));
 	uint32_t word = CMM_LOAD_SHARED(e->bw_color);
 
+	/* every access of the critical section before the colour write */
 	bakery_release();
 	/* line 15: color := the other colour; one writer at a time (the holder) */
 	CMM_STORE_SHARED(e->bw_color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
-	/* store->store: the paper stresses lines 15 and 16 must stay in order */
-	cmm_smp_wmb();
-	CMM_STORE_SHARED(p->mine->number, ticket(mycolor, 0));   /* line 16 */
-	reg_publish(p->mine);
-	/* reg_publish's full barrier also orders the colour store before this
-	 * load of the colour word's sleepers */
+	/* line 16, fenced on both sides: after the colour (store->store, the
+	 * paper stresses lines 15 and 16 must stay in order), and both before
+	 * the loads of the waiter counts (store->load) */
+	store_mb(&p->mine->number, ticket(mycolor, 0));
+	reg_signal(p->mine);
 	if (CMM_LOAD_SHARED(e->bw_waiters))
 		futex_wake_all(&e->bw_color);
 }

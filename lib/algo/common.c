@@ -17,11 +17,11 @@ void number_doorway(struct passage *p)
 	struct bakery_shm_reg *me = p->mine;
 	uint64_t max = 0;
 
-	CMM_STORE_SHARED(me->choosing, 1);                  /* choosing[i] := true */
-	/* Forbids loading number[j] before choosing[i] = 1 is visible
-	 * (store->load): j could then read choosing[i] = 0, number[i] = 0,
-	 * enter, while we pick a number from stale values below its own. */
-	bakery_mb();
+	/* choosing[i] := true, then a full barrier.  Forbids loading number[j]
+	 * before choosing[i] = 1 is visible (store->load): j could read
+	 * choosing[i] = 0, number[i] = 0 and enter while we pick a number from
+	 * stale values below its own. */
+	store_mb(&me->choosing, 1);
 	CRASH_POINT("doorway");
 	for_each_other(p, j, bound) {                       /* max(number[1..n]) */
 		uint64_t n = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
@@ -31,21 +31,21 @@ void number_doorway(struct passage *p)
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
 	CMM_STORE_SHARED(me->number, max + 1);               /* number[i] := 1 + max */
-	/* store->store: number before choosing = 0 (x86 keeps it; others not) */
-	cmm_smp_wmb();
-	CMM_STORE_SHARED(me->choosing, 0);                  /* choosing[i] := false */
-	/* Full barrier inside: number[i] and choosing[i] = 0 visible before we
-	 * load anyone's choosing/number in the waiting loop (store->load), and
-	 * before we look for sleepers to wake. */
-	reg_publish(me);
+	/* choosing[i] := false, with a full barrier before and after: number
+	 * before choosing = 0 (store->store: a waiter passing choosing[i] = 0
+	 * must read the new number), and both before we load anyone's
+	 * choosing/number in the waiting loop or the waiter count (store->load). */
+	store_mb(&me->choosing, 0);
+	reg_signal(me);
 }
 
 void number_exit(struct passage *p)
 {
-	/* every access of the critical section before number[i] := 0 */
-	bakery_release();
-	CMM_STORE_SHARED(p->mine->number, 0);               /* number[i] := 0 */
-	reg_publish(p->mine);
+	/* number[i] := 0.  The barrier before it keeps every access of the
+	 * critical section before the store that lets the next holder in; the
+	 * one after orders it before the load of the waiter count. */
+	store_mb(&p->mine->number, 0);
+	reg_signal(p->mine);
 }
 
 void number_abort(struct passage *p)
@@ -53,8 +53,8 @@ void number_abort(struct passage *p)
 	/* leaving the waiting room: choosing is already 0; number := 0 is the
 	 * abort the model checker shows safe (DESIGN part B) */
 	count_abort(p);
-	CMM_STORE_SHARED(p->mine->number, 0);
-	reg_publish(p->mine);
+	store_mb(&p->mine->number, 0);
+	reg_signal(p->mine);
 }
 
 unsigned plain_reset(struct bakery *b, unsigned lock, unsigned slot)

@@ -84,10 +84,9 @@ static void jay_doorway(struct passage *p)
 	unsigned m = modulus(b), x, best, tok, count = 0;
 	uint16_t seen[BAKERY_MAX_SLOTS];
 
-	CMM_STORE_SHARED(p->mine->choosing, 1);                 /* line 1: gettoken := true */
-	/* Forbids loading the tokens and X before gettoken = 1 is visible
-	 * (store->load), as in Lamport's doorway. */
-	bakery_mb();
+	/* line 1: gettoken := true, then a full barrier: forbids loading the
+	 * tokens and X before gettoken = 1 is visible (store->load) */
+	store_mb(&p->mine->choosing, 1);
 	CRASH_POINT("doorway");
 	for_each_other(p, j, bound) {                           /* line 2: S := {token_j} */
 		unsigned t = token_read(b, reg_of(b, p->lock, j));
@@ -106,10 +105,10 @@ static void jay_doorway(struct passage *p)
 	BAKERY_ASSERT(tok <= 2 * b->nslots - 2);
 	CMM_STORE_SHARED(p->mine->number, (uint64_t)tok + 1);   /* token_i := ... */
 	CRASH_POINT("doorway-token");
-	cmm_smp_wmb();  /* store->store: the token before gettoken = false */
-	CMM_STORE_SHARED(p->mine->choosing, 0);                 /* line 5 */
-	/* full barrier: the token visible before the loads of lines 6-7 */
-	reg_publish(p->mine);
+	/* line 5, fenced on both sides: the token before gettoken = false
+	 * (store->store), both before the loads of lines 6-7 (store->load) */
+	store_mb(&p->mine->choosing, 0);
+	reg_signal(p->mine);
 }
 
 /* --------------------------------------------------------------- proxy -- */
@@ -342,9 +341,10 @@ static int jay_wait(struct passage *p)
 
 static void jay_exit(struct passage *p)
 {
-	bakery_release();
-	CMM_STORE_SHARED(p->mine->number, 0);                   /* line 10: token_i := -1 */
-	reg_publish(p->mine);
+	/* line 10: token_i := -1, fenced: the critical section before it, the
+	 * waiter-count load after it */
+	store_mb(&p->mine->number, 0);
+	reg_signal(p->mine);
 }
 
 /* A previous passage of ours that was abandoned must be complete first. */
