@@ -140,11 +140,19 @@ static bool lock_entry_ready(struct bakery *b, unsigned lock, const struct algo_
 	return true;
 }
 
+/* Only entries in use have registers anyone wrote: testing the lock table
+ * first keeps a per-slot sweep from touching (and faulting in) one register
+ * page per lock of the region. */
+static inline bool lock_in_use(struct bakery *b, unsigned lock)
+{
+	return CMM_LOAD_SHARED(b->locks[lock].state) == LOCK_READY;
+}
+
 /* Is a Jayanti passage of SLOT still to be completed in some lock? */
 static bool slot_proxies_pending(struct bakery *b, unsigned slot)
 {
 	for (unsigned l = 0; l < b->nlocks; l++)
-		if (CMM_LOAD_SHARED(reg_of(b, l, slot)->proxy))
+		if (lock_in_use(b, l) && CMM_LOAD_SHARED(reg_of(b, l, slot)->proxy))
 			return true;
 	return false;
 }
@@ -171,7 +179,7 @@ static bool slot_drive_proxies(struct bakery *b, unsigned slot, unsigned helper)
 	const struct algo_ops *ops;
 
 	for (unsigned l = 0; l < b->nlocks; l++)
-		if (CMM_LOAD_SHARED(reg_of(b, l, slot)->proxy) && lock_entry_ready(b, l, &ops)
+		if (lock_entry_ready(b, l, &ops) && CMM_LOAD_SHARED(reg_of(b, l, slot)->proxy)
 		    && ops->settle)
 			done &= ops->settle(b, l, slot, helper);
 	return done;
@@ -191,7 +199,7 @@ static void slot_clear(struct bakery *b, unsigned slot, bool dead)
 	for (unsigned l = 0; l < b->nlocks; l++) {
 		struct bakery_shm_reg *r = reg_of(b, l, slot);
 
-		if (!CMM_LOAD_SHARED(r->joined) || !lock_entry_ready(b, l, &ops))
+		if (!lock_entry_ready(b, l, &ops) || !CMM_LOAD_SHARED(r->joined))
 			continue;
 		if (dead)
 			lock_note_dead_slot(b, l, slot);
@@ -347,7 +355,8 @@ static unsigned slot_locks_held(struct bakery *b, unsigned slot)
 	unsigned n = 0;
 
 	for (unsigned l = 0; l < b->nlocks; l++)
-		n += CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL;
+		n += lock_in_use(b, l) &&
+		     CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL;
 	return n;
 }
 
