@@ -1,0 +1,80 @@
+/*
+ * cli.h - what the parts of the `bakery` command-line tool share: exit
+ * codes, error reporting, option parsing and opening a region.
+ *
+ * The tool reads regions only through the public API (bakery.h), like any
+ * other program would.
+ */
+#ifndef BAKERY_CLI_H
+#define BAKERY_CLI_H
+
+#include <stdbool.h>
+
+#include <bakery.h>
+
+/* Exit codes; docs/bakery.1 (EXIT STATUS) lists the same. */
+#define EXIT_FAIL         1    /* an operation failed                           */
+#define EXIT_USAGE        2    /* bad command line                              */
+#define EXIT_RUN_TIMEOUT  75   /* run: --timeout expired (EX_TEMPFAIL)          */
+#define EXIT_RUN_FAIL     125  /* run: bakery itself failed, command not run    */
+#define EXIT_RUN_NOEXEC   126  /* run: the command could not be executed        */
+#define EXIT_RUN_NOTFOUND 127  /* run: the command was not found                */
+
+/* The subcommand being run, for messages: "bakery: CMD WHAT: message". */
+struct cli {
+	const char *cmd;           /* "status", "run", ...                        */
+	const char *usage;         /* its synopsis, for --help and usage errors   */
+	char what[256];            /* the region (and lock) it works on, or ""    */
+	int fail_code;             /* exit code for a failed operation            */
+	int usage_code;            /* exit code for a bad command line            */
+};
+
+/* One option of a subcommand: "--NAME VALUE", "--NAME=VALUE" or "--NAME". */
+struct cli_opt {
+	const char *name;
+	const char **value;        /* takes a value, stored here                  */
+	bool *flag;                /* or takes none and sets this                 */
+};
+
+/* The command line of a subcommand once parsed. */
+struct cli_args {
+	const char *pos[2];        /* positional arguments, in order              */
+	int npos;
+	char **rest;               /* run: the command and its arguments, or NULL */
+	int nrest;
+};
+
+/* Print "bakery: CMD WHAT: message" on stderr and return C->fail_code. */
+int cli_fail(const struct cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The same for an error of bakery_open() or bakery_unlink(), in words
+ * about regions ("no such region"). */
+int cli_fail_err(const struct cli *c, int err);
+/* A bad command line: one line on stderr, returns C->usage_code. */
+int cli_usage_error(const struct cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Parse ARGV (after the subcommand's name) into options OPTS (ended by a
+ * {NULL} entry) and at most MAXPOS positional arguments.  With WANT_REST,
+ * everything after "--", or from the first argument past MAXPOS positional
+ * ones, is the command of `bakery run`.  Returns 0, -1 if --help was asked
+ * (the usage is printed), or an exit code after a usage error.
+ */
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+              int maxpos, bool want_rest, struct cli_args *out);
+
+/* Parse a decimal count in [MIN, MAX]; false if it is not one. */
+bool cli_parse_count(const char *s, unsigned min, unsigned max, unsigned *out);
+
+/* Set C->what to the region as the library names it ("/name"), plus " LOCK". */
+void cli_set_what(struct cli *c, const char *region, const char *lock);
+
+/* bakery_open() with a message on failure: 0 or an exit code. */
+int cli_open(const struct cli *c, const char *region, unsigned flags,
+             const struct bakery_config *cfg, bakery_t **out);
+
+int cmd_status(struct cli *c, int argc, char **argv);
+int cmd_run(struct cli *c, int argc, char **argv);
+
+#endif /* BAKERY_CLI_H */

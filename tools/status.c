@@ -1,0 +1,321 @@
+/*
+ * status.c - `bakery status REGION [--json]`: the region's header, the slots
+ * in use and the locks, as a table or as JSON.
+ *
+ * Everything comes from the introspection calls of bakery.h.  The values
+ * are a snapshot that may be stale as soon as it is printed: participants
+ * keep running while we read.  Lock names come from shared memory, which
+ * any participant can scribble on, so they are escaped on the way out and
+ * never trusted to be printable.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+struct snapshot {
+	struct bakery_region_info region;
+	struct bakery_lock_info *locks;   /* the region's lock table, entries in use */
+	unsigned nlocks;
+	struct bakery_slot_info *slots;   /* slots that are not free */
+	unsigned nslots;
+};
+
+/* ------------------------------------------------------------ snapshot -- */
+
+static int snapshot_locks(bakery_t *b, struct snapshot *s)
+{
+	s->locks = calloc(s->region.locks ? s->region.locks : 1, sizeof(*s->locks));
+	if (!s->locks)
+		return ENOMEM;
+	for (unsigned i = 0; i < s->region.locks; i++) {
+		int err = bakery_lock_info(b, i, &s->locks[s->nlocks]);
+
+		if (err == 0)
+			s->nlocks++;
+		else if (err != ENOENT)
+			return err;
+	}
+	return 0;
+}
+
+static int snapshot_slots(bakery_t *b, struct snapshot *s)
+{
+	s->slots = calloc(s->region.slots ? s->region.slots : 1, sizeof(*s->slots));
+	if (!s->slots)
+		return ENOMEM;
+	for (unsigned i = 0; i < s->region.slots; i++) {
+		struct bakery_slot_info *si = &s->slots[s->nslots];
+		int err = bakery_slot_info(b, i, si);
+
+		if (err)
+			return err;
+		if (si->state != BAKERY_SLOT_FREE)
+			s->nslots++;
+	}
+	return 0;
+}
+
+static int snapshot_take(bakery_t *b, struct snapshot *s)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if ((err = bakery_region_info(b, &s->region)))
+		return err;
+	if ((err = snapshot_locks(b, s)))
+		return err;
+	return snapshot_slots(b, s);
+}
+
+static void snapshot_free(struct snapshot *s)
+{
+	free(s->locks);
+	free(s->slots);
+}
+
+/* The lock at table index INDEX, or NULL. */
+static const struct bakery_lock_info *lock_at(const struct snapshot *s, int index)
+{
+	for (unsigned i = 0; i < s->nlocks; i++)
+		if ((int)s->locks[i].index == index)
+			return &s->locks[i];
+	return NULL;
+}
+
+/* ----------------------------------------------------------------- words -- */
+
+static const char *pass_name(enum bakery_pass_state p)
+{
+	switch (p) {
+	case BAKERY_PASS_IDLE:     return "idle";
+	case BAKERY_PASS_DOORWAY:  return "doorway";
+	case BAKERY_PASS_WAITING:  return "waiting";
+	case BAKERY_PASS_CRITICAL: return "critical";
+	}
+	return "unknown";
+}
+
+static const char *owner_word(const struct bakery_slot_info *si)
+{
+	if (si->state == BAKERY_SLOT_RECOVERING)
+		return "recovering";
+	return si->alive > 0 ? "alive" : si->alive == 0 ? "dead" : "unknown";
+}
+
+static const char *lock_state_word(const struct bakery_lock_info *li)
+{
+	if (li->not_recoverable)
+		return "not-recoverable";
+	return li->owner_dead ? "owner-died" : "ok";
+}
+
+static const char *algo_word(enum bakery_algo a)
+{
+	const char *n = bakery_algo_name(a);
+
+	return n && a != BAKERY_ALGO_DEFAULT ? n : "unknown";
+}
+
+/* The name with anything unprintable shown as '?', into BUF. */
+static const char *printable(const char *name, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < size; i++)
+		buf[i] = (name[i] >= 0x20 && name[i] <= 0x7e) ? name[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
+/* ----------------------------------------------------------------- table -- */
+
+static void human_header(const struct snapshot *s, const char *region)
+{
+	const struct bakery_region_info *r = &s->region;
+	time_t t = (time_t)(r->created_ns / 1000000000u);
+	char when[64] = "?";
+	struct tm tm;
+
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
+	printf("region %s: layout version %u, %llu bytes, mode %04o\n", region, r->version,
+	       (unsigned long long)r->size, (unsigned)r->mode);
+	printf("created %s by pid %ld, uid %lu\n", when, (long)r->creator_pid,
+	       (unsigned long)r->creator_uid);
+	printf("slots: %u of %u in use; locks: %u of %u in use\n", r->slots_used, r->slots,
+	       r->locks_used, r->locks);
+}
+
+static void human_slots(const struct snapshot *s)
+{
+	char buf[BAKERY_LOCK_NAME_MAX + 1];
+
+	if (!s->nslots) {
+		printf("\nno slots in use\n");
+		return;
+	}
+	printf("\n%5s  %-8s %-8s %-10s %-9s %s\n", "SLOT", "PID", "TID", "OWNER", "STATE", "LOCK");
+	for (unsigned i = 0; i < s->nslots; i++) {
+		const struct bakery_slot_info *si = &s->slots[i];
+		const struct bakery_lock_info *li = lock_at(s, si->lock);
+
+		printf("%5u  %-8ld %-8ld %-10s %-9s %s\n", si->index, (long)si->pid, (long)si->tid,
+		       owner_word(si), pass_name(si->pass),
+		       li ? printable(li->name, buf, sizeof(buf)) : "-");
+	}
+}
+
+static void human_locks(const struct snapshot *s)
+{
+	char buf[BAKERY_LOCK_NAME_MAX + 1], holder[16];
+	int w = 4;
+
+	if (!s->nlocks) {
+		printf("\nno locks\n");
+		return;
+	}
+	for (unsigned i = 0; i < s->nlocks; i++)
+		if ((int)strlen(s->locks[i].name) > w)
+			w = (int)strlen(s->locks[i].name);
+	printf("\n%-*s  %-11s %6s %7s %12s %12s %10s %12s %6s  %s\n", w, "LOCK", "ALGORITHM",
+	       "HOLDER", "WAITERS", "PARTICIPANTS", "ACQUISITIONS", "RECOVERIES", "OWNER-DEATHS",
+	       "ABORTS", "STATE");
+	for (unsigned i = 0; i < s->nlocks; i++) {
+		const struct bakery_lock_info *li = &s->locks[i];
+
+		snprintf(holder, sizeof(holder), li->holder < 0 ? "-" : "%d", li->holder);
+		printf("%-*s  %-11s %6s %7u %12u %12llu %10llu %12llu %6llu  %s\n", w,
+		       printable(li->name, buf, sizeof(buf)), algo_word(li->algo), holder,
+		       li->waiters, li->participants, (unsigned long long)li->acquisitions,
+		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
+		       (unsigned long long)li->aborts, lock_state_word(li));
+	}
+}
+
+/* ------------------------------------------------------------------ JSON -- */
+
+/* A JSON string: quotes, backslashes and every byte outside printable
+ * ASCII escaped, so the output is valid whatever the region holds. */
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch > 0x7e)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void json_header(const struct snapshot *s, const char *region)
+{
+	const struct bakery_region_info *r = &s->region;
+	time_t t = (time_t)(r->created_ns / 1000000000u);
+	char when[64] = "";
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("{\n  \"region\": ");
+	json_string(region);
+	printf(",\n  \"version\": %u,\n  \"size\": %llu,\n  \"mode\": \"%04o\",\n", r->version,
+	       (unsigned long long)r->size, (unsigned)r->mode);
+	printf("  \"creator_pid\": %ld,\n  \"creator_uid\": %lu,\n", (long)r->creator_pid,
+	       (unsigned long)r->creator_uid);
+	printf("  \"created_ns\": %llu,\n  \"created\": \"%s\",\n",
+	       (unsigned long long)r->created_ns, when);
+	printf("  \"slots_capacity\": %u,\n  \"slots_used\": %u,\n", r->slots, r->slots_used);
+	printf("  \"locks_capacity\": %u,\n  \"locks_used\": %u,\n", r->locks, r->locks_used);
+}
+
+static void json_slot(const struct snapshot *s, const struct bakery_slot_info *si)
+{
+	const struct bakery_lock_info *li = lock_at(s, si->lock);
+
+	printf("    {\"index\": %u, \"state\": \"%s\", \"alive\": %s, ", si->index,
+	       si->state == BAKERY_SLOT_RECOVERING ? "recovering" : "active",
+	       si->alive > 0 ? "true" : si->alive == 0 ? "false" : "null");
+	printf("\"pid\": %ld, \"tid\": %ld, \"start_time\": %llu, \"pass\": \"%s\", \"lock\": ",
+	       (long)si->pid, (long)si->tid, (unsigned long long)si->start_time,
+	       pass_name(si->pass));
+	if (li)
+		json_string(li->name);
+	else
+		printf("null");
+	printf(", \"lock_index\": %d}", si->lock);
+}
+
+static void json_lock(const struct bakery_lock_info *li)
+{
+	printf("    {\"index\": %u, \"name\": ", li->index);
+	json_string(li->name);
+	printf(", \"algorithm\": \"%s\", \"holder\": ", algo_word(li->algo));
+	if (li->holder < 0)
+		printf("null");
+	else
+		printf("%d", li->holder);
+	printf(", \"waiters\": %u, \"participants\": %u, \"acquisitions\": %llu, ", li->waiters,
+	       li->participants, (unsigned long long)li->acquisitions);
+	printf("\"recoveries\": %llu, \"owner_deaths\": %llu, \"aborts\": %llu, ",
+	       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
+	       (unsigned long long)li->aborts);
+	printf("\"owner_dead\": %s, \"not_recoverable\": %s, \"state\": \"%s\"}",
+	       li->owner_dead ? "true" : "false", li->not_recoverable ? "true" : "false",
+	       lock_state_word(li));
+}
+
+static void json_print(const struct snapshot *s, const char *region)
+{
+	json_header(s, region);
+	printf("  \"slots\": [");
+	for (unsigned i = 0; i < s->nslots; i++) {
+		printf("%s\n", i ? "," : "");
+		json_slot(s, &s->slots[i]);
+	}
+	printf("%s],\n  \"locks\": [", s->nslots ? "\n  " : "");
+	for (unsigned i = 0; i < s->nlocks; i++) {
+		printf("%s\n", i ? "," : "");
+		json_lock(&s->locks[i]);
+	}
+	printf("%s]\n}\n", s->nlocks ? "\n  " : "");
+}
+
+/* ------------------------------------------------------------ subcommand -- */
+
+int cmd_status(struct cli *c, int argc, char **argv)
+{
+	bool json = false;
+	const struct cli_opt opts[] = { { "json", NULL, &json }, { NULL, NULL, NULL } };
+	struct snapshot snap;
+	struct cli_args a;
+	bakery_t *b;
+	int err;
+
+	if ((err = cli_parse(c, argc, argv, opts, 1, false, &a)))
+		return err < 0 ? 0 : err;
+	cli_set_what(c, a.pos[0], NULL);
+	if ((err = cli_open(c, a.pos[0], 0, NULL, &b)))
+		return err;
+	err = snapshot_take(b, &snap);
+	bakery_close(b);
+	if (!err && json) {
+		json_print(&snap, c->what);
+	} else if (!err) {
+		human_header(&snap, c->what);
+		human_slots(&snap);
+		human_locks(&snap);
+	}
+	snapshot_free(&snap);
+	return err ? cli_fail(c, "%s", bakery_strerror(err)) : 0;
+}
