@@ -102,8 +102,13 @@ static void jay_doorway(struct passage *p)
 			best = shift(b, seen[k], x);
 	tok = (best + x + m - (b->nslots - 1)) % m;             /* shift back */
 	tok = (tok + 1) % m;                                    /* (+) 1 */
-	BAKERY_ASSERT(tok <= 2 * b->nslots - 2);
 	CMM_STORE_SHARED(p->mine->number, (uint64_t)tok + 1);   /* token_i := ... */
+	/* Theorem 1: while a token is held, X <= token <= X + n (X never
+	 * decreases, and nobody passes us to move X beyond our token).  The
+	 * modular form is what the code relies on; proxy completion after a
+	 * crash or abort is checked by the model, not by this bound. */
+	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(e->jay_x) % m) % m <= b->nslots ||
+	              lock_faulted(b, p->lock));
 	CRASH_POINT("doorway-token");
 	/* line 5, fenced on both sides: the token before gettoken = false
 	 * (store->store), both before the loads of lines 6-7 (store->load) */

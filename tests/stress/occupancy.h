@@ -9,7 +9,9 @@
  *   counter    - incremented with a plain read, pause, write: overlapping
  *                holders lose updates, so counter != total acquisitions
  *                shows an overlap even if the swaps raced by luck;
- *   violations - overlaps seen by the swaps.
+ *   violations - overlaps seen by the swaps;
+ *   entries    - critical sections entered (atomic, never loses one);
+ *   arrived    - participants at the start line (occupancy_start_line()).
  */
 #ifndef BAKERY_TEST_OCCUPANCY_H
 #define BAKERY_TEST_OCCUPANCY_H
@@ -17,11 +19,16 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <urcu/arch.h>
 #include <urcu/system.h>
 #include <urcu/uatomic.h>
+
+/* Relaxation pauses between the counter's read and its write by default:
+ * long enough that two overlapping holders interleave. */
+#define OCCUPANCY_PAUSE 20
 
 struct occupancy {
 	int32_t inside;
@@ -29,7 +36,13 @@ struct occupancy {
 	uint64_t counter;
 	uint64_t violations;
 	uint64_t entries;
+	uint64_t arrived;
 };
+
+static inline void occupancy_name(const char *region, char *name, size_t size)
+{
+	snprintf(name, size, "/%s-occ", region[0] == '/' ? region + 1 : region);
+}
 
 static inline struct occupancy *occupancy_map(const char *region)
 {
@@ -37,10 +50,12 @@ static inline struct occupancy *occupancy_map(const char *region)
 	void *p;
 	int fd;
 
-	snprintf(name, sizeof(name), "/%s-occ", region[0] == '/' ? region + 1 : region);
+	occupancy_name(region, name, sizeof(name));
 	fd = shm_open(name, O_RDWR | O_CREAT, 0600);
 	if (fd < 0 || ftruncate(fd, sizeof(struct occupancy)) < 0) {
 		perror("occupancy");
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	p = mmap(NULL, sizeof(struct occupancy), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -52,12 +67,13 @@ static inline void occupancy_unlink(const char *region)
 {
 	char name[300];
 
-	snprintf(name, sizeof(name), "/%s-occ", region[0] == '/' ? region + 1 : region);
+	occupancy_name(region, name, sizeof(name));
 	shm_unlink(name);
 }
 
-/* The critical section's body: enter, work, leave, checking all the way. */
-static inline void occupancy_enter(struct occupancy *occ)
+/* The critical section's body with PAUSE relaxations between the counter's
+ * read and write: enter, work, leave, checking all the way. */
+static inline void occupancy_enter_pause(struct occupancy *occ, unsigned pause)
 {
 	int32_t me = (int32_t)getpid();
 	uint64_t c;
@@ -65,12 +81,36 @@ static inline void occupancy_enter(struct occupancy *occ)
 	if (uatomic_xchg(&occ->inside, me) != 0)
 		uatomic_inc(&occ->violations);
 	c = CMM_LOAD_SHARED(occ->counter);
-	for (int i = 0; i < 20; i++)
+	for (unsigned i = 0; i < pause; i++)
 		caa_cpu_relax();
 	CMM_STORE_SHARED(occ->counter, c + 1);
 	uatomic_inc(&occ->entries);
 	if (uatomic_xchg(&occ->inside, 0) != me)
 		uatomic_inc(&occ->violations);
+}
+
+static inline void occupancy_enter(struct occupancy *occ)
+{
+	occupancy_enter_pause(occ, OCCUPANCY_PAUSE);
+}
+
+/*
+ * A start barrier: announce ourselves and wait (sleeping in 100 us steps)
+ * until N participants have, so that they all contend from the first
+ * passage instead of running one after another.  Gives up after about
+ * TIMEOUT_S seconds and returns -1 (a participant failed to start).
+ */
+static inline int occupancy_start_line(struct occupancy *occ, uint64_t n, unsigned timeout_s)
+{
+	const struct timespec step = { 0, 100000 };
+
+	uatomic_inc(&occ->arrived);
+	for (unsigned long i = 0; uatomic_read(&occ->arrived) < n; i++) {
+		if (i >= (unsigned long)timeout_s * 10000)
+			return -1;
+		nanosleep(&step, NULL);
+	}
+	return 0;
 }
 
 #endif
