@@ -36,9 +36,16 @@ const char *bakery_strerror(int err)
 	default:
 		break;
 	}
-	if (err > 0 && err < 4096)
-		return strerror(err);   /* fixed strings in glibc for valid errnos */
-	return "unknown libbakery error";
+#ifdef HAVE_STRERRORDESC_NP
+	/* glibc's own fixed text; strerror() would format unknown numbers
+	 * into a buffer the next call overwrites */
+	if (err > 0 && strerrordesc_np(err))
+		return strerrordesc_np(err);
+#else
+	if (err > 0 && err < 134)
+		return strerror(err);
+#endif
+	return "unknown error";
 }
 
 static const char *const algo_names[BAKERY_ALGO_COUNT] = {

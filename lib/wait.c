@@ -172,6 +172,23 @@ static uint32_t token_arm(struct bakery *b, unsigned j)
 	}
 }
 
+/*
+ * A trylock that would wait on j: before saying EBUSY, make sure j's owner
+ * is alive.  Waiters find a dead owner through the kernel's wake-up; a
+ * trylock never sleeps, so without this a survivor that only uses trylock
+ * would be told EBUSY for ever by a corpse.  Costs one load of the token
+ * word when the owner is alive.
+ */
+static int busy_unless_gone(struct passage *p, unsigned j, await_fn cond, void *arg)
+{
+	uint32_t w = CMM_LOAD_SHARED(*slot_token_word(p->b, j));
+
+	if ((w & FUTEX_OWNER_DIED) && slot_check(p->b, j) == SLOT_GONE &&
+	    cond(p->b, p->lock, j, arg))
+		return 0;
+	return EBUSY;
+}
+
 static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
                         bool transient)
 {
@@ -182,11 +199,11 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		if (cond(b, p->lock, j, arg))
 			return 0;
 		if (p->dl->mode == WAIT_NONE && !transient)
-			return EBUSY;
+			return busy_unless_gone(p, j, cond, arg);
 		caa_cpu_relax();
 	}
 	if (p->dl->mode == WAIT_NONE)
-		return EBUSY;
+		return busy_unless_gone(p, j, cond, arg);
 	for (;;) {
 		struct waitv w[3];
 		unsigned n = 0;
