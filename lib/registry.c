@@ -250,26 +250,46 @@ int slot_is_recovering(struct bakery *b, unsigned slot)
 	return CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_RECOVERING;
 }
 
+/* Reap slot I if its owner is gone: true if this call freed it (a slot we
+ * found dead or RECOVERING, with its token in hand, and leave FREE). */
+static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *freed)
+{
+	struct bakery_shm_slot *s = &b->slots[i];
+	bool now_free, was_taken;
+	int r;
+
+	if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
+		return false;
+	r = pthread_mutex_trylock(&s->token);
+	if (r != 0 && r != EOWNERDEAD)
+		return false;
+	/* read with the token held: nobody else frees it meanwhile */
+	was_taken = CMM_LOAD_SHARED(s->state) != SLOT_FREE;
+	if (r == EOWNERDEAD)
+		slot_recover_dead(b, i);
+	/* without a slot of our own, the one whose token we hold names the
+	 * finisher */
+	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
+	    slot_drive_proxies(b, i, helper < b->nslots ? helper : i))
+		slot_settle(b, i);
+	now_free = was_taken && CMM_LOAD_SHARED(s->state) == SLOT_FREE;
+	if (now_free)
+		(*freed)++;
+	pthread_mutex_unlock(&s->token);
+	return now_free;
+}
+
 unsigned registry_reap(struct bakery *b, unsigned helper)
 {
 	unsigned freed = 0, bound = slots_bound(b);
+	bool again = true;
 
-	for (unsigned i = 0; i < bound; i++) {
-		struct bakery_shm_slot *s = &b->slots[i];
-		int r;
-
-		if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
-			continue;
-		r = pthread_mutex_trylock(&s->token);
-		if (r == EOWNERDEAD)
-			slot_recover_dead(b, i);
-		else if (r != 0)
-			continue;
-		if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING && slot_drive_proxies(b, i, helper))
-			slot_settle(b, i);
-		if (r == EOWNERDEAD && CMM_LOAD_SHARED(s->state) == SLOT_FREE)
-			freed++;
-		pthread_mutex_unlock(&s->token);
+	/* a proxy passage completed in one pass may unblock one scanned
+	 * before it: go round again while a pass frees a slot */
+	for (unsigned pass = 0; again && pass <= bound; pass++) {
+		again = false;
+		for (unsigned i = 0; i < bound; i++)
+			again |= reap_one(b, i, helper, &freed);
 	}
 	return freed;
 }
@@ -298,6 +318,11 @@ static bool slot_try_take(struct bakery *b, unsigned slot)
 		slot_recover_dead(b, slot);
 	else if (r != 0)
 		return false;
+	/* finish the dead owner's proxy passages if nothing blocks them, as
+	 * their finisher (we hold the token): else a region whose every slot
+	 * awaits a proxy could never be entered again */
+	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING && slot_drive_proxies(b, slot, slot))
+		slot_settle(b, slot);
 	if (CMM_LOAD_SHARED(s->state) != SLOT_FREE) {
 		/* RECOVERING: a proxy passage still needs the registers */
 		pthread_mutex_unlock(&s->token);
