@@ -113,6 +113,8 @@ struct bakery_config {
 
 #define BAKERY_CREATE  0x1u    /* create the region if it does not exist            */
 #define BAKERY_EXCL    0x2u    /* with BAKERY_CREATE: fail with EEXIST if it exists */
+#define BAKERY_NORECOVER 0x4u  /* extension: do not reap dead slots while opening
+                                  (inspection tools that want to show them)        */
 
 /* ------------------------------------------------------- library errors -- */
 
@@ -132,8 +134,10 @@ struct bakery_config {
  * following shm_open rules.  Creation is atomic: the region is built under a
  * temporary name and linked into place complete, so concurrent creators end
  * with exactly one region and an opener never sees a half-built one.  Opening
- * validates the header and every size against the object's size.
- * Does not block (beyond file-system calls).
+ * validates the header and every size against the object's size, then reaps
+ * slots whose owners died (as bakery_recover; not with BAKERY_NORECOVER).
+ * Does not block (beyond file-system calls; completing a dead Jayanti
+ * passage is done only as far as it goes without waiting).
  *
  * Returns 0 and *out, or EINVAL (NULL name/out, bad flags, bad name, cfg out
  * of range), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,

@@ -350,7 +350,7 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 	mode_t mode;
 	int fd = -1, err;
 
-	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL)) ||
+	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL | BAKERY_NORECOVER)) ||
 	    ((flags & BAKERY_EXCL) && !(flags & BAKERY_CREATE)))
 		return EINVAL;
 	err = region_name(name, shm_name);
@@ -381,6 +381,9 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 		return err;
 	}
 	mapping_register(b);
+	/* DESIGN part A: whoever opens the region proves and clears deaths */
+	if (!(flags & BAKERY_NORECOVER))
+		registry_reap(b, UINT32_MAX);
 	*out = b;
 	return 0;
 }

@@ -92,7 +92,8 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
 	if ((err = cli_parse(c, argc, argv, opts, 1, false, &a)))
 		return err < 0 ? 0 : err;
 	cli_set_what(c, a.pos[0], NULL);
-	if ((err = cli_open(c, a.pos[0], 0, NULL, &b)))
+	/* NORECOVER: the reaping is bakery_recover's, which counts it */
+	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER, NULL, &b)))
 		return err;
 	err = bakery_recover(b, &n);
 	bakery_close(b);
@@ -109,7 +110,7 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
 static int unlink_check(struct cli *c, const char *region)
 {
 	bakery_t *b;
-	int err = bakery_open(region, 0, NULL, &b);
+	int err = bakery_open(region, BAKERY_NORECOVER, NULL, &b);
 
 	if (err == BAKERY_EBADREGION || err == BAKERY_EVERSION)
 		return cli_fail(c, "%s; not removed (use --force to remove it anyway)",

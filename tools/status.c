@@ -305,7 +305,8 @@ int cmd_status(struct cli *c, int argc, char **argv)
 	if ((err = cli_parse(c, argc, argv, opts, 1, false, &a)))
 		return err < 0 ? 0 : err;
 	cli_set_what(c, a.pos[0], NULL);
-	if ((err = cli_open(c, a.pos[0], 0, NULL, &b)))
+	/* NORECOVER: show dead slots as they are; `bakery recover` clears them */
+	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER, NULL, &b)))
 		return err;
 	err = snapshot_take(b, &snap);
 	bakery_close(b);
