@@ -1,1 +1,74 @@
 # rules for tests/crash (included from the top Makefile.am)
+# Crash recovery and abort tests: SIGKILL at every crash point of the test
+# build, recovery latency, idempotent recovery, abort, thread death, PID
+# reuse and PID namespaces, chaos.  crashkit.c/h: helpers shared by all of
+# them; scene.c/h: the stage of the Check tests.
+crash_kit = tests/crash/crashkit.c tests/crash/crashkit.h
+
+if HAVE_CHECK
+
+crash_check_tests = \
+	tests/crash/crash-points \
+	tests/crash/crash-recover \
+	tests/crash/crash-abort \
+	tests/crash/crash-threads
+
+check_PROGRAMS += $(crash_check_tests)
+TESTS += $(crash_check_tests)
+
+crash_scene = tests/crash/scene.c tests/crash/scene.h $(crash_kit)
+
+tests_crash_crash_points_SOURCES = tests/crash/crash-points.c $(crash_scene)
+tests_crash_crash_points_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_crash_points_CFLAGS = $(bakery_test_cflags)
+tests_crash_crash_points_LDADD = $(bakery_test_ldadd_tb)
+
+tests_crash_crash_recover_SOURCES = tests/crash/crash-recover.c $(crash_scene)
+tests_crash_crash_recover_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_crash_recover_CFLAGS = $(bakery_test_cflags)
+tests_crash_crash_recover_LDADD = $(bakery_test_ldadd_tb)
+
+tests_crash_crash_abort_SOURCES = tests/crash/crash-abort.c $(crash_scene)
+tests_crash_crash_abort_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_crash_abort_CFLAGS = $(bakery_test_cflags)
+tests_crash_crash_abort_LDADD = $(bakery_test_ldadd_tb)
+
+tests_crash_crash_threads_SOURCES = tests/crash/crash-threads.c $(crash_scene)
+tests_crash_crash_threads_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_crash_threads_CFLAGS = $(bakery_test_cflags)
+tests_crash_crash_threads_LDADD = $(bakery_test_ldadd_tb)
+
+endif
+
+# Programs without Check: they measure and print figures (recovery latency,
+# chaos) or may skip (PID namespaces, exit 77).
+crash_plain_tests = \
+	tests/crash/crash-latency \
+	tests/crash/crash-pidns \
+	tests/crash/crash-chaos
+
+check_PROGRAMS += $(crash_plain_tests)
+TESTS += $(crash_plain_tests)
+
+tests_crash_crash_latency_SOURCES = tests/crash/crash-latency.c $(crash_kit)
+tests_crash_crash_latency_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_crash_latency_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
+
+tests_crash_crash_pidns_SOURCES = tests/crash/crash-pidns.c $(crash_kit)
+tests_crash_crash_pidns_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_crash_pidns_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
+
+tests_crash_crash_chaos_SOURCES = tests/crash/crash-chaos.c $(crash_kit)
+tests_crash_crash_chaos_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_crash_chaos_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
+
+# Reproducers of library bugs, fixed: they stay as regression tests.
+crash_bug_tests = \
+	tests/crash/bug-recover-count
+
+check_PROGRAMS += $(crash_bug_tests)
+TESTS += $(crash_bug_tests)
+
+tests_crash_bug_recover_count_SOURCES = tests/crash/bug-recover-count.c $(crash_kit)
+tests_crash_bug_recover_count_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_bug_recover_count_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)

@@ -1,1 +1,86 @@
-# rules for tests/unit (included from the top Makefile.am)
+# Check unit suites, one program per concern.  unit.c/unit.h are the shared
+# helpers (unique region names, children with time limits, a lock-holding
+# thread).  test_region_crash and test_corrupt need the test build
+# (crash points; the internal header layout and its hash).
+if HAVE_CHECK
+
+unit_tests = \
+	tests/unit/test_region \
+	tests/unit/test_region_crash \
+	tests/unit/test_corrupt \
+	tests/unit/test_registry \
+	tests/unit/test_lock_api \
+	tests/unit/test_timed \
+	tests/unit/test_errors \
+	tests/unit/test_owner_dead \
+	tests/unit/test_threads \
+	tests/unit/test_introspect \
+	tests/unit/bug-trylock-dead \
+	tests/unit/bug-strerror-fixed
+
+check_PROGRAMS += $(unit_tests)
+TESTS += $(unit_tests)
+
+unit_helpers = tests/unit/unit.c tests/unit/unit.h
+
+tests_unit_test_region_SOURCES = tests/unit/test_region.c $(unit_helpers)
+tests_unit_test_region_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_region_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_region_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_region_crash_SOURCES = tests/unit/test_region_crash.c $(unit_helpers)
+tests_unit_test_region_crash_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_region_crash_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_region_crash_LDADD = $(bakery_test_ldadd_tb)
+
+tests_unit_test_corrupt_SOURCES = tests/unit/test_corrupt.c $(unit_helpers)
+tests_unit_test_corrupt_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_corrupt_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_corrupt_LDADD = $(bakery_test_ldadd_tb)
+
+tests_unit_test_registry_SOURCES = tests/unit/test_registry.c $(unit_helpers)
+tests_unit_test_registry_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_registry_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_registry_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_lock_api_SOURCES = tests/unit/test_lock_api.c $(unit_helpers)
+tests_unit_test_lock_api_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_lock_api_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_lock_api_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_timed_SOURCES = tests/unit/test_timed.c $(unit_helpers)
+tests_unit_test_timed_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_timed_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_timed_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_errors_SOURCES = tests/unit/test_errors.c $(unit_helpers)
+tests_unit_test_errors_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_errors_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_errors_LDADD = $(bakery_test_ldadd)
+
+tests_unit_bug_strerror_fixed_SOURCES = tests/unit/bug-strerror-fixed.c $(unit_helpers)
+tests_unit_bug_strerror_fixed_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_bug_strerror_fixed_CFLAGS = $(bakery_test_cflags)
+tests_unit_bug_strerror_fixed_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_owner_dead_SOURCES = tests/unit/test_owner_dead.c $(unit_helpers)
+tests_unit_test_owner_dead_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_owner_dead_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_owner_dead_LDADD = $(bakery_test_ldadd)
+
+tests_unit_bug_trylock_dead_SOURCES = tests/unit/bug-trylock-dead.c $(unit_helpers)
+tests_unit_bug_trylock_dead_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_bug_trylock_dead_CFLAGS = $(bakery_test_cflags)
+tests_unit_bug_trylock_dead_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_threads_SOURCES = tests/unit/test_threads.c $(unit_helpers)
+tests_unit_test_threads_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_threads_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_threads_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_introspect_SOURCES = tests/unit/test_introspect.c $(unit_helpers)
+tests_unit_test_introspect_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_introspect_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_introspect_LDADD = $(bakery_test_ldadd)
+
+endif

@@ -1,0 +1,300 @@
+/*
+ * crash-chaos.c - random SIGKILLs and respawns against one lock, for every
+ * algorithm, in a region with few slots (test build: its assertions on the
+ * algorithms' bounds are on).
+ *
+ * CHAOS_WORKERS processes hammer one lock in a region of CHAOS_SLOTS slots
+ * (bakery_lock, and one passage in four a bakery_clocklock with a deadline
+ * of 0-1 ms, so that aborts meet deaths); every few milliseconds the test
+ * SIGKILLs one at random and starts a fresh one, for SECONDS per algorithm.
+ * A fresh worker may find no free slot while dead ones still await recovery
+ * (BAKERY_ESLOTS): it retries, and the retries are counted.  Then:
+ *   - exclusion: no overlap seen by the kill-tolerant occupancy object, and
+ *     no lost update;
+ *   - progress: every worker alive after the last kill makes passages;
+ *   - no slot leak: once the workers have left and bakery_recover ran, no
+ *     slot is in use;
+ *   - owner deaths: kills inside the critical section <= owner deaths
+ *     recorded by the lock <= kills, and EOWNERDEAD reported by the workers
+ *     <= owner deaths; the lock ends consistent.
+ * Prints kills, acquisitions, EOWNERDEAD, violations per algorithm.
+ *
+ *   crash-chaos [SECONDS]       (default 5 per algorithm; CHAOS_SECONDS too)
+ *
+ * Exit status: 0 pass, 1 fail, 99 hard error.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <urcu/arch.h>
+#include <urcu/system.h>
+#include <urcu/uatomic.h>
+
+#include "crashkit.h"
+
+#define CHAOS_SLOTS 4
+#define CHAOS_WORKERS 3
+#define DEFAULT_SECONDS 5.0
+#define PROGRESS_PASSES 50      /* per live worker, after the last kill */
+#define WAIT 20.0
+
+struct worker {
+	unsigned serial;           /* index in the table and occupancy serial */
+	volatile int in_cs;        /* between the lock's return and the unlock */
+	uint64_t passes, owner_dead, eslots, gave_up;
+	int err;
+};
+
+struct chaos {
+	struct ck_occ occ;
+	char region[CK_NAME_SIZE];
+	enum bakery_algo algo;
+	volatile int stop;
+	struct worker w[CK_SERIALS];
+};
+
+static struct chaos *ch;
+
+static void spin(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		caa_cpu_relax();
+}
+
+static int take(bakery_lock_t *l, unsigned *seed)
+{
+	struct timespec at;
+
+	if (rand_r(seed) % 4)
+		return bakery_lock(l);
+	at = ck_in(CLOCK_MONOTONIC, (double)(rand_r(seed) % 1000) / 1e6);
+	return bakery_clocklock(l, CLOCK_MONOTONIC, &at);
+}
+
+/* One passage, retried through give-ups and slot shortage. */
+static int passage(bakery_lock_t *l, struct worker *w, unsigned *seed)
+{
+	int rc;
+
+	while ((rc = take(l, seed)) == ETIMEDOUT || rc == BAKERY_ESLOTS) {
+		if (rc == BAKERY_ESLOTS) {
+			uatomic_inc(&w->eslots);
+			usleep(200);    /* dead slots are being recovered */
+		} else {
+			uatomic_inc(&w->gave_up);
+		}
+		if (CMM_LOAD_SHARED(ch->stop))
+			return -1;
+	}
+	if (rc != 0 && rc != EOWNERDEAD) {
+		w->err = rc;
+		return 2;
+	}
+	CMM_STORE_SHARED(w->in_cs, 1);
+	if (rc == EOWNERDEAD) {
+		uatomic_inc(&w->owner_dead);
+		if (bakery_consistent(l))
+			return 3;
+	}
+	ck_occ_enter(&ch->occ, w->serial);
+	spin(200);
+	uatomic_inc(&w->passes);
+	CMM_STORE_SHARED(w->in_cs, 0);
+	if (bakery_unlock(l))
+		return 4;
+	spin(rand_r(seed) % 400);
+	return 0;
+}
+
+static int worker_run(void *arg)
+{
+	struct worker *w = arg;
+	unsigned seed = (unsigned)getpid();
+	bakery_t *b;
+	bakery_lock_t *l;
+	int rc = 0;
+
+	if (bakery_open(ch->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CK_LOCK, ch->algo, &l))
+		return 1;
+	while (!CMM_LOAD_SHARED(ch->stop) && rc == 0)
+		rc = passage(l, w, &seed);
+	if (rc > 0)
+		return rc;
+	return bakery_lock_close(l) || bakery_close(b) ? 5 : 0;
+}
+
+struct live {
+	pid_t pid;
+	unsigned serial;
+};
+
+static int failed;
+
+static void fail(const char *what, long long a, long long b)
+{
+	fprintf(stderr, "FAIL %s: %s (%lld, %lld)\n", bakery_algo_name(ch->algo), what, a, b);
+	failed = 1;
+}
+
+static void spawn(struct live *lv, unsigned *next_serial)
+{
+	lv->serial = (*next_serial)++;
+	ch->w[lv->serial].serial = lv->serial;
+	lv->pid = ck_fork(worker_run, &ch->w[lv->serial], NULL);
+}
+
+/* Kill one worker at random and start another; false when out of serials. */
+static bool kill_one(struct live *lv, unsigned *next_serial, unsigned *kills, unsigned *inside)
+{
+	struct live *v = &lv[rand() % CHAOS_WORKERS];
+	int st;
+
+	if (*next_serial >= CK_SERIALS)
+		return false;
+	ck_occ_doom(&ch->occ, v->serial);
+	kill(v->pid, SIGKILL);
+	st = ck_reap(v->pid, WAIT);
+	if (st != CK_SIGKILLED)
+		fail("a worker ended otherwise than by the kill", st, ch->w[v->serial].err);
+	++*kills;
+	*inside += ch->w[v->serial].in_cs;
+	spawn(v, next_serial);
+	return true;
+}
+
+/* Every live worker makes PROGRESS_PASSES passages from now on. */
+static bool progress(const struct live *lv)
+{
+	uint64_t from[CHAOS_WORKERS], end = ck_ns() + (uint64_t)(WAIT * 1e9);
+	int k = 0;
+
+	for (k = 0; k < CHAOS_WORKERS; k++)
+		from[k] = uatomic_read(&ch->w[lv[k].serial].passes);
+	for (k = 0; k < CHAOS_WORKERS && ck_ns() < end;)
+		if (uatomic_read(&ch->w[lv[k].serial].passes) >= from[k] + PROGRESS_PASSES)
+			k++;
+		else
+			usleep(1000);
+	return k == CHAOS_WORKERS;
+}
+
+/* What the region looks like, for a failure report. */
+static void dump(bakery_t *b, bakery_lock_t *l)
+{
+	struct bakery_lock_info li = ck_lock_info(b, l);
+
+	fprintf(stderr, "  lock: holder %d waiters %u participants %u owner_dead %d\n",
+	        li.holder, li.waiters, li.participants, li.owner_dead);
+	for (unsigned i = 0; i < CHAOS_SLOTS; i++) {
+		struct bakery_slot_info si;
+
+		if (bakery_slot_info(b, i, &si) == 0)
+			fprintf(stderr, "  slot %u: state %d alive %d pid %d pass %d\n", i, si.state,
+			        si.alive, (int)si.pid, si.pass);
+	}
+}
+
+static void totals(unsigned serials, uint64_t *passes, uint64_t *owner_dead, uint64_t *eslots)
+{
+	*passes = *owner_dead = *eslots = 0;
+	for (unsigned s = 1; s < serials; s++) {
+		*passes += ch->w[s].passes;
+		*owner_dead += ch->w[s].owner_dead;
+		*eslots += ch->w[s].eslots;
+	}
+}
+
+static void run_algo(enum bakery_algo algo, double seconds)
+{
+	struct live lv[CHAOS_WORKERS];
+	unsigned next_serial = 1, kills = 0, inside = 0, reclaimed;
+	uint64_t end, passes, owner_dead, eslots, at_last_kill;
+	struct bakery_lock_info li;
+	bakery_t *b;
+	bakery_lock_t *l;
+	int err;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->algo = algo;
+	ck_name(ch->region, "chaos");
+	err = ck_create(ch->region, CHAOS_SLOTS, &b);
+	if (!err)
+		err = bakery_lock_open(b, CK_LOCK, algo, &l);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", ch->region, bakery_strerror(err));
+		exit(99);
+	}
+	for (int k = 0; k < CHAOS_WORKERS; k++)
+		spawn(&lv[k], &next_serial);
+	end = ck_ns() + (uint64_t)(seconds * 1e9);
+	while (ck_ns() < end && !failed) {
+		ck_sleep_ms(2 + rand() % 18);
+		if (!kill_one(lv, &next_serial, &kills, &inside))
+			break;
+	}
+	totals(next_serial, &at_last_kill, &owner_dead, &eslots);
+	if (!progress(lv)) {
+		fail("no progress after the last kill", kills, 0);
+		dump(b, l);
+	}
+	CMM_STORE_SHARED(ch->stop, 1);
+	for (int k = 0; k < CHAOS_WORKERS; k++) {
+		int st = ck_reap(lv[k].pid, WAIT);
+		if (st != 0)
+			fail("a worker did not leave cleanly", st, ch->w[lv[k].serial].err);
+	}
+	if (ck_recover_in_child(ch->region, &reclaimed))
+		fail("bakery_recover failed", 0, 0);
+
+	totals(next_serial, &passes, &owner_dead, &eslots);
+	li = ck_lock_info(b, l);
+	printf("%-12s %4.1f s  kills %4u (inside %3u)  acquisitions %7llu (%llu after the last "
+	       "kill)  EOWNERDEAD %3llu  owner deaths %3llu  recoveries %4llu  no-slot retries "
+	       "%5llu  violations %llu  stale %llu\n", bakery_algo_name(algo), seconds, kills,
+	       inside, (unsigned long long)passes, (unsigned long long)(passes - at_last_kill),
+	       (unsigned long long)owner_dead,
+	       (unsigned long long)li.owner_deaths, (unsigned long long)li.recoveries,
+	       (unsigned long long)eslots, (unsigned long long)ch->occ.violations,
+	       (unsigned long long)ch->occ.stale);
+	if (ch->occ.violations)
+		fail("overlaps in the critical section", (long long)ch->occ.violations, 0);
+	if (ch->occ.counter < ch->occ.entries || ch->occ.counter > ch->occ.entries + kills)
+		fail("lost updates", (long long)ch->occ.counter, (long long)ch->occ.entries);
+	if (ck_slots_used(b) != 0)
+		fail("slots left in use after recovery", ck_slots_used(b), reclaimed);
+	if (inside > li.owner_deaths || li.owner_deaths > kills)
+		fail("owner deaths out of bounds", (long long)li.owner_deaths, kills);
+	if (owner_dead > li.owner_deaths)
+		fail("more EOWNERDEAD than owner deaths", (long long)owner_dead,
+		     (long long)li.owner_deaths);
+	if (li.owner_dead || li.not_recoverable)
+		fail("the lock ended inconsistent", li.owner_dead, li.not_recoverable);
+	bakery_lock_close(l);
+	bakery_close(b);
+	bakery_unlink(ch->region);
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("CHAOS_SECONDS");
+	double seconds = argc > 1 ? atof(argv[1]) : env ? atof(env) : DEFAULT_SECONDS;
+
+	if (seconds <= 0 || seconds > 600) {
+		fprintf(stderr, "usage: %s [SECONDS per algorithm]\n", argv[0]);
+		return 99;
+	}
+	srand((unsigned)getpid());
+	ch = ck_shared(sizeof(*ch));
+	printf("chaos: %d workers, %d slots, random SIGKILL every 2-20 ms and respawn\n",
+	       CHAOS_WORKERS, CHAOS_SLOTS);
+	for (unsigned i = 0; i < CK_NALGOS; i++)
+		run_algo(ck_algos[i], seconds);
+	return failed ? 1 : 0;
+}

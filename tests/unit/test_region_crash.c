@@ -1,0 +1,145 @@
+/*
+ * test_region_crash.c - a creator killed in the middle of building a region
+ * (test build: BAKERY_CRASH_AT=create-format or create-link) leaves nothing
+ * an opener could take for a region: the name does not exist (ENOENT), and
+ * the next creator succeeds and removes the dead creator's temporary object
+ * (but never the temporary object of a creator that is still alive).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+static const char *const crash_points[] = { "create-format", "create-link" };
+
+/* Temporary objects of NAME's creators (NAME.~new.*) under /dev/shm. */
+static unsigned temporaries(const char *name)
+{
+	char prefix[UNIT_NAME_SIZE + 8];
+	struct dirent *e;
+	unsigned n = 0;
+	DIR *d = opendir("/dev/shm");
+
+	snprintf(prefix, sizeof(prefix), "%s.~new.", name + 1);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+struct doomed {
+	const char *name;
+	const char *point;
+};
+
+/* Create the region with the crash point armed; never gets to return 0. */
+static int doomed_creator(void *arg)
+{
+	const struct doomed *d = arg;
+	bakery_t *b;
+
+	setenv("BAKERY_CRASH_AT", d->point, 1);
+	return bakery_open(d->name, BAKERY_CREATE, NULL, &b) == 0 ? 1 : 2;
+}
+
+START_TEST(killed_creator_leaves_no_region)
+{
+	char name[UNIT_NAME_SIZE];
+	struct doomed d = { name, crash_points[_i] };
+	struct bakery_region_info ri;
+	bakery_t *b = NULL;
+	bakery_lock_t *l;
+
+	unit_name(name, sizeof(name), "crashcreate");
+	ck_assert_int_eq(unit_reap(unit_fork(doomed_creator, &d), 10), 128 + SIGKILL);
+
+	/* the creator really died half-way: its temporary object is there */
+	ck_assert_uint_eq(temporaries(name), 1);
+	ck_assert_int_eq(bakery_open(name, 0, NULL, &b), ENOENT);
+	ck_assert_ptr_null(b);
+
+	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, NULL, &b), 0);
+	ck_assert_uint_eq(temporaries(name), 0);
+	ck_assert_int_eq(bakery_region_info(b, &ri), 0);
+	ck_assert_uint_eq(ri.slots, BAKERY_DEFAULT_SLOTS);
+	l = unit_lock(b, "after-crash", BAKERY_ALGO_DEFAULT);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* Each creator removes the orphans of the dead ones before it: after two
+ * dead creators only the second's temporary is left, and a live creator
+ * then removes that one. */
+START_TEST(orphans_of_earlier_creators_removed)
+{
+	char name[UNIT_NAME_SIZE];
+	bakery_t *b = NULL;
+
+	unit_name(name, sizeof(name), "orphans");
+	for (unsigned i = 0; i < 2; i++) {
+		struct doomed d = { name, crash_points[i] };
+		ck_assert_int_eq(unit_reap(unit_fork(doomed_creator, &d), 10), 128 + SIGKILL);
+		ck_assert_uint_eq(temporaries(name), 1);
+	}
+	ck_assert_int_eq(bakery_open(name, 0, NULL, &b), ENOENT);
+	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE, NULL, &b), 0);
+	ck_assert_uint_eq(temporaries(name), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* A temporary object whose creator is alive (it holds the object's flock)
+ * is not an orphan: another creator must leave it alone. */
+START_TEST(live_creators_temporary_is_kept)
+{
+	char name[UNIT_NAME_SIZE], path[UNIT_NAME_SIZE + 64];
+	bakery_t *b = NULL;
+	int fd;
+
+	unit_name(name, sizeof(name), "livetmp");
+	snprintf(path, sizeof(path), "/dev/shm/%s.~new.%d.999", name + 1, (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE, NULL, &b), 0);
+	ck_assert_uint_eq(temporaries(name), 1);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+	close(fd);
+	ck_assert_int_eq(unlink(path), 0);
+}
+END_TEST
+
+static Suite *region_crash_suite(void)
+{
+	Suite *s = suite_create("region-crash");
+	TCase *tc = tcase_create("killed-creator");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(tc, killed_creator_leaves_no_region, 0,
+	                    (int)(sizeof(crash_points) / sizeof(crash_points[0])));
+	tcase_add_test(tc, orphans_of_earlier_creators_removed);
+	tcase_add_test(tc, live_creators_temporary_is_kept);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(region_crash_suite());
+}

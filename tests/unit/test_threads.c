@@ -1,0 +1,243 @@
+/*
+ * test_threads.c - threads of one process contending on one lock, for every
+ * algorithm: mutual exclusion (an atomic count of threads inside never goes
+ * above 1; a plain counter loses no update) with lock, and with trylock and
+ * timedlock mixed in; and a waiter blocked for a second on a held lock burns
+ * almost no CPU (its own CLOCK_THREAD_CPUTIME_ID, measured from inside).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <urcu/uatomic.h>
+
+#include "unit.h"
+
+#define THREADS 3
+#define ITERATIONS 10000       /* per thread */
+#define YIELD_EVERY 32
+#define MIN_HANDOFFS 100
+
+enum how { BY_LOCK, BY_MIXED };
+
+struct arena {
+	bakery_lock_t *l;
+	enum how how;
+	unsigned inside;           /* threads in the critical section now */
+	unsigned long overlaps;    /* entries that found another thread inside */
+	unsigned long counter;     /* plain: overlapping holders lose updates */
+	unsigned last;             /* id of the previous holder */
+	unsigned long handoffs;    /* entries right after another thread's */
+	int error;                 /* first unexpected return code */
+	pthread_barrier_t start;   /* all begin together: real contention */
+};
+
+struct contender {
+	pthread_t thread;
+	struct arena *a;
+	unsigned id;
+};
+
+/* lock, or (BY_MIXED) every third call a trylock or a short timedlock, retried */
+static int acquire(struct arena *a, unsigned i)
+{
+	int rc;
+
+	if (a->how == BY_LOCK || i % 3 == 0)
+		return bakery_lock(a->l);
+	do {
+		if (i % 3 == 1) {
+			rc = bakery_trylock(a->l);
+		} else {
+			struct timespec at = unit_in(CLOCK_MONOTONIC, 0.0002);
+			rc = bakery_clocklock(a->l, CLOCK_MONOTONIC, &at);
+		}
+		if (rc == EBUSY)
+			sched_yield();
+	} while (rc == EBUSY || rc == ETIMEDOUT);
+	return rc;
+}
+
+static void critical_section(struct arena *a, unsigned id, unsigned i)
+{
+	unsigned long c;
+
+	if (uatomic_add_return(&a->inside, 1) != 1)
+		uatomic_inc(&a->overlaps);
+	c = CMM_LOAD_SHARED(a->counter);
+	/* now and then give the CPU away while holding: even on one core the
+	 * others then run into the held lock, and wait */
+	if (i % YIELD_EVERY == 0)
+		sched_yield();
+	else
+		caa_cpu_relax();
+	CMM_STORE_SHARED(a->counter, c + 1);
+	if (a->last != id)
+		a->handoffs++;
+	a->last = id;
+	uatomic_dec(&a->inside);
+}
+
+static void *contender_main(void *arg)
+{
+	struct contender *c = arg;
+	struct arena *a = c->a;
+
+	pthread_barrier_wait(&a->start);
+	for (unsigned i = 0; i < ITERATIONS; i++) {
+		int rc = acquire(a, i + c->id);
+
+		if (rc) {
+			uatomic_cmpxchg(&a->error, 0, rc);
+			break;
+		}
+		critical_section(a, c->id, i);
+		rc = bakery_unlock(a->l);
+		if (rc) {
+			uatomic_cmpxchg(&a->error, 0, rc);
+			break;
+		}
+		/* trylock and timedlock callers leave the line when they give up,
+		 * so a releaser would take the lock straight back: step aside */
+		if (a->how == BY_MIXED)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void contend(int algo, enum how how)
+{
+	char name[UNIT_NAME_SIZE];
+	struct arena a = { .how = how };
+	struct contender c[THREADS];
+	struct bakery_lock_info li;
+	unsigned index;
+	double t0;
+	bakery_t *b = unit_region(name, "threads", THREADS + 1, 2);
+
+	a.l = unit_lock(b, "contended", (enum bakery_algo)algo);
+	pthread_barrier_init(&a.start, NULL, THREADS + 1);
+	for (unsigned i = 0; i < THREADS; i++) {
+		c[i] = (struct contender){ .a = &a, .id = i + 1 };
+		ck_assert_int_eq(pthread_create(&c[i].thread, NULL, contender_main, &c[i]), 0);
+	}
+	t0 = unit_now(CLOCK_MONOTONIC);
+	pthread_barrier_wait(&a.start);
+	for (unsigned i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_join(c[i].thread, NULL), 0);
+	pthread_barrier_destroy(&a.start);
+
+	ck_assert_int_eq(bakery_lock_index(a.l, &index), 0);
+	ck_assert_int_eq(bakery_lock_info(b, index, &li), 0);
+	printf("%s (%s): %u acquisitions, %lu hand-offs between threads, %llu give-ups, %.3f s\n",
+	       bakery_algo_name((enum bakery_algo)algo), how == BY_LOCK ? "lock" : "mixed",
+	       THREADS * ITERATIONS, a.handoffs, (unsigned long long)li.aborts,
+	       unit_now(CLOCK_MONOTONIC) - t0);
+	ck_assert_msg(a.error == 0, "a contender got %s", bakery_strerror(a.error));
+	ck_assert_msg(a.overlaps == 0, "%lu entries found another thread inside", a.overlaps);
+	ck_assert_uint_eq(a.counter, THREADS * ITERATIONS);
+	/* the threads really took turns, not one after the other */
+	ck_assert_uint_ge(a.handoffs, MIN_HANDOFFS);
+	ck_assert(li.acquisitions == THREADS * ITERATIONS);
+	ck_assert_int_eq(li.holder, -1);
+	ck_assert_uint_eq(li.waiters, 0);
+	bakery_lock_close(a.l);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+
+START_TEST(mutual_exclusion_by_lock)
+{
+	contend(_i, BY_LOCK);
+}
+END_TEST
+
+START_TEST(mutual_exclusion_mixed_calls)
+{
+	contend(_i, BY_MIXED);
+}
+END_TEST
+
+/* ---------------------------------------------------- waiting is cheap -- */
+
+#define WAIT_S 1.0
+#define CPU_LIMIT_S 0.05
+
+struct sleeper {
+	bakery_lock_t *l;
+	int rc;
+	double cpu, wall;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	double cpu0 = unit_now(CLOCK_THREAD_CPUTIME_ID), wall0 = unit_now(CLOCK_MONOTONIC);
+
+	s->rc = bakery_lock(s->l);
+	s->cpu = unit_now(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	s->wall = unit_now(CLOCK_MONOTONIC) - wall0;
+	if (s->rc == 0)
+		bakery_unlock(s->l);
+	return NULL;
+}
+
+static bool sleeper_in_line(void *arg)
+{
+	struct bakery_lock_info li;
+
+	return bakery_lock_info(arg, 0, &li) == 0 && li.waiters == 1;
+}
+
+START_TEST(blocked_waiter_burns_little_cpu)
+{
+	enum bakery_algo algo = (enum bakery_algo)_i;
+	char name[UNIT_NAME_SIZE];
+	struct sleeper s = { .rc = -1 };
+	pthread_t th;
+	bakery_t *b = unit_region(name, "cpu", 4, 1);
+
+	s.l = unit_lock(b, "held", algo);   /* the only lock: index 0 */
+	ck_assert_int_eq(bakery_lock(s.l), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, sleeper_main, &s), 0);
+	ck_assert_msg(unit_wait_until(sleeper_in_line, b, 5), "the waiter never got in line");
+	usleep((useconds_t)(WAIT_S * 1e6));
+	ck_assert_int_eq(bakery_unlock(s.l), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+
+	printf("%s: waiter blocked %.3f s used %.3f ms of CPU\n", bakery_algo_name(algo),
+	       s.wall, s.cpu * 1e3);
+	ck_assert_msg(s.rc == 0, "waiter: %s", bakery_strerror(s.rc));
+	ck_assert_msg(s.wall > WAIT_S * 0.9, "waiter did not wait (%.3f s)", s.wall);
+	ck_assert_msg(s.cpu < CPU_LIMIT_S, "waiter burned %.3f s of CPU in %.3f s",
+	              s.cpu, s.wall);
+	bakery_lock_close(s.l);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+static Suite *threads_suite(void)
+{
+	Suite *s = suite_create("threads");
+	TCase *tc = tcase_create("contention");
+	TCase *cpu = tcase_create("waiting");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, mutual_exclusion_by_lock, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, mutual_exclusion_mixed_calls, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	suite_add_tcase(s, tc);
+
+	tcase_set_timeout(cpu, 30);
+	tcase_add_loop_test(cpu, blocked_waiter_burns_little_cpu, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	suite_add_tcase(s, cpu);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(threads_suite());
+}
