@@ -289,6 +289,12 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn)
 		dr.proxy = CMM_LOAD_SHARED(rd->proxy);
 		if (k == NO_SLOT)
 			err = await_slot(p, d, proxy_moved, &dr);
+		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy))
+			/* k is itself a passage left to a proxy: nobody else may
+			 * be driving it, so drive it first.  It is ahead of d
+			 * (it blocks d), so this recursion follows tokens in
+			 * order and ends. */
+			err = proxy_drive(p, k, NULL);
 		else
 			err = await_slot(p, k, proxy_unblocked, &dr);
 		if (err)
