@@ -47,14 +47,24 @@
  *              proctype is equivalent: they only write slot i's registers,
  *              interleave freely with everybody, and may be delayed
  *              arbitrarily (under weak fairness they eventually happen,
- *              as the C code guarantees).
+ *              as the C code guarantees).  The Fault process may also
+ *              stop making faults at any time (so fault-free runs, and
+ *              runs with fewer faults, are included in every
+ *              configuration).
  *              Recovery: choosing[d] := 0 and number[d] := 0 (the ticket
  *              becomes (mycolor[d], 0): the colour is left as it is), in
  *              either order (both orders are explored), as two separate
  *              steps.  The recoverer never touches `color`.
- *              Afterwards the slot may be REUSED: a fresh incarnation
- *              (all locals reset) restarts from the remainder region, or
- *              the slot stays empty forever.
+ *              The first recovery write is the dead proctype's escape
+ *              step, so it happens at any time after the crash; the
+ *              dead incarnation's locals are dropped there.  When the
+ *              recovery has finished (and only then, the registry rule)
+ *              the slot is REUSED: a fresh incarnation (all locals reset)
+ *              restarts from the remainder region, where it may stay
+ *              arbitrarily long (which covers a slot nobody claims).
+ *              A recoverer that dies half-way is replaced by the next
+ *              one, which redoes the (idempotent) writes: that is only a
+ *              delay, and delays are all explored.
  *   abort   -- the Fault process may ask a process that is waiting (after
  *              B4, before the CS) to give up (at most ABORTS per run); the
  *              process leaves at its next step: ticket[i] := (c, 0) and
@@ -135,7 +145,7 @@ byte wmask;          /* bit k: k finished its doorway, waits for the CS */
 byte ahead[N];       /* FIFO: see header                                */
 bit  pend[N];        /* liveness obligation of slot k                   */
 bit  dead[N];        /* slot crashed, recovery not finished             */
-bit  in_cs[N];        /* this incarnation is in the CS (dead: until reset)*/
+bit  in_cs[N];       /* incarnation in the CS (dead: until its reset)   */
 bit  abort_req[N];   /* Fault asked k to give up                        */
 byte crashes = CRASHES;
 byte aborts  = ABORTS;

@@ -42,7 +42,9 @@
  *              the RECOVERY of slot d = i "by a survivor".  Its steps are
  *              modelled inside the dead slot's own proctype: they interleave
  *              freely with everybody and may be delayed arbitrarily (under
- *              weak fairness they eventually happen).  In the C code the
+ *              weak fairness they eventually happen).  The Fault process
+ *              may stop making faults at any time, so runs with fewer (or
+ *              no) faults are included in every configuration.  In the C code the
  *              proxy's per-j verifications are made by whichever process
  *              happens to wait, the progress index being committed by CAS,
  *              so they are sequential: one proxy running the loop is the
@@ -65,7 +67,9 @@
  *              PROXY exactly as above (gettoken[i] is already 0), and it may
  *              not start a new doorway before that proxy has finished (so
  *              the proxy is modelled as run by the process itself, after it
- *              has left the lock call).
+ *              has left the lock call).  While that proxy runs the slot
+ *              is not crashed: a death then would only hand the same,
+ *              idempotent proxy to a recoverer, i.e. a delay.
  *
  * Variant switches (-D):
  *   N=2|3          number of slots                    (default 2)
@@ -309,7 +313,8 @@ incarnation:
 			od;
 			t = (t + M - PIV(X) + 1) % M;
 			j = 0; seen = 0 };
-		   /* J4 */ d_step { token[i] = t; G_TOKEN(i, t) };
+		   /* J4 */ d_step { assert(t < M);  /* tokens in [-1, 2N-2] */
+				    token[i] = t; G_TOKEN(i, t) };
 		   /* J5 */ d_step { gettoken[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
 		   break
 		od;
@@ -433,6 +438,7 @@ end_fault:
 #endif
 active proctype Monitor()
 {
+end_mon:
 	atomic { !INV -> assert(INV) }
 }
 #endif

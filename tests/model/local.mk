@@ -1,1 +1,6 @@
-# rules for tests/model (see top Makefile.am)
+# SPIN models of the four algorithms with crashes, recovery and aborts
+# (see tests/model/README.md).  run-models.sh skips (77) without spin or cc.
+TESTS += tests/model/run-models.sh
+EXTRA_DIST += tests/model/run-models.sh tests/model/lamport.pml \
+	tests/model/boulangerie.pml tests/model/black_white.pml \
+	tests/model/jayanti.pml tests/model/README.md

@@ -14,7 +14,8 @@
 #   -k       keep the work directory (trails for failures: see its path)
 #   -j JOBS  parallel pan runs, 1 or 2 (default 2; env MODEL_JOBS)
 # Environment: srcdir (set by automake; top source dir or this directory),
-#   SPIN (default spin), CC (default cc, else gcc), TMPDIR.
+#   SPIN (default spin), CC (default cc, else gcc), PAN_CFLAGS (default -O1),
+#   TMPDIR.
 #
 # The models never need BITSTATE or COLLAPSE: every run is exhaustive.
 
@@ -23,51 +24,52 @@ export LC_ALL
 
 # ---------------------------------------------------------------------------
 # the configurations
-#   name | model | spin -D flags | mode | expect
+#   name | model | spin -D flags | mode | expect | cost
 # mode:   safety   = pan -DSAFETY: assertions + invalid end states (deadlock)
 #         liveness = spin -DLIVENESS, pan -a -f: the LTL starvation_free
 #                    property under weak fairness (assertions are checked too)
 # expect: pass | fail:KIND, KIND one of mutex fifo bound monitor liveness
+#         deadlock (the first error pan finds must be of that kind)
+# cost:   rough seconds of one pan run here; the longest start first
 # ---------------------------------------------------------------------------
 configs() {
 cat <<'EOF'
-lamport N=2 crash=2 abort=2 safety             |lamport    |-DN=2 -DCRASHES=2 -DABORTS=2                 |safety  |pass
-lamport N=3 crash=1 abort=1 safety             |lamport    |-DN=3 -DCRASHES=1 -DABORTS=1                 |safety  |pass
-lamport N=2 crash=2 abort=2 liveness           |lamport    |-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0        |liveness|pass
-lamport N=3 crash=1 liveness                   |lamport    |-DN=3 -DCRASHES=1 -DFIFO=0                   |liveness|pass
-lamport N=3 abort=1 liveness                   |lamport    |-DN=3 -DABORTS=1 -DFIFO=0                    |liveness|pass
-lamport-early-reuse N=2 crash=1                |lamport    |-DN=2 -DCRASHES=1 -DEARLY_REUSE=1 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
-boulangerie N=2 crash=2 abort=2 safety         |boulangerie|-DN=2 -DCRASHES=2 -DABORTS=2                 |safety  |pass
-boulangerie N=3 crash=1 abort=1 safety         |boulangerie|-DN=3 -DCRASHES=1 -DABORTS=1                 |safety  |pass
-boulangerie N=2 crash=2 abort=2 liveness       |boulangerie|-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0        |liveness|pass
-boulangerie N=3 crash=1 liveness               |boulangerie|-DN=3 -DCRASHES=1 -DFIFO=0                   |liveness|pass
-boulangerie N=3 abort=1 liveness               |boulangerie|-DN=3 -DABORTS=1 -DFIFO=0                    |liveness|pass
-mixed(0=Bakery) N=3 crash=1 abort=1 safety     |boulangerie|-DN=3 -DLAMPORT_MASK=1 -DCRASHES=1 -DABORTS=1 |safety  |pass
-mixed(1=Bakery) N=3 crash=1 abort=1 safety     |boulangerie|-DN=3 -DLAMPORT_MASK=2 -DCRASHES=1 -DABORTS=1 |safety  |pass
-mixed(0=Bakery) N=2 crash=2 abort=2 liveness   |boulangerie|-DN=2 -DLAMPORT_MASK=1 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass
-mixed(1=Bakery) N=3 crash=1 liveness           |boulangerie|-DN=3 -DLAMPORT_MASK=2 -DCRASHES=1 -DFIFO=0   |liveness|pass
-black-white N=2 safety (number<=N)             |black_white|-DN=2                                        |safety  |pass
-black-white N=3 safety (number<=N)             |black_white|-DN=3                                        |safety  |pass
-black-white N=2 crash=2 abort=2 safety         |black_white|-DN=2 -DCRASHES=2 -DABORTS=2                 |safety  |pass
-black-white N=3 crash=1 safety                 |black_white|-DN=3 -DCRASHES=1                            |safety  |pass
-black-white N=3 abort=1 safety                 |black_white|-DN=3 -DABORTS=1                             |safety  |pass
-black-white N=2 crash=2 abort=2 liveness       |black_white|-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0        |liveness|pass
-black-white N=3 liveness                       |black_white|-DN=3 -DFIFO=0                               |liveness|pass
-black-white-bound-n N=2 crash=1                |black_white|-DN=2 -DCRASHES=1 -DBOUND=2                  |safety  |fail:bound
-black-white-bound-n N=2 abort=1                |black_white|-DN=2 -DABORTS=1 -DBOUND=2                   |safety  |fail:bound
-black-white-flip-color N=3 crash=1             |black_white|-DN=3 -DCRASHES=1 -DFLIP=1 -DBOUND=99 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
-jayanti N=2 crash=2 abort=2 safety             |jayanti    |-DN=2 -DCRASHES=2 -DABORTS=2                 |safety  |pass
-jayanti N=3 crash=1 abort=1 safety             |jayanti    |-DN=3 -DCRASHES=1 -DABORTS=1                 |safety  |pass
-jayanti N=3 crash=2 safety                     |jayanti    |-DN=3 -DCRASHES=2                            |safety  |pass
-jayanti N=2 crash=2 abort=2 liveness           |jayanti    |-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0 -DCLUSTER=0|liveness|pass
-jayanti N=3 crash=1 liveness                   |jayanti    |-DN=3 -DCRASHES=1 -DFIFO=0 -DCLUSTER=0       |liveness|pass
-jayanti N=3 abort=1 liveness                   |jayanti    |-DN=3 -DABORTS=1 -DFIFO=0 -DCLUSTER=0        |liveness|pass
-jayanti-misprint N=2                           |jayanti    |-DN=2 -DMISPRINT=1 -DCLUSTER=0 -DFIFO=0      |safety  |fail:mutex
-jayanti-misprint-fifo N=2                      |jayanti    |-DN=2 -DMISPRINT=1 -DCLUSTER=0               |safety  |fail:fifo
-jayanti-plain-reset N=2 crash=1                |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
-jayanti-plain-abort N=2 abort=1                |jayanti    |-DN=2 -DABORTS=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
-jayanti-x-then-reset N=2 crash=1               |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=2 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
-jayanti-keep-incs N=2 crash=2                  |jayanti    |-DN=2 -DCRASHES=2 -DKEEP_INCS=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety|fail:mutex
+lamport N=2 crash=2 abort=2 safety           |lamport    |-DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |1
+lamport N=3 crash=1 abort=1 safety           |lamport    |-DN=3 -DCRASHES=1 -DABORTS=1|safety  |pass      |5
+lamport N=2 crash=2 abort=2 liveness         |lamport    |-DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass      |1
+lamport N=3 crash=1 liveness                 |lamport    |-DN=3 -DCRASHES=1 -DFIFO=0|liveness|pass      |4
+lamport-early-reuse N=2 crash=1              |lamport    |-DN=2 -DCRASHES=1 -DEARLY_REUSE=1 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
+boulangerie N=2 crash=2 abort=2 safety       |boulangerie|-DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |1
+boulangerie N=3 crash=1 abort=1 safety       |boulangerie|-DN=3 -DCRASHES=1 -DABORTS=1|safety  |pass      |8
+boulangerie N=2 crash=2 abort=2 liveness     |boulangerie|-DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass      |1
+boulangerie N=3 crash=1 liveness             |boulangerie|-DN=3 -DCRASHES=1 -DFIFO=0|liveness|pass      |7
+mixed(0=Bakery) N=2 crash=2 abort=2 safety   |boulangerie|-DN=2 -DLAMPORT_MASK=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |1
+mixed(0=Bakery) N=3 crash=1 safety           |boulangerie|-DN=3 -DLAMPORT_MASK=1 -DCRASHES=1|safety  |pass      |2
+mixed(1=Bakery) N=3 crash=1 abort=1 safety   |boulangerie|-DN=3 -DLAMPORT_MASK=2 -DCRASHES=1 -DABORTS=1|safety  |pass      |8
+mixed(0=Bakery) N=2 crash=2 abort=2 liveness |boulangerie|-DN=2 -DLAMPORT_MASK=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass      |1
+mixed(0=Bakery) N=3 liveness                 |boulangerie|-DN=3 -DLAMPORT_MASK=1 -DFIFO=0|liveness|pass      |1
+black-white N=2 safety (number<=N)           |black_white|-DN=2|safety  |pass      |1
+black-white N=3 safety (number<=N)           |black_white|-DN=3|safety  |pass      |1
+black-white N=2 crash=2 abort=2 safety       |black_white|-DN=2 -DCRASHES=2 -DABORTS=2|safety  |pass      |1
+black-white N=3 crash=1 safety               |black_white|-DN=3 -DCRASHES=1|safety  |pass      |6
+black-white N=3 abort=1 safety               |black_white|-DN=3 -DABORTS=1|safety  |pass      |5
+black-white N=2 crash=2 abort=2 liveness     |black_white|-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass      |2
+black-white N=3 liveness                     |black_white|-DN=3 -DFIFO=0|liveness|pass      |2
+black-white-bound-n N=2 crash=1              |black_white|-DN=2 -DCRASHES=1 -DBOUND=2|safety  |fail:bound|1
+black-white-bound-n N=2 abort=1              |black_white|-DN=2 -DABORTS=1 -DBOUND=2|safety  |fail:bound|1
+black-white-flip-color N=3 crash=1           |black_white|-DN=3 -DCRASHES=1 -DFLIP=1 -DBOUND=99 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
+jayanti N=2 crash=2 abort=2 safety           |jayanti    |-DN=2 -DCRASHES=2 -DABORTS=2|safety  |pass      |1
+jayanti N=3 crash=1 abort=1 safety           |jayanti    |-DN=3 -DCRASHES=1 -DABORTS=1|safety  |pass      |7
+jayanti N=3 crash=2 safety                   |jayanti    |-DN=3 -DCRASHES=2|safety  |pass      |4
+jayanti N=2 crash=2 abort=2 liveness         |jayanti    |-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0 -DCLUSTER=0|liveness|pass      |1
+jayanti N=3 crash=1 liveness                 |jayanti    |-DN=3 -DCRASHES=1 -DFIFO=0 -DCLUSTER=0|liveness|pass      |6
+jayanti N=3 abort=1 liveness                 |jayanti    |-DN=3 -DABORTS=1 -DFIFO=0 -DCLUSTER=0|liveness|pass      |5
+jayanti-misprint N=2                         |jayanti    |-DN=2 -DMISPRINT=1 -DCLUSTER=0 -DFIFO=0|safety  |fail:mutex|1
+jayanti-misprint-fifo N=2                    |jayanti    |-DN=2 -DMISPRINT=1 -DCLUSTER=0|safety  |fail:fifo |1
+jayanti-plain-reset N=2 crash=1              |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
+jayanti-plain-abort N=2 abort=1              |jayanti    |-DN=2 -DABORTS=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
+jayanti-x-then-reset N=2 crash=1             |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=2 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
+jayanti-keep-incs N=2 crash=2                |jayanti    |-DN=2 -DCRASHES=2 -DKEEP_INCS=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
 EOF
 }
 
@@ -90,6 +92,11 @@ while [ $# -gt 0 ]; do
 done
 case $jobs in 1|2) ;; *) jobs=2 ;; esac
 
+# squeeze blanks (the table is aligned with spaces); the fields hold no glob
+# characters
+# shellcheck disable=SC2048,SC2086
+trim() { echo $*; }
+
 selected() {   # $1 = configuration name; the remaining args are filters
 	_n=$1; shift
 	[ $# -eq 0 ] && return 0
@@ -100,9 +107,10 @@ selected() {   # $1 = configuration name; the remaining args are filters
 }
 
 if [ $list = 1 ]; then
-	configs | while IFS='|' read -r name model defs mode expect; do
+	configs | while IFS='|' read -r name model defs mode expect cost; do
 		selected "$name" "$@" || continue
-		printf '%s  [%s.pml %s; %s; %s]\n' "$(echo $name)" $model "$(echo $defs)" $mode $expect
+		printf '%s  [%s.pml %s; %s; %s]\n' "$(trim "$name")" "$(trim "$model")" \
+			"$(trim "$defs")" "$(trim "$mode")" "$(trim "$expect")"
 	done
 	exit 0
 fi
@@ -122,6 +130,9 @@ fi
 
 # tools: skip (77) when missing
 SPIN=${SPIN:-spin}
+# -O1: pan runs as fast as with -O2 here and compiles in half the time
+# (configurations of cost 1 are compiled with -O0)
+PAN_CFLAGS=${PAN_CFLAGS:--O1}
 if ! command -v "$SPIN" >/dev/null 2>&1; then
 	echo "SKIP: spin not found (set SPIN=...)"
 	exit 77
@@ -131,8 +142,9 @@ if [ -z "${CC:-}" ]; then
 		if command -v $c >/dev/null 2>&1; then CC=$c; break; fi
 	done
 fi
-set -- $CC
-if [ -z "${CC:-}" ] || ! command -v "$1" >/dev/null 2>&1; then
+first_word() { echo "$1"; }
+# shellcheck disable=SC2086
+if [ -z "${CC:-}" ] || ! command -v "$(first_word $CC)" >/dev/null 2>&1; then
 	echo "SKIP: no C compiler found (set CC=...)"
 	exit 77
 fi
@@ -145,27 +157,30 @@ trap 'exit 130' INT TERM
 # ---------------------------------------------------------------------------
 # run one configuration in $tmp/cNN, leave its result line in $tmp/cNN.res
 # ---------------------------------------------------------------------------
-run_one() {   # idx name model defs mode expect
-	idx=$1 name=$2 model=$3 defs=$4 mode=$5 expect=$6
+run_one() {   # idx name model defs mode expect cost
+	idx=$1 name=$2 model=$3 defs=$4 mode=$5 expect=$6 cost=$7
 	w=$tmp/c$idx
 	mkdir -p "$w" || return
 	cp "$modeldir/$model.pml" "$w/" || return
 	(
 	cd "$w" || exit 1
-	if [ $mode = liveness ]; then
-		sdefs="$defs -DLIVENESS" ccflags= panflags="-a -f"
+	if [ "$mode" = liveness ]; then
+		sdefs="$defs -DLIVENESS" ccflags='' panflags="-a -f"
 	else
-		sdefs=$defs ccflags=-DSAFETY panflags=
+		sdefs=$defs ccflags=-DSAFETY panflags=''
 	fi
 	echo "$SPIN $sdefs -a $model.pml" > how.txt
 	# shellcheck disable=SC2086
 	if ! $SPIN $sdefs -a $model.pml > spin.out 2>&1; then
-		echo "FAIL $name: spin -a failed: $(tail -n 1 spin.out)" > ../c$idx.res
+		echo "FAIL $name: spin -a failed: $(tail -n 1 spin.out)" > "../c$idx.res"
 		exit 0
 	fi
 	# shellcheck disable=SC2086
-	if ! $CC -O2 -w $ccflags -o pan pan.c > cc.out 2>&1; then
-		echo "FAIL $name: cc failed: $(tail -n 1 cc.out)" > ../c$idx.res
+	# small runs: compiling costs more than the run, do not optimise
+	if [ "$cost" -le 1 ]; then opt=-O0; else opt=$PAN_CFLAGS; fi
+	# shellcheck disable=SC2086
+	if ! $CC $opt -w $ccflags -o pan pan.c > cc.out 2>&1; then
+		echo "FAIL $name: cc failed: $(tail -n 1 cc.out)" > "../c$idx.res"
 		exit 0
 	fi
 	# shellcheck disable=SC2086
@@ -186,19 +201,19 @@ run_one() {   # idx name model defs mode expect
 	grep -q 'max search depth too small' pan.out && trunc=" (search depth too small: incomplete)"
 	what="$errors errors, $states states, ${secs}s"
 	if [ -z "$errors" ]; then
-		echo "FAIL $name: pan did not finish: $(tail -n 1 pan.out)" > ../c$idx.res
+		echo "FAIL $name: pan did not finish: $(tail -n 1 pan.out)" > "../c$idx.res"
 	elif [ "$expect" = pass ]; then
 		if [ "$errors" = 0 ] && [ -z "$trunc" ]; then
-			echo "PASS $name: $what" > ../c$idx.res
+			echo "PASS $name: $what" > "../c$idx.res"
 		else
-			echo "FAIL $name: $what${kind:+ ($kind)}$trunc [trail: cd $w && spin -t -p $sdefs $model.pml]" > ../c$idx.res
+			echo "FAIL $name: $what${kind:+ ($kind)}$trunc [rerun with -k; trail: cd $w && $SPIN -t -p $sdefs $model.pml]" > "../c$idx.res"
 		fi
 	else
 		want=${expect#fail:}
 		if [ "$errors" != 0 ] && [ "$kind" = "$want" ]; then
-			echo "PASS (expected failure) $name: $errors error ($kind violated), $states states, ${secs}s" > ../c$idx.res
+			echo "PASS (expected failure) $name: $errors error ($kind violated), $states states, ${secs}s" > "../c$idx.res"
 		else
-			echo "FAIL $name: expected a $want violation, got $what${kind:+ ($kind)}$trunc" > ../c$idx.res
+			echo "FAIL $name: expected a $want violation, got $what${kind:+ ($kind)}$trunc" > "../c$idx.res"
 		fi
 	fi
 	rm -f pan pan.c pan.h pan.m pan.b pan.t pan.p   # keep outputs and trails
@@ -206,16 +221,17 @@ run_one() {   # idx name model defs mode expect
 }
 
 # ---------------------------------------------------------------------------
-# read the selected configurations, split them over $jobs lanes
+# read the selected configurations; $jobs lanes share them out
 # ---------------------------------------------------------------------------
 i=0
-configs | while IFS='|' read -r name model defs mode expect; do
-	name=$(echo $name) model=$(echo $model) mode=$(echo $mode) expect=$(echo $expect)
+configs | while IFS='|' read -r name model defs mode expect cost; do
+	name=$(trim "$name") model=$(trim "$model") mode=$(trim "$mode") expect=$(trim "$expect")
 	selected "$name" "$@" || continue
 	i=$((i + 1))
 	idx=$(printf '%02d' $i)
-	printf '%s|%s|%s|%s|%s|%s\n' "$idx" "$name" "$model" "$(echo $defs)" "$mode" "$expect"
+	printf '%s|%s|%s|%s|%s|%s|%s\n' "$idx" "$name" "$model" "$(trim "$defs")" "$mode" "$expect" "$(trim "$cost")"
 done > "$tmp/list"
+sort -t '|' -k 7,7nr -k 1,1 "$tmp/list" > "$tmp/order"
 
 if [ ! -s "$tmp/list" ]; then
 	echo "run-models.sh: no configuration matches" >&2
@@ -224,13 +240,11 @@ if [ ! -s "$tmp/list" ]; then
 fi
 
 start=$(date +%s)
-lane() {   # lane number: runs every $jobs-th configuration of the list
-	n=0
-	while IFS='|' read -r idx name model defs mode expect; do
-		n=$((n + 1))
-		[ $(( (n - 1) % jobs )) -eq "$1" ] || continue
-		run_one "$idx" "$name" "$model" "$defs" "$mode" "$expect"
-	done < "$tmp/list"
+lane() {   # takes the next unclaimed configuration (mkdir is atomic)
+	while IFS='|' read -r idx name model defs mode expect cost; do
+		mkdir "$tmp/claim$idx" 2>/dev/null || continue
+		run_one "$idx" "$name" "$model" "$defs" "$mode" "$expect" "$cost"
+	done < "$tmp/order"
 }
 l=0
 while [ $l -lt "$jobs" ]; do
@@ -241,7 +255,7 @@ wait
 end=$(date +%s)
 
 passed=0 failed=0
-while IFS='|' read -r idx name model defs mode expect; do
+while IFS='|' read -r idx name model defs mode expect cost; do
 	if [ -f "$tmp/c$idx.res" ]; then
 		line=$(cat "$tmp/c$idx.res")
 	else
@@ -253,6 +267,6 @@ while IFS='|' read -r idx name model defs mode expect; do
 	*) failed=$((failed + 1)) ;;
 	esac
 done < "$tmp/list"
-echo "total wall time: $((end - start))s with $jobs parallel pan runs"
+echo "total wall time: $((end - start))s (pan runs at a time: $jobs)"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
