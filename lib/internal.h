@@ -217,6 +217,9 @@ static inline unsigned slots_bound(struct bakery *b)
 /* ------------------------------------------------------------- regions -- */
 
 BAKERY_HIDDEN int name_check(const char *name, size_t max);
+/* Is the region mutex M of the kind the library made it?  (glibc aborts on
+ * some forged kinds; a mutex that fails this is left alone.) */
+BAKERY_HIDDEN bool region_mutex_sane(pthread_mutex_t *m);
 
 /* ------------------------------------------------------------ registry -- */
 

@@ -71,14 +71,27 @@ static int table_find(struct bakery *b, const char *name, size_t len, unsigned *
 	return ENOENT;
 }
 
+/* An honest creator holds the table mutex for microseconds. */
+#define TABLE_WAIT_S 2
+
 static int table_lock(struct bakery *b)
 {
-	int r = pthread_mutex_lock(&b->hdr->table_mutex);
+	pthread_mutex_t *m = &b->hdr->table_mutex;
+	struct timespec until;
+	int r;
 
+	if (!region_mutex_sane(m))
+		return BAKERY_EBADREGION;
+	/* bounded: an owner word naming a thread whose death the kernel never
+	 * marked (corrupted or forged) would otherwise block every creator of
+	 * a new lock for ever */
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += TABLE_WAIT_S;
+	r = pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &until);
 	/* a creator died mid-entry: entries turn READY last, so a half-made
 	 * one is still FREE and is simply overwritten */
 	if (r == EOWNERDEAD)
-		r = pthread_mutex_consistent(&b->hdr->table_mutex);
+		r = pthread_mutex_consistent(m);
 	return r ? BAKERY_EBADREGION : 0;
 }
 

@@ -215,6 +215,31 @@ static int mutex_init_robust(pthread_mutex_t *m)
 	return err;
 }
 
+/*
+ * glibc trusts a mutex's `kind` word (it selects the code path, and a
+ * priority-protect or priority-inherit kind with a robust owner word makes
+ * it abort).  Every region mutex was made by mutex_init_robust(), so any
+ * other kind is a corrupted or forged region: callers then keep their hands
+ * off it.  (A writer racing this check can still win; see docs/design.md.)
+ */
+static int robust_kind;
+static pthread_once_t robust_kind_once = PTHREAD_ONCE_INIT;
+
+static void robust_kind_init(void)
+{
+	pthread_mutex_t m;
+
+	mutex_init_robust(&m);
+	robust_kind = m.__data.__kind;
+	pthread_mutex_destroy(&m);
+}
+
+bool region_mutex_sane(pthread_mutex_t *m)
+{
+	pthread_once(&robust_kind_once, robust_kind_init);
+	return CMM_LOAD_SHARED(m->__data.__kind) == robust_kind;
+}
+
 static int region_format(unsigned char *base, const struct layout *l)
 {
 	struct bakery_shm_header *h = (struct bakery_shm_header *)base;

@@ -225,10 +225,19 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 	pthread_mutex_consistent(&s->token);
 }
 
+/* trylock on a slot's token, or EINVAL (no proof of anything) when the
+ * token was scribbled over */
+static int token_trylock(struct bakery_shm_slot *s)
+{
+	if (!region_mutex_sane(&s->token))
+		return EINVAL;
+	return pthread_mutex_trylock(&s->token);
+}
+
 enum liveness slot_check(struct bakery *b, unsigned slot)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = pthread_mutex_trylock(&s->token);
+	int r = token_trylock(s);
 
 	switch (r) {
 	case EOWNERDEAD:
@@ -260,7 +269,7 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 
 	if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
 		return false;
-	r = pthread_mutex_trylock(&s->token);
+	r = token_trylock(s);
 	if (r != 0 && r != EOWNERDEAD)
 		return false;
 	/* read with the token held: nobody else frees it meanwhile */
@@ -312,7 +321,7 @@ static void hwm_raise(struct bakery *b, unsigned slot)
 static bool slot_try_take(struct bakery *b, unsigned slot)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = pthread_mutex_trylock(&s->token);
+	int r = token_trylock(s);
 
 	if (r == EOWNERDEAD)
 		slot_recover_dead(b, slot);
@@ -361,7 +370,10 @@ static void slot_give_back(struct bakery *b, unsigned slot)
 	struct bakery_shm_slot *s = &b->slots[slot];
 
 	slot_clear(b, slot, false);
-	pthread_mutex_unlock(&s->token);
+	/* a token scribbled over while we held it: glibc might abort on it,
+	 * so leave it (the slot stays taken: corruption costs the slot) */
+	if (region_mutex_sane(&s->token))
+		pthread_mutex_unlock(&s->token);
 }
 
 /* ------------------------------------------------------- thread records -- */

@@ -258,12 +258,14 @@ static bool drive_over(struct bakery *b, unsigned lock, const struct drive *dr)
 	       (dr->turn && turn_holds(b, lock, dr->d, dr->turn));
 }
 
-/* k no longer blocks d's proxy passage (or the drive is over) */
+/* k no longer blocks d's proxy passage, or k's own passage was left to a
+ * proxy meanwhile (its owner died while we waited: then we drive it), or
+ * the drive is over */
 static bool proxy_unblocked(struct bakery *b, unsigned lock, unsigned k, void *arg)
 {
 	const struct drive *dr = arg;
 
-	return drive_over(b, lock, dr) ||
+	return drive_over(b, lock, dr) || CMM_LOAD_SHARED(reg_of(b, lock, k)->proxy) ||
 	       proxy_scan(b, lock, dr->d, dr->token_d, k, k + 1) > k;
 }
 
@@ -275,8 +277,11 @@ static bool proxy_moved(struct bakery *b, unsigned lock, unsigned d, void *arg)
 	return drive_over(b, lock, dr) || CMM_LOAD_SHARED(reg_of(b, lock, d)->proxy) != dr->proxy;
 }
 
-/* Drive d's current proxy passage until it completes or TURN (if any) holds. */
-static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn)
+/* Drive d's current proxy passage until it completes or TURN (if any)
+ * holds.  DEPTH counts the proxy passages we are driving on the way to this
+ * one: each blocks the previous, so in a sound region they follow tokens in
+ * order and end; in a damaged one they could form a cycle, hence the bound. */
+static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, unsigned depth)
 {
 	struct bakery_shm_reg *rd = reg_of(p->b, p->lock, d);
 	struct drive dr = { d, token_read(p->b, rd), 0, turn };
@@ -289,12 +294,11 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn)
 		dr.proxy = CMM_LOAD_SHARED(rd->proxy);
 		if (k == NO_SLOT)
 			err = await_slot(p, d, proxy_moved, &dr);
-		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy))
+		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy) &&
+		         depth < p->b->nslots)
 			/* k is itself a passage left to a proxy: nobody else may
-			 * be driving it, so drive it first.  It is ahead of d
-			 * (it blocks d), so this recursion follows tokens in
-			 * order and ends. */
-			err = proxy_drive(p, k, NULL);
+			 * be driving it, so drive it first */
+			err = proxy_drive(p, k, NULL, depth + 1);
 		else
 			err = await_slot(p, k, proxy_unblocked, &dr);
 		if (err)
@@ -315,7 +319,7 @@ static int wait_turn(struct passage *p, unsigned j, const struct turn *t)
 			return 0;
 		/* j's passage, ahead of ours, was abandoned or its owner died:
 		 * complete it on its behalf */
-		err = proxy_drive(p, j, t);
+		err = proxy_drive(p, j, t, 0);
 		if (err)
 			return err;
 	}
@@ -363,7 +367,7 @@ static int jay_prepare(struct passage *p)
 {
 	if (caa_likely(!CMM_LOAD_SHARED(p->mine->proxy)))
 		return 0;
-	return proxy_drive(p, p->self, NULL);
+	return proxy_drive(p, p->self, NULL, 0);
 }
 
 static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
