@@ -47,8 +47,14 @@
  *     lease-based lock on a coordination service (etcd, ZooKeeper).
  *   - Trust: every participant can write the whole region.  A hostile or
  *     buggy participant can deny service (hold a lock forever, scribble on
- *     the registers); it cannot make the library read or write outside the
- *     mapping: every index and size read from shared memory is checked.
+ *     the registers).  Every index and size read from shared memory is
+ *     checked, so a corrupted region gives errors, not wild accesses.  Two
+ *     things no check can stop: a participant that shrinks the shm object
+ *     makes the others' next access raise SIGBUS; and the liveness tokens
+ *     are glibc robust mutexes, which keep their robust-list links inside
+ *     the mutex, so a writer racing the token's owner can forge the links
+ *     that glibc follows when the owner unlocks it.  Share a region only
+ *     with trusted processes (the default mode is 0600).
  */
 #ifndef BAKERY_H
 #define BAKERY_H
