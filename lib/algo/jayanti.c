@@ -258,15 +258,20 @@ static bool drive_over(struct bakery *b, unsigned lock, const struct drive *dr)
 	       (dr->turn && turn_holds(b, lock, dr->d, dr->turn));
 }
 
-/* k no longer blocks d's proxy passage, or k's own passage was left to a
- * proxy meanwhile (its owner died while we waited: then we drive it), or
- * the drive is over */
+/* k no longer blocks d's proxy passage, or the drive is over */
 static bool proxy_unblocked(struct bakery *b, unsigned lock, unsigned k, void *arg)
 {
 	const struct drive *dr = arg;
 
-	return drive_over(b, lock, dr) || CMM_LOAD_SHARED(reg_of(b, lock, k)->proxy) ||
+	return drive_over(b, lock, dr) ||
 	       proxy_scan(b, lock, dr->d, dr->token_d, k, k + 1) > k;
+}
+
+/* ... or k's own passage was left to a proxy meanwhile (its owner died while
+ * we waited): then we go and drive it */
+static bool proxy_unblocked_or_left(struct bakery *b, unsigned lock, unsigned k, void *arg)
+{
+	return CMM_LOAD_SHARED(reg_of(b, lock, k)->proxy) || proxy_unblocked(b, lock, k, arg);
 }
 
 /* d's proxy word moved (a live finisher is at work on it) */
@@ -294,13 +299,17 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, u
 		dr.proxy = CMM_LOAD_SHARED(rd->proxy);
 		if (k == NO_SLOT)
 			err = await_slot(p, d, proxy_moved, &dr);
-		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy) &&
-		         depth < p->b->nslots)
+		else if (depth >= p->b->nslots)
+			/* a chain longer than the slots: a cycle, which only a
+			 * damaged region makes; wait (and time out) as for any
+			 * blocker, never spin */
+			err = await_slot(p, k, proxy_unblocked, &dr);
+		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy))
 			/* k is itself a passage left to a proxy: nobody else may
 			 * be driving it, so drive it first */
 			err = proxy_drive(p, k, NULL, depth + 1);
 		else
-			err = await_slot(p, k, proxy_unblocked, &dr);
+			err = await_slot(p, k, proxy_unblocked_or_left, &dr);
 		if (err)
 			return err;
 	}
