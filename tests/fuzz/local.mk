@@ -1,1 +1,26 @@
-# rules for tests/fuzz (included from the top Makefile.am)
+# Fuzzing of the region validation and of every reader of the region.
+#
+# make check: bakery-fuzz-replay feeds every file of tests/fuzz/corpus through
+#   fuzz_region_case(), the libFuzzer harness's entry, in the normal build.
+#   Inputs that once crashed or hung the library keep their bug's name in
+#   the corpus (token-kind-*, jayanti-proxy-*, close-ebusy-*).
+# make fuzz: builds the libFuzzer harness with clang and fuzzes for
+#   FUZZ_SECONDS (run-fuzzer.sh; skipped without clang/libFuzzer).
+check_PROGRAMS += tests/fuzz/bakery-fuzz-replay
+TESTS += tests/fuzz/bakery-fuzz-replay
+EXTRA_DIST += tests/fuzz/corpus tests/fuzz/region.dict \
+	tests/fuzz/run-fuzzer.sh tests/fuzz/fuzz-libfuzzer.c
+
+fuzz_replay_sources = tests/fuzz/replay.c tests/fuzz/fuzz-region.c tests/fuzz/fuzz-region.h
+fuzz_replay_cppflags = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fuzz
+fuzz_replay_ldadd = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
+
+tests_fuzz_bakery_fuzz_replay_SOURCES = $(fuzz_replay_sources)
+tests_fuzz_bakery_fuzz_replay_CPPFLAGS = $(fuzz_replay_cppflags)
+tests_fuzz_bakery_fuzz_replay_LDADD = $(fuzz_replay_ldadd)
+
+FUZZ_SECONDS = 120
+fuzz:
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+	$(SHELL) $(top_srcdir)/tests/fuzz/run-fuzzer.sh run $(FUZZ_SECONDS)
+.PHONY: fuzz

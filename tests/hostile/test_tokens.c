@@ -1,0 +1,156 @@
+/*
+ * test_tokens.c - a liveness token (the robust mutex a slot's owner holds)
+ * whose lock word someone else rewrote while the owner lives.
+ *
+ *   word cleared (no owner)    no proof of death: honest waiters keep
+ *                              waiting (trylock EBUSY, timedlock ETIMEDOUT)
+ *                              while the holder is inside; the lock goes on
+ *                              once it lets go
+ *   forged FUTEX_OWNER_DIED    indistinguishable from a real death: the
+ *                              waiter recovers the live holder's slot and
+ *                              enters with EOWNERDEAD (the protected state
+ *                              may be inconsistent, which it is told); the
+ *                              real holder's unlock then returns EPERM.
+ *                              Mutual exclusion is lost: the price of a
+ *                              forged proof, documented, not a crash.
+ *
+ * A token's other fields (mutex kind, robust-list links) are what glibc
+ * trusts; rewriting them crashes the process that touches the token:
+ * bug-token-kind.c and bug-robust-list.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "hostile.h"
+
+#define FUTEX_OWNER_DIED_BIT 0x40000000
+
+struct holder {
+	char region[H_NAME_SIZE];
+	struct h_gate ready, release;
+};
+
+/* Holds lock "t" until released; exits with its unlock's result. */
+static int holder(void *arg)
+{
+	struct holder *h = arg;
+	bakery_t *b;
+	bakery_lock_t *l;
+	int err;
+
+	if (bakery_open(h->region, 0, NULL, &b) ||
+	    bakery_lock_open(b, "t", BAKERY_ALGO_DEFAULT, &l) || bakery_lock(l))
+		return 100;
+	h_gate_open(&h->ready);
+	h_gate_wait(&h->release, 30);
+	err = bakery_unlock(l);
+	return err == EPERM ? 1 : err ? 101 : 0;
+}
+
+/* A holder process in a fresh region; *slot gets its slot. */
+static pid_t holder_start(enum bakery_algo algo, struct holder **hp, bakery_t **b,
+                          bakery_lock_t **l, int *slot)
+{
+	struct holder *h = h_shared(sizeof(*h));
+	pid_t pid;
+
+	*b = h_region(h->region, "token", 4, 2);
+	*l = h_lock(*b, "t", algo);
+	h_gate_init(&h->ready);
+	h_gate_init(&h->release);
+	pid = h_fork(holder, h);
+	ck_assert_msg(h_gate_wait(&h->ready, 10), "the holder never got the lock");
+	*slot = h_slot_of(*b, pid, pid);
+	ck_assert_int_ge(*slot, 0);
+	*hp = h;
+	return pid;
+}
+
+static int *token_word(struct raw *raw, int slot)
+{
+	/* glibc: the mutex starts with the kernel's robust futex word */
+	return &raw->slots[slot].token.__data.__lock;
+}
+
+START_TEST(token_cleared_while_owner_holds)
+{
+	struct holder *h;
+	bakery_t *b;
+	bakery_lock_t *l;
+	struct timespec soon;
+	struct raw raw;
+	int slot;
+	pid_t pid = holder_start((enum bakery_algo)_i, &h, &b, &l, &slot);
+
+	raw_map(&raw, h->region);
+	CMM_STORE_SHARED(*token_word(&raw, slot), 0);
+	ck_assert_int_eq(bakery_trylock(l), EBUSY);
+	soon = h_in(0.3);
+	ck_assert_int_eq(bakery_timedlock(l, &soon), ETIMEDOUT);
+	h_gate_open(&h->release);
+	ck_assert_int_eq(h_reap(pid, 10), 0);          /* its unlock: 0 */
+	soon = h_in(10);
+	ck_assert_int_eq(bakery_timedlock(l, &soon), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	raw_unmap(&raw);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+}
+END_TEST
+
+START_TEST(forged_owner_died_while_owner_holds)
+{
+	struct holder *h;
+	bakery_t *b;
+	bakery_lock_t *l;
+	struct timespec soon;
+	struct raw raw;
+	int slot;
+	pid_t pid = holder_start((enum bakery_algo)_i, &h, &b, &l, &slot);
+
+	raw_map(&raw, h->region);
+	CMM_STORE_SHARED(*token_word(&raw, slot), FUTEX_OWNER_DIED_BIT | (int)pid);
+	soon = h_in(10);
+	ck_assert_int_eq(bakery_timedlock(l, &soon), EOWNERDEAD);
+	ck_assert_int_eq(bakery_consistent(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	h_gate_open(&h->release);
+	ck_assert_int_eq(h_reap(pid, 10), 1);          /* its unlock: EPERM */
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	raw_unmap(&raw);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+}
+END_TEST
+
+static Suite *tokens_suite(void)
+{
+	Suite *s = suite_create("hostile tokens");
+	TCase *tc = tcase_create("tokens");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, token_cleared_while_owner_holds, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, forged_owner_died_while_owner_holds, H_ALGO_FIRST, H_ALGO_END);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tokens_suite());
+	int failed;
+
+	h_run_begin();
+	srunner_run_all(sr, CK_NORMAL);
+	h_run_end();
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
