@@ -277,7 +277,30 @@ static int region_format(unsigned char *base, const struct layout *l)
 	return 0;
 }
 
-/* Remove temporary objects of NAME whose creators died (no flock held). */
+/*
+ * Creators and the orphan sweep serialise on an flock of the shm directory,
+ * held from before a creator's shm_open of its temporary object until it
+ * holds its own flock on it: otherwise another creator's sweep could find
+ * the fresh temporary unlocked and remove it as an orphan.  Held for
+ * microseconds; the kernel drops it if the holder dies.
+ */
+static int shm_dir_lock(void)
+{
+	int d = open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (d >= 0)
+		flock(d, LOCK_EX);
+	return d;
+}
+
+static void shm_dir_unlock(int d)
+{
+	if (d >= 0)
+		close(d);
+}
+
+/* Remove temporary objects of NAME whose creators died (no flock held).
+ * Called with the shm directory locked. */
 static void orphans_remove(const char *shm_name)
 {
 	char prefix[BAKERY_REGION_NAME_MAX + 16];
@@ -314,14 +337,20 @@ static int region_create(const char *shm_name, const struct layout *l, mode_t mo
 	unsigned char *base;
 	int fd, err = 0;
 
+	int dir = shm_dir_lock();
+
 	orphans_remove(shm_name);
 	snprintf(tmp, sizeof(tmp), "%s" TMP_TAG "%d.%lu", shm_name, (int)getpid(),
 	         uatomic_add_return(&counter, 1));
 	fd = shm_open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return errno;
-	/* held until we exit: tells orphans_remove() we are alive */
+	if (fd < 0) {
+		err = errno;
+		shm_dir_unlock(dir);
+		return err;
+	}
+	/* held until we are done: tells orphans_remove() we are alive */
 	flock(fd, LOCK_EX);
+	shm_dir_unlock(dir);
 	snprintf(from, sizeof(from), SHM_DIR "%s", tmp + 1);
 	snprintf(to, sizeof(to), SHM_DIR "%s", shm_name + 1);
 	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)l->total_size) < 0) {
