@@ -310,6 +310,9 @@ struct passage {
 	const struct deadline *dl;
 	/* a lock-wide futex word the conditions also depend on, or NULL */
 	uint32_t *also, *also_waiters;
+	/* others holding a ticket when our doorway read them (wait.c: how
+	 * long to spin) */
+	unsigned crowd;
 };
 
 struct algo_ops {

@@ -68,6 +68,7 @@ static void bw_doorway(struct passage *p)
 		uint64_t t = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
 		if (t_color(t) == mycolor && t_number(t) > max)
 			max = t_number(t);
+		p->crowd += t_number(t) != 0;
 	}
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;

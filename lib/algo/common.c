@@ -27,6 +27,7 @@ void number_doorway(struct passage *p)
 		uint64_t n = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
 		if (n > max)
 			max = n;
+		p->crowd += n != 0;
 	}
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;

@@ -92,6 +92,7 @@ static void jay_doorway(struct passage *p)
 		unsigned t = token_read(b, reg_of(b, p->lock, j));
 		if (t != TOKEN_NONE)
 			seen[count++] = (uint16_t)t;
+		p->crowd += t != TOKEN_NONE;
 	}
 	/* line 3 comes after line 2: Theorem 2 needs X read last */
 	cmm_smp_rmb();
