@@ -1,1 +1,36 @@
-# rules for bench (see top Makefile.am)
+# bench/: bakery-bench, every libbakery algorithm against the locks users
+# would pick instead.  Not part of `make check`:
+#   make bench        the full set (a few minutes), CSV in bench/results.csv,
+#                     plots (if gnuplot is installed) in $(BENCH_PLOTDIR)
+#   make bench-quick  a short subset (under a minute) for spotting regressions
+noinst_PROGRAMS += bench/bakery-bench
+EXTRA_DIST += bench/plot.gp docs/performance.md \
+	docs/bench-throughput.svg docs/bench-cpu.svg docs/bench-uncontended.svg \
+	docs/bench-wait.svg
+CLEANFILES += bench/results.csv bench/results-quick.csv
+
+bench_bakery_bench_SOURCES = \
+	bench/bench.h \
+	bench/main.c \
+	bench/mechs.c \
+	bench/procs.c \
+	bench/measure.c \
+	bench/report.c
+bench_bakery_bench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
+
+# Where `make bench` draws the plots: the committed ones live in docs/.
+BENCH_PLOTDIR = $(top_srcdir)/docs
+
+.PHONY: bench bench-quick
+bench: bench/bakery-bench$(EXEEXT)
+	bench/bakery-bench$(EXEEXT) --csv bench/results.csv
+	@if test -n "$(GNUPLOT)"; then \
+	  echo "plotting into $(BENCH_PLOTDIR)"; \
+	  $(GNUPLOT) -e "csv='bench/results.csv'; outdir='$(BENCH_PLOTDIR)'" \
+	    $(top_srcdir)/bench/plot.gp; \
+	else \
+	  echo "gnuplot not found: no plots"; \
+	fi
+
+bench-quick: bench/bakery-bench$(EXEEXT)
+	bench/bakery-bench$(EXEEXT) --quick --csv bench/results-quick.csv

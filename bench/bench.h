@@ -1,0 +1,257 @@
+/*
+ * bench.h - declarations shared by the parts of bakery-bench, the benchmark
+ * that measures every libbakery algorithm side by side with the locks users
+ * would otherwise pick (robust pthread mutex, POSIX semaphore, OFD lock,
+ * flock, ticket lock).
+ *
+ *   mechs.c    one adapter per mechanism behind struct mech_ops
+ *   procs.c    the shared control block, futex flags, forking and reaping
+ *   measure.c  the measurements (uncontended, contended, blocked, recovery)
+ *   report.c   statistics, the tables on stdout and the CSV file
+ *   main.c     options and the order of the runs
+ */
+#ifndef BAKERY_BENCH_H
+#define BAKERY_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <semaphore.h>
+#include <sys/types.h>
+
+#include "bakery.h"
+
+#define BENCH_MAX_PROCS   8        /* most processes in one contended run   */
+#define BENCH_SAMPLE_CAP  16384    /* wait-time samples kept per process    */
+#define BENCH_SAMPLE_MASK 15u      /* time one acquisition in 16, at random */
+#define BENCH_MAX_TRIALS  101      /* recovery trials per mechanism         */
+#define BENCH_MAX_ROUNDS  9        /* contended runs per case               */
+#define BENCH_MAX_MECHS   16       /* entries of mech_table                 */
+#define BENCH_CACHE_LINE  64
+
+/* ------------------------------------------------------------ mechanisms -- */
+
+struct mech;
+
+/* Result of mech_ops.lock: acquired, acquired from a holder that died, or
+ * failed (the error code is then in mech.err). */
+enum { MECH_FAILED = -1, MECH_ACQUIRED = 0, MECH_OWNER_DIED = 1 };
+
+struct mech_ops {
+	const char *name;          /* short name in tables and CSV           */
+	const char *what;          /* one-line description for the legend    */
+	bool is_bakery;            /* a libbakery algorithm (slots matter)   */
+	bool recovers;             /* a blocked waiter survives a SIGKILLed holder */
+	bool tells_owner_died;     /* and is told the holder died (EOWNERDEAD) */
+	enum bakery_algo algo;     /* libbakery algorithms only              */
+	/* In the parent: create the shared object(s).  0 or an errno. */
+	int (*create)(struct mech *m);
+	/* In a child after fork: make the per-process handle.  0 or an errno. */
+	int (*attach)(struct mech *m);
+	/* MECH_ACQUIRED, MECH_OWNER_DIED (already made consistent), or
+	 * MECH_FAILED with the error in m->err. */
+	int (*lock)(struct mech *m);
+	void (*unlock)(struct mech *m);
+	/* In a child before it exits. */
+	void (*detach)(struct mech *m);
+	/* In the parent: remove the shared object(s). */
+	void (*destroy)(struct mech *m);
+};
+
+/* One instance of a mechanism: what create() made, what attach() opened. */
+struct mech {
+	const struct mech_ops *ops;
+	unsigned slots;            /* region capacity (libbakery only)       */
+	char name[96];             /* the shm object / file name             */
+	bakery_t *region;
+	bakery_lock_t *lock;
+	void *shm;                 /* robust mutex, ticket lock              */
+	size_t shm_size;
+	sem_t *sem;
+	int fd;
+	int err;                   /* why the last lock failed: an errno, or a
+	                              BAKERY_E* code for libbakery */
+};
+
+extern const struct mech_ops *const mech_table[];
+extern const unsigned mech_count;
+
+/* A fresh instance with a unique object name; 0 or an errno. */
+int mech_new(struct mech *m, const struct mech_ops *ops, unsigned slots);
+void mech_free(struct mech *m);
+
+/* --------------------------------------------------------- control block -- */
+
+/* The independent check of mutual exclusion, done inside every contended
+ * critical section: it trusts nothing of the mechanism under test. */
+struct occupancy {
+	int32_t inside;            /* pid of the holder, swapped in and out  */
+	uint32_t pad;
+	uint64_t counter;          /* read-pause-write: overlaps lose updates */
+	uint64_t violations;       /* overlaps the swaps saw                  */
+	int32_t last;              /* pid of the previous holder             */
+	uint32_t pad2;
+	uint64_t handoffs;         /* acquisitions by another process than the last */
+} __attribute__((aligned(BENCH_CACHE_LINE)));
+
+/* What one child process reports. */
+struct child_result {
+	uint64_t acquisitions;
+	uint64_t owner_died;       /* acquisitions that reported a dead holder */
+	uint64_t cpu_ns;           /* user + system time inside the measured part */
+	uint64_t vcsw, ivcsw;      /* context switches inside the measured part */
+	uint64_t sampled;          /* wait times timed (the reservoir keeps <= CAP) */
+	uint64_t kept;             /* wait times in the reservoir            */
+	uint64_t wait_max_ns;      /* largest timed wait                     */
+	double value;              /* test-specific: best ns/op, a latency   */
+	int64_t stamp_ns;          /* CLOCK_MONOTONIC time of the acquisition */
+	int err;                   /* 0, or the error a call failed with (mech.err) */
+} __attribute__((aligned(BENCH_CACHE_LINE)));
+
+/* Phase words of the blocked-waiter and recovery scenarios (futex words). */
+enum phase {
+	PH_WAITER_READY,           /* the waiter has its handle and its slot  */
+	PH_HELD,                   /* the holder holds the lock               */
+	PH_WAITING,                /* the waiter is about to call lock        */
+	PH_RELEASE,                /* the parent tells the holder to unlock   */
+	PH_GO,                     /* the parent tells the late arriver to go */
+	PH_COUNT
+};
+
+struct control {
+	uint32_t ready __attribute__((aligned(BENCH_CACHE_LINE)));
+	uint32_t go __attribute__((aligned(BENCH_CACHE_LINE)));
+	uint32_t stop __attribute__((aligned(BENCH_CACHE_LINE)));
+	uint32_t phase[PH_COUNT] __attribute__((aligned(BENCH_CACHE_LINE)));
+	int64_t run_ns;            /* length of an uncontended run           */
+	struct occupancy occ;
+	struct child_result res[BENCH_MAX_PROCS];
+	uint64_t samples[BENCH_MAX_PROCS][BENCH_SAMPLE_CAP];
+};
+
+/* ---------------------------------------------------------------- procs -- */
+
+/* A shared anonymous mapping that children inherit; NULL on failure. */
+struct control *control_new(void);
+void control_reset(struct control *c);
+void control_free(struct control *c);
+
+int64_t now_ns(void);
+void sleep_ns(int64_t ns);
+/* Share (0..1) of all CPUs' time spent on other work during the next
+ * INTERVAL_NS (we sleep meanwhile), from /proc/stat; -1 if unknown. */
+double cpus_busy(int64_t interval_ns);
+
+/* This process's CPU time and context switches so far. */
+struct usage {
+	uint64_t cpu_ns;           /* user + system                          */
+	uint64_t vcsw, ivcsw;      /* voluntary (slept), involuntary (preempted) */
+};
+struct usage usage_self(void);
+
+/* Futex-backed flags: set to a value and wake, wait until it is reached. */
+void flag_set(uint32_t *word, uint32_t value);
+void flag_wait(uint32_t *word, uint32_t value);
+/* As flag_wait, giving up after TIMEOUT_NS; true if reached. */
+bool flag_wait_for(uint32_t *word, uint32_t value, int64_t timeout_ns);
+/* Add one and wake (a counter of arrived children). */
+void flag_inc(uint32_t *word);
+
+/* Fork a child that runs FN(m, c, id) and _exits; its pid or -1. */
+typedef void (*child_fn)(struct mech *m, struct control *c, unsigned id);
+pid_t spawn(child_fn fn, struct mech *m, struct control *c, unsigned id);
+/* Reap the children by TIMEOUT_NS from now, SIGKILLing what is left
+ * then; true if all exited by themselves with status 0. */
+bool reap(const pid_t *pids, unsigned n, int64_t timeout_ns);
+
+/* The critical section's body: swap our pid in, count, swap it out. */
+void occupancy_visit(struct occupancy *o, int32_t me);
+
+/* -------------------------------------------------------------- results -- */
+
+enum test {
+	T_UNCONTENDED,
+	T_CONTENDED,
+	T_BLOCKED,
+	T_WAKE,                    /* holder unlocks, a sleeping waiter takes over */
+	T_RECOVERY_WAITER,         /* holder SIGKILLed, a sleeping waiter takes over */
+	T_RECOVERY_LATE,           /* holder SIGKILLed, then a late arrival locks */
+};
+
+enum status { ST_OK, ST_NA, ST_VIOLATION, ST_ERROR, ST_HANG };
+
+struct result {
+	enum test test;
+	const struct mech_ops *mech;
+	unsigned slots;            /* 0 for non-libbakery mechanisms         */
+	unsigned procs;
+	enum status status;
+	double ns_per_op;          /* uncontended                            */
+	double acq_per_s, jain, max_min, cpu_ns_per_acq;   /* contended     */
+	double vcsw_per_acq, ivcsw_per_acq;                 /* contended     */
+	double handoff_ratio;      /* contended: share of acquisitions that changed holder */
+	double wait_p50_ns, wait_p99_ns, wait_max_ns;      /* contended     */
+	double cpu_ms_per_s;       /* blocked waiter: its CPU per second     */
+	double latency_ns;         /* wake-up, recovery: median of the trials */
+	double latency_max_ns;     /* wake-up, recovery: worst trial          */
+	unsigned trials;
+};
+
+struct results {
+	struct result *v;
+	unsigned n, cap;
+};
+
+void result_init(struct result *r, enum test test, const struct mech_ops *mech,
+                 unsigned slots, unsigned procs);
+struct result *results_add(struct results *rs, enum test test,
+                           const struct mech_ops *mech, unsigned slots, unsigned procs);
+const struct result *results_find(const struct results *rs, enum test test,
+                                  const char *mech, unsigned slots, unsigned procs);
+struct result *results_get(struct results *rs, enum test test,
+                           const char *mech, unsigned slots, unsigned procs);
+
+/* -------------------------------------------------------------- options -- */
+
+struct options {
+	bool quick;
+	double duration_s;         /* one contended run                     */
+	unsigned rounds;           /* contended runs per case, median kept  */
+	double blocked_s;          /* the blocked waiter's wait             */
+	double unc_run_s;          /* one uncontended run                   */
+	unsigned unc_runs;         /* uncontended rounds, best kept         */
+	unsigned trials;           /* recovery trials                       */
+	unsigned procs[3];         /* contended process counts              */
+	unsigned nprocs;
+	unsigned slots_small, slots_large;
+	const char *csv_path;
+	const char *only;          /* comma-separated mechanism names, or NULL */
+	const char *tests;         /* comma-separated test names, or NULL     */
+	double busy_start, busy_end;  /* share of the CPUs used by others, or -1 */
+};
+
+/* -------------------------------------------------------------- measure -- */
+
+void measure_uncontended(const struct options *o, struct control *c,
+                         const struct mech_ops *ops, unsigned slots, struct results *rs);
+/* One run into R (initialised by result_init). */
+void measure_contended(const struct options *o, struct control *c, struct result *r);
+void measure_blocked(const struct options *o, struct control *c,
+                     const struct mech_ops *ops, unsigned slots, struct results *rs);
+/* Wake-up after a release, and both recovery scenarios. */
+void measure_recovery(const struct options *o, struct control *c,
+                      const struct mech_ops *ops, unsigned slots, struct results *rs);
+
+/* --------------------------------------------------------------- report -- */
+
+double jain_index(const uint64_t *x, unsigned n);
+/* Weighted percentiles over the children's reservoirs. */
+void wait_percentiles(const struct control *c, unsigned procs, double *p50, double *p99);
+double median(double *v, unsigned n);
+
+void report_header(FILE *f, const struct options *o);
+void report_tables(FILE *f, const struct options *o, const struct results *rs);
+int report_csv(const char *path, const struct options *o, const struct results *rs);
+
+#endif

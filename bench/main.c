@@ -1,0 +1,249 @@
+/*
+ * main.c - bakery-bench: every libbakery algorithm against the mechanisms
+ * users would pick instead, in one run on one machine.
+ *
+ *   bakery-bench [--quick] [--csv FILE] [--duration SEC] [--rounds N]
+ *                [--trials N] [--only NAME,...] [--tests NAME,...]
+ *
+ * Prints the tables (see report.c) on stdout and progress on stderr, and
+ * writes the CSV that bench/plot.gp draws.  Exits 1 if any run failed its
+ * occupancy check, hung or errored, so that `make bench-quick` catches a
+ * regression that breaks a lock, not only one that slows it down.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: bakery-bench [options]\n"
+	        "  --quick          the short subset (well under a minute)\n"
+	        "  --csv FILE       write the results as CSV to FILE (default bakery-bench.csv)\n"
+	        "  --duration SEC   length of each contended run (default 1, quick 0.25)\n"
+	        "  --rounds N       contended runs per case, the median is kept (default 3, quick 1)\n"
+	        "  --trials N       wake-up and SIGKILL trials per mechanism (default 21, quick 5)\n"
+	        "  --only A,B,...   only these mechanisms (robust-mutex is always run)\n"
+	        "  --tests A,B,...  only these of: uncontended, contended, blocked,\n"
+	        "                   recovery (the wake-up and SIGKILL trials)\n"
+	        "  --help           this text\n"
+	        "mechanisms:\n");
+	for (unsigned i = 0; i < mech_count; i++)
+		fprintf(f, "  %-14s %s\n", mech_table[i]->name, mech_table[i]->what);
+}
+
+static void defaults(struct options *o, bool quick)
+{
+	memset(o, 0, sizeof(*o));
+	o->quick = quick;
+	o->duration_s = quick ? 0.25 : 1.0;
+	o->rounds = quick ? 1 : 3;
+	o->blocked_s = quick ? 0.25 : 1.0;
+	o->unc_run_s = quick ? 0.01 : 0.03;
+	o->unc_runs = quick ? 10 : 30;
+	o->trials = quick ? 5 : 21;
+	o->procs[0] = 2;
+	o->procs[1] = 4;
+	o->procs[2] = 8;
+	o->nprocs = 3;
+	o->slots_small = 64;
+	o->slots_large = 1024;
+	o->csv_path = "bakery-bench.csv";
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "trials", required_argument, NULL, 't' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "tests", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *csv = NULL, *only = NULL, *tests = NULL;
+	double duration = 0;
+	long trials = 0, rounds = 0;
+	bool quick = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "qc:d:t:r:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q': quick = true; break;
+		case 'c': csv = optarg; break;
+		case 'd': duration = strtod(optarg, NULL); break;
+		case 't': trials = strtol(optarg, NULL, 10); break;
+		case 'r': rounds = strtol(optarg, NULL, 10); break;
+		case 'o': only = optarg; break;
+		case 'T': tests = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default:  usage(stderr); return -1;
+		}
+	}
+	if (optind != argc || duration < 0 || duration > 60 || trials < 0 ||
+	    trials > BENCH_MAX_TRIALS || rounds < 0 || rounds > BENCH_MAX_ROUNDS) {
+		usage(stderr);
+		return -1;
+	}
+	defaults(o, quick);
+	if (csv)
+		o->csv_path = csv;
+	if (duration > 0)
+		o->duration_s = duration;
+	if (trials > 0)
+		o->trials = (unsigned)trials;
+	if (rounds > 0)
+		o->rounds = (unsigned)rounds;
+	o->only = only;
+	o->tests = tests;
+	return 0;
+}
+
+/* Is NAME an item of the comma-separated LIST (NULL: everything is)? */
+static bool listed(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!list)
+		return true;
+	for (const char *p = list; (p = strstr(p, name)); p += len)
+		if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+/* Is mechanism M selected?  The baseline always is: ratios need it. */
+static bool selected(const struct options *o, const struct mech_ops *m)
+{
+	return m == mech_table[0] || listed(o->only, m->name);
+}
+
+static void progress(const char *what, const struct result *r)
+{
+	fprintf(stderr, "%-22s %-14s %5u slots %u procs\n", what, r->mech->name, r->slots, r->procs);
+}
+
+/* The run to report out of a case's rounds: a failed one if any (a broken
+ * lock must not hide behind a good round), else the median throughput. */
+static const struct result *pick_run(const struct result *runs, unsigned n)
+{
+	const struct result *sorted[BENCH_MAX_ROUNDS];
+
+	for (unsigned i = 0; i < n; i++) {
+		if (runs[i].status != ST_OK)
+			return &runs[i];
+		sorted[i] = &runs[i];
+	}
+	/* insertion sort by throughput: n is tiny */
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned k = i; k > 0 && sorted[k]->acq_per_s < sorted[k - 1]->acq_per_s; k--) {
+			const struct result *t = sorted[k];
+			sorted[k] = sorted[k - 1];
+			sorted[k - 1] = t;
+		}
+	return sorted[n / 2];
+}
+
+/*
+ * Every mechanism with PROCS processes (and, if SCALING, libbakery in the
+ * large region too).  The rounds go over all mechanisms in turn, so that a
+ * burst of load on a shared machine hits one round of each.
+ */
+static void contended_cases(const struct options *o, struct control *c, unsigned procs,
+                            bool scaling, struct results *rs)
+{
+	struct result runs[2 * BENCH_MAX_MECHS][BENCH_MAX_ROUNDS];
+	unsigned ncase = 0;
+
+	for (unsigned round = 0; round < o->rounds; round++) {
+		ncase = 0;
+		for (unsigned i = 0; i < mech_count; i++) {
+			const struct mech_ops *m = mech_table[i];
+
+			if (!selected(o, m))
+				continue;
+			for (unsigned big = 0; big < (m->is_bakery && scaling ? 2u : 1u); big++) {
+				struct result *r = &runs[ncase++][round];
+
+				result_init(r, T_CONTENDED, m, big ? o->slots_large : o->slots_small, procs);
+				measure_contended(o, c, r);
+				progress("contended", r);
+			}
+		}
+	}
+	for (unsigned k = 0; k < ncase; k++)
+		*results_add(rs, T_CONTENDED, runs[k][0].mech, runs[k][0].slots, procs) =
+			*pick_run(runs[k], o->rounds);
+}
+
+static void run_all(const struct options *o, struct control *c, struct results *rs)
+{
+	for (unsigned round = 0; round < o->unc_runs && listed(o->tests, "uncontended"); round++) {
+		fprintf(stderr, "uncontended, round %u of %u\n", round + 1, o->unc_runs);
+		for (unsigned i = 0; i < mech_count; i++) {
+			const struct mech_ops *m = mech_table[i];
+
+			if (!selected(o, m))
+				continue;
+			measure_uncontended(o, c, m, o->slots_small, rs);
+			/* scaling: the same lock in a large region */
+			if (m->is_bakery)
+				measure_uncontended(o, c, m, o->slots_large, rs);
+		}
+	}
+	for (unsigned p = 0; p < o->nprocs && listed(o->tests, "contended"); p++)
+		contended_cases(o, c, o->procs[p], p == 0, rs);
+	for (unsigned i = 0; i < mech_count; i++) {
+		const struct mech_ops *m = mech_table[i];
+
+		if (!selected(o, m))
+			continue;
+		if (listed(o->tests, "blocked")) {
+			measure_blocked(o, c, m, o->slots_small, rs);
+			progress("blocked waiter", &rs->v[rs->n - 1]);
+		}
+		if (listed(o->tests, "recovery")) {
+			measure_recovery(o, c, m, o->slots_small, rs);
+			progress("recovery", &rs->v[rs->n - 1]);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct results rs = { 0 };
+	struct options o;
+	struct control *c;
+	int bad = 0;
+
+	if (parse(argc, argv, &o))
+		return 2;
+	c = control_new();
+	if (!c) {
+		perror("bakery-bench: mmap");
+		return 2;
+	}
+	/* how much of the machine others use: the reader's noise gauge */
+	o.busy_start = cpus_busy(500000000);
+	report_header(stdout, &o);
+	run_all(&o, c, &rs);
+	o.busy_end = cpus_busy(500000000);
+	report_tables(stdout, &o, &rs);
+	if (report_csv(o.csv_path, &o, &rs) == 0)
+		printf("# CSV: %s\n", o.csv_path);
+	else
+		bad = 1;
+	for (unsigned i = 0; i < rs.n; i++)
+		if (rs.v[i].status != ST_OK && rs.v[i].status != ST_NA)
+			bad = 1;
+	control_free(c);
+	free(rs.v);
+	return bad;
+}
