@@ -83,16 +83,20 @@ typedef struct bakery_lock bakery_lock_t;  /* one named lock inside a region    
  * doorway FIFO (a thread that has finished the doorway enters the critical
  * section before any thread that starts the doorway later).
  *
- * Which to choose: BLACK_WHITE is the default.  It is Lamport's algorithm
- * with a colour bit that keeps ticket numbers small, and the adaptive active
- * set of Taubenfeld's Algorithm 3, so its cost grows with the threads that
- * actually use the lock rather than with the region's slot capacity; its
- * crash recovery is a plain register reset (model-checked).  LAMPORT is the
- * reference and the simplest to audit.  BOULANGERIE waits less than LAMPORT
- * under low contention and may share a lock with LAMPORT participants.
- * JAYANTI keeps every register bounded (tokens mod 2n-1) at the price of a
- * shared register written on every entry and a proxy completion of dead or
- * aborted passages.  docs/algorithms.md has the measurements and proofs.
+ * Which to choose: BLACK_WHITE is the default.  Proof: like all four it is
+ * model-checked with crashes, aborts and slot reuse (tests/model), and its
+ * crash recovery is the plain register reset; unlike Lamport's its numbers
+ * stay bounded by n.  Measurement (docs/performance.md, 2 CPUs): within 12%
+ * of the fastest uncontended (30 ns against 27 ns; robust mutex 15 ns),
+ * 0.94x a robust mutex's throughput with 2 processes, and with 4 processes
+ * on 2 CPUs 5.6-6.0 M acquisitions/s where the others convoy at 0.7-1.2 M/s.
+ * Every algorithm costs the same in a 64-slot and a 1024-slot region (an
+ * adaptive active set: the cost grows with the threads using the lock).
+ * LAMPORT is the reference and the simplest to audit.  BOULANGERIE waits
+ * less than LAMPORT under low contention and may share a lock with LAMPORT
+ * participants.  JAYANTI keeps every register bounded (tokens mod 2n-1) at
+ * the price of a shared register written on every entry and a proxy
+ * completion of dead or aborted passages.
  */
 enum bakery_algo {
 	BAKERY_ALGO_DEFAULT = 0,   /* open: whatever the lock was created with; create: library default */
