@@ -137,7 +137,7 @@ struct bakery_shm_lock {
 	uint32_t bw_waiters;       /* threads asleep on bw_color */
 	uint32_t jay_x    __attribute__((aligned(CACHE_LINE)));  /* Jayanti `X`          */
 	uint32_t flags    __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...  */
-	uint32_t pad1;
+	uint32_t reserved;         /* keeps the counters 8-byte aligned */
 	uint64_t recoveries, owner_deaths;
 };
 

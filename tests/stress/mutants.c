@@ -1,11 +1,11 @@
 /*
  * mutants.c - the barriers matter: the occupancy check catches the library
- * built without them (libbakery-mutant: bakery_mb() a compiler barrier only,
- * reg_publish() without its atomic), and catches nothing in the real library
+ * built without them (libbakery-mutant: store_mb() a plain store instead of
+ * a store with a full barrier), and catches nothing in the real library
  * under the same load.
  *
  * x86-64 reorders a store with a later load of another location, and that
- * is exactly what bakery_mb() forbids in every doorway: without it two
+ * is exactly what store_mb() forbids in every doorway: without it two
  * processes can each read the other's ticket as 0 and both enter.  The
  * window is a few tens of nanoseconds, so the configuration is tight: two
  * hammers, each pinned to its own CPU, a short critical section, and a
