@@ -126,26 +126,26 @@ static uint64_t proc_start_time(void)
 
 /* ------------------------------------------------------------- recovery -- */
 
-static bool lock_entry_ready(struct bakery *b, unsigned lock, const struct algo_ops **ops)
-{
-	struct bakery_shm_lock *e = &b->locks[lock];
-	uint32_t algo;
-
-	if (CMM_LOAD_SHARED(e->state) != LOCK_READY)
-		return false;
-	algo = CMM_LOAD_SHARED(e->algo);
-	/* a corrupted algo still gets its registers cleared (plain reset) */
-	*ops = algo_ops_of(algo == BAKERY_ALGO_DEFAULT || algo >= BAKERY_ALGO_COUNT
-	                   ? BAKERY_ALGO_LAMPORT : (enum bakery_algo)algo);
-	return true;
-}
-
 /* Only entries in use have registers anyone wrote: testing the lock table
  * first keeps a per-slot sweep from touching (and faulting in) one register
  * page per lock of the region. */
 static inline bool lock_in_use(struct bakery *b, unsigned lock)
 {
 	return CMM_LOAD_SHARED(b->locks[lock].state) == LOCK_READY;
+}
+
+static bool lock_entry_ready(struct bakery *b, unsigned lock, const struct algo_ops **ops)
+{
+	struct bakery_shm_lock *e = &b->locks[lock];
+	uint32_t algo;
+
+	if (!lock_in_use(b, lock))
+		return false;
+	algo = CMM_LOAD_SHARED(e->algo);
+	/* a corrupted algo still gets its registers cleared (plain reset) */
+	*ops = algo_ops_of(algo == BAKERY_ALGO_DEFAULT || algo >= BAKERY_ALGO_COUNT
+	                   ? BAKERY_ALGO_LAMPORT : (enum bakery_algo)algo);
+	return true;
 }
 
 /* Is a Jayanti passage of SLOT still to be completed in some lock? */
@@ -259,29 +259,51 @@ int slot_is_recovering(struct bakery *b, unsigned slot)
 	return CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_RECOVERING;
 }
 
+/*
+ * Take SLOT's token unless a live thread holds it, and settle the slot:
+ * recover a dead owner, then drive its pending proxy passages as far as
+ * they go without waiting, as their finisher FINISHER (we hold the token,
+ * so a finisher we name after the slot itself is replaced only if we die).
+ * Without this a region whose every slot awaits a proxy could never be
+ * entered again.  Returns the trylock's answer: 0 or EOWNERDEAD with the
+ * token held; *before (if not NULL) gets the state found with it in hand.
+ */
+static int slot_take_settled(struct bakery *b, unsigned slot, unsigned finisher,
+                             uint32_t *before)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+	int r = token_trylock(s);
+
+	if (r != 0 && r != EOWNERDEAD)
+		return r;
+	/* read with the token held: nobody else frees it meanwhile */
+	if (before)
+		*before = CMM_LOAD_SHARED(s->state);
+	if (r == EOWNERDEAD)
+		slot_recover_dead(b, slot);
+	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
+	    slot_drive_proxies(b, slot, finisher))
+		slot_settle(b, slot);
+	return r;
+}
+
 /* Reap slot I if its owner is gone: true if this call freed it (a slot we
  * found dead or RECOVERING, with its token in hand, and leave FREE). */
 static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *freed)
 {
 	struct bakery_shm_slot *s = &b->slots[i];
-	bool now_free, was_taken;
+	uint32_t before;
+	bool now_free;
 	int r;
 
 	if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
 		return false;
-	r = token_trylock(s);
-	if (r != 0 && r != EOWNERDEAD)
-		return false;
-	/* read with the token held: nobody else frees it meanwhile */
-	was_taken = CMM_LOAD_SHARED(s->state) != SLOT_FREE;
-	if (r == EOWNERDEAD)
-		slot_recover_dead(b, i);
 	/* without a slot of our own, the one whose token we hold names the
 	 * finisher */
-	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
-	    slot_drive_proxies(b, i, helper < b->nslots ? helper : i))
-		slot_settle(b, i);
-	now_free = was_taken && CMM_LOAD_SHARED(s->state) == SLOT_FREE;
+	r = slot_take_settled(b, i, helper < b->nslots ? helper : i, &before);
+	if (r != 0 && r != EOWNERDEAD)
+		return false;
+	now_free = before != SLOT_FREE && CMM_LOAD_SHARED(s->state) == SLOT_FREE;
 	if (now_free)
 		(*freed)++;
 	pthread_mutex_unlock(&s->token);
@@ -321,17 +343,10 @@ static void hwm_raise(struct bakery *b, unsigned slot)
 static bool slot_try_take(struct bakery *b, unsigned slot)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = token_trylock(s);
+	int r = slot_take_settled(b, slot, slot, NULL);
 
-	if (r == EOWNERDEAD)
-		slot_recover_dead(b, slot);
-	else if (r != 0)
+	if (r != 0 && r != EOWNERDEAD)
 		return false;
-	/* finish the dead owner's proxy passages if nothing blocks them, as
-	 * their finisher (we hold the token): else a region whose every slot
-	 * awaits a proxy could never be entered again */
-	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING && slot_drive_proxies(b, slot, slot))
-		slot_settle(b, slot);
 	if (CMM_LOAD_SHARED(s->state) != SLOT_FREE) {
 		/* RECOVERING: a proxy passage still needs the registers */
 		pthread_mutex_unlock(&s->token);
@@ -386,15 +401,14 @@ static struct thread_slot *record_find(struct bakery *b)
 	return NULL;
 }
 
-/* How many locks of B this thread holds (through SLOT). */
-static unsigned slot_locks_held(struct bakery *b, unsigned slot)
+/* Does the owner of SLOT hold any lock of B? */
+static bool slot_holds_lock(struct bakery *b, unsigned slot)
 {
-	unsigned n = 0;
-
 	for (unsigned l = 0; l < b->nlocks; l++)
-		n += lock_in_use(b, l) &&
-		     CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL;
-	return n;
+		if (lock_in_use(b, l) &&
+		    CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL)
+			return true;
+	return false;
 }
 
 static void record_link(struct thread_slot *t)
@@ -422,7 +436,7 @@ bool mapping_holds_lock(struct bakery *b)
 
 	pthread_mutex_lock(&b->recs_lock);
 	for (struct thread_slot *t = b->recs; t && !held; t = t->mnext)
-		held = slot_locks_held(b, t->slot) > 0;
+		held = slot_holds_lock(b, t->slot);
 	pthread_mutex_unlock(&b->recs_lock);
 	return held;
 }
@@ -443,7 +457,7 @@ static void records_prune_closed(void)
 
 	while (*pp) {
 		struct thread_slot *t = *pp;
-		if (CMM_LOAD_SHARED(t->b->closed) && !slot_locks_held(t->b, t->slot)) {
+		if (CMM_LOAD_SHARED(t->b->closed) && !slot_holds_lock(t->b, t->slot)) {
 			*pp = t->next;
 			record_release(t);
 		} else {
@@ -522,7 +536,7 @@ static void thread_exit(void *unused)
 	while (t) {
 		struct thread_slot *next = t->next;
 
-		if (slot_locks_held(t->b, t->slot)) {
+		if (slot_holds_lock(t->b, t->slot)) {
 			record_unlink(t);       /* keeps its mapping reference */
 			free(t);
 		} else {
