@@ -221,6 +221,21 @@ BAKERY_HIDDEN int name_check(const char *name, size_t max);
  * some forged kinds; a mutex that fails this is left alone.) */
 BAKERY_HIDDEN bool region_mutex_sane(pthread_mutex_t *m);
 
+/* ---------------------------------------------------------------- guard -- */
+
+/*
+ * A shared mapping of an object another process cut short (ftruncate) raises
+ * SIGBUS on any access past the new end.  guard_add() watches [base,
+ * base + len): such a SIGBUS is answered by replacing the whole range with
+ * private zero-filled pages (the access is then retried and reads zeros) and
+ * setting *lost to 1, which the library checks to answer BAKERY_EBADREGION.
+ * SIGBUS outside every watched range goes to the handler installed before
+ * ours, or kills the process as it would have.  guard.c.
+ */
+struct guard;
+BAKERY_HIDDEN int guard_add(void *base, size_t len, int *lost, struct guard **out);
+BAKERY_HIDDEN void guard_remove(struct guard *g);
+
 /* ------------------------------------------------------------ registry -- */
 
 /* A thread's slot in one region (thread-local records). */

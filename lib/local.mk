@@ -12,6 +12,7 @@ bakery_sources = \
 	lib/registry.c \
 	lib/lock.c \
 	lib/wait.c \
+	lib/guard.c \
 	lib/error.c \
 	lib/introspect.c \
 	lib/testhooks.c \

@@ -1,7 +1,9 @@
 # Check unit suites, one program per concern.  unit.c/unit.h are the shared
 # helpers (unique region names, children with time limits, a lock-holding
-# thread).  test_region_crash and test_corrupt need the test build
-# (crash points; the internal header layout and its hash).
+# thread).  test_region_crash, test_corrupt and test_guard need the test
+# build (crash points; the internal header layout and its hash; the hidden
+# guard_add/guard_remove, which only a convenience library lets a program
+# link).
 if HAVE_CHECK
 
 unit_tests = \
@@ -15,6 +17,7 @@ unit_tests = \
 	tests/unit/test_owner_dead \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
+	tests/unit/test_guard \
 	tests/unit/bug-trylock-dead \
 	tests/unit/bug-strerror-fixed
 
@@ -82,5 +85,10 @@ tests_unit_test_introspect_SOURCES = tests/unit/test_introspect.c $(unit_helpers
 tests_unit_test_introspect_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_introspect_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_introspect_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_guard_SOURCES = tests/unit/test_guard.c $(unit_helpers)
+tests_unit_test_guard_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_guard_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_guard_LDADD = $(bakery_test_ldadd_tb)
 
 endif
