@@ -5,8 +5,8 @@
  * any process may map by name.  Each thread that takes part in a lock owns a
  * "slot" of the region's registry; the locks are the Lamport Bakery family of
  * algorithms, selectable per lock.  When a participant dies, survivors prove
- * the death with a kernel-attested token (a robust mutex held by the slot's
- * owner thread), clear the dead slot's registers and carry on; the next
+ * the death with a kernel-attested token (a robust futex word held by the
+ * slot's owner thread), clear the dead slot's registers and carry on; the next
  * acquirer of a lock whose holder died is told EOWNERDEAD.
  *
  * Conventions
@@ -46,15 +46,21 @@
  *   - One host only: the region is shared memory.  Past one machine use a
  *     lease-based lock on a coordination service (etcd, ZooKeeper).
  *   - Trust: every participant can write the whole region.  A hostile or
- *     buggy participant can deny service (hold a lock forever, scribble on
- *     the registers).  Every index and size read from shared memory is
- *     checked, so a corrupted region gives errors, not wild accesses.  Two
- *     things no check can stop: a participant that shrinks the shm object
- *     makes the others' next access raise SIGBUS; and the liveness tokens
- *     are glibc robust mutexes, which keep their robust-list links inside
- *     the mutex, so a writer racing the token's owner can forge the links
- *     that glibc follows when the owner unlocks it.  Share a region only
- *     with trusted processes (the default mode is 0600).
+ *     buggy participant can deny service (hold a lock forever, fill the
+ *     slot table) and break exclusion among the others (scribble on the
+ *     registers, forge a token's owner-died mark).  It cannot crash them or
+ *     make the library read or write outside the mapping: every index and
+ *     size read from shared memory is checked (BAKERY_EBADREGION), no
+ *     pointer is ever read from it, and a region shrunk under a process
+ *     (ftruncate) costs that process the region, not its life: every call
+ *     on it then returns BAKERY_EBADREGION.  Share a region only with
+ *     trusted processes (the default mode is 0600).
+ *   - SIGBUS: to survive a shrunk region, the first bakery_open installs a
+ *     process-wide SIGBUS handler.  A SIGBUS outside the library's mappings
+ *     goes to the handler installed before it, or kills the process as
+ *     before.  An application that installs its own SIGBUS handler later
+ *     should chain to the one it replaces (sigaction's old action), or a
+ *     shrunk region kills it as it would without libbakery.
  */
 #ifndef BAKERY_H
 #define BAKERY_H
@@ -151,7 +157,14 @@ struct bakery_config {
  *
  * Returns 0 and *out, or EINVAL (NULL name/out, bad flags, bad name, cfg out
  * of range), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
- * BAKERY_EBADREGION, BAKERY_EVERSION, or another errno from the system.
+ * BAKERY_EBADREGION, BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
+ * robust-futex ABI the liveness tokens need), or another errno from the
+ * system.
+ *
+ * A region shrunk under the process after it was opened (see Trust and
+ * SIGBUS above): every call on it then returns BAKERY_EBADREGION, except
+ * bakery_close, which still closes it (the calling thread's slot is left
+ * for the others to recover, as a dead owner's).
  */
 BAKERY_API int bakery_open(const char *name, unsigned flags,
                            const struct bakery_config *cfg, bakery_t **out);
@@ -220,7 +233,8 @@ BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
 
 /*
  * Release.  Wakes the threads that wait on this thread's registers.  Does not
- * block.  Returns 0, EPERM (the calling thread does not hold it), EINVAL.
+ * block.  Returns 0, EPERM (the calling thread does not hold it), EINVAL,
+ * BAKERY_EBADREGION (the region was shrunk under the process).
  * Unlocking after EOWNERDEAD without bakery_consistent() makes the lock
  * permanently ENOTRECOVERABLE (and returns 0).
  */

@@ -13,6 +13,9 @@
  *   registers           nlocks x nslots x struct bakery_shm_reg, one cache line each:
  *                       registers of slot s in lock l have one writer, s's owner
  *                       (or, after its death, the one recoverer)
+ *   token pages         the liveness words of the slots and of the lock table,
+ *                       TOKENS_PER_PAGE to a page, in the page's last bytes
+ *                       (token.c says why)
  *
  * Shared memory holds indices, never pointers.
  */
@@ -40,7 +43,7 @@
 /* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
  * attach instead of misreading (LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 1u
+#define BAKERY_LAYOUT_VERSION 2u
 
 /* ------------------------------------------------------------- barriers -- */
 
@@ -87,8 +90,8 @@ struct bakery_shm_header {
 	uint32_t header_size, slot_size, lock_size, reg_size;
 	uint32_t nslots, nlocks;
 	uint32_t active_words;     /* uint64_t words per lock's active set, padded */
-	uint32_t pad0;
-	uint64_t slots_off, locks_off, active_off, regs_off, total_size;
+	uint32_t page_size;        /* of the token pages: the creator's page size */
+	uint64_t slots_off, locks_off, active_off, regs_off, tokens_off, total_size;
 	/* identity, display only */
 	int32_t  creator_pid;
 	uint32_t creator_uid;
@@ -97,8 +100,6 @@ struct bakery_shm_header {
 	/* mutable, shared */
 	uint32_t slots_hwm __attribute__((aligned(CACHE_LINE)));
 	                           /* 1 + highest slot index ever claimed: bounds every scan */
-	pthread_mutex_t table_mutex __attribute__((aligned(CACHE_LINE)));
-	                           /* robust; serialises lock-table creation only */
 };
 
 enum slot_state {
@@ -107,11 +108,9 @@ enum slot_state {
 	SLOT_RECOVERING = 2,       /* owner gone; a Jayanti proxy passage is still pending */
 };
 
+/* A slot's liveness token is token word number `slot` (token.c); the owner
+ * thread holds it for as long as it owns the slot. */
 struct bakery_shm_slot {
-	/* The liveness token: a robust, process-shared mutex the owner thread holds
-	 * for as long as it owns the slot.  trylock: EBUSY = alive, EOWNERDEAD =
-	 * dead (and the caller alone now owns the recovery), 0 = no owner. */
-	pthread_mutex_t token;
 	uint32_t state;            /* enum slot_state                         */
 	uint32_t gen;              /* bumped at every claim                   */
 	int32_t  pid, tid;         /* display only (PIDs are reused)          */
@@ -159,9 +158,25 @@ struct bakery_shm_reg {
 /* ------------------------------------------------------------- layout -- */
 
 struct layout {
-	uint32_t nslots, nlocks, active_words;
-	uint64_t slots_off, locks_off, active_off, regs_off, total_size;
+	uint32_t nslots, nlocks, active_words, page_size;
+	uint64_t slots_off, locks_off, active_off, regs_off, tokens_off, total_size;
 };
+
+/*
+ * Token words: one per slot, then TOKEN_TABLE (the lock table's), each in the
+ * last TOKEN_TAIL bytes of a token page, 8 bytes apart.  A holder's
+ * robust-list node lies futex_offset bytes past its word, on the next page of
+ * its private window (token.c).
+ */
+#define TOKENS_PER_PAGE 3u
+#define TOKEN_TAIL (8u * TOKENS_PER_PAGE)
+#define token_count(nslots) ((nslots) + 1u)
+
+static inline uint64_t token_offset(uint64_t tokens_off, uint32_t page, unsigned i)
+{
+	return tokens_off + (uint64_t)(i / TOKENS_PER_PAGE) * page + page - TOKEN_TAIL +
+	       8u * (i % TOKENS_PER_PAGE);
+}
 
 BAKERY_HIDDEN int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out);
 BAKERY_HIDDEN uint64_t layout_hash(const struct bakery_shm_header *h);
@@ -178,7 +193,13 @@ struct bakery {
 	struct bakery_shm_lock *locks;
 	uint64_t *active;
 	struct bakery_shm_reg *regs;
+	uint64_t tokens_off;
+	uint32_t page_size;
 	int fd;
+	/* set by the SIGBUS guard when the object was cut short under us:
+	 * from then on every call answers BAKERY_EBADREGION */
+	int lost;
+	struct guard *guard;
 	/* lifetime: one reference for the user's handle, one per thread slot */
 	unsigned long refs;
 	int closed;
@@ -217,9 +238,51 @@ static inline unsigned slots_bound(struct bakery *b)
 /* ------------------------------------------------------------- regions -- */
 
 BAKERY_HIDDEN int name_check(const char *name, size_t max);
-/* Is the region mutex M of the kind the library made it?  (glibc aborts on
- * some forged kinds; a mutex that fails this is left alone.) */
-BAKERY_HIDDEN bool region_mutex_sane(pthread_mutex_t *m);
+
+/* Has the object been cut short under this process (guard.c)? */
+static inline bool region_lost(struct bakery *b)
+{
+	return caa_unlikely(CMM_LOAD_SHARED(b->lost));
+}
+
+/* --------------------------------------------------------------- tokens -- */
+
+/*
+ * A liveness token is a robust-futex word (TID | FUTEX_WAITERS |
+ * FUTEX_OWNER_DIED, the kernel's robust-futex ABI) that a thread holds for as
+ * long as it owns what the token stands for.  The kernel marks it
+ * FUTEX_OWNER_DIED, and wakes a waiter, when the holder ends without giving
+ * it back.  token.c.
+ */
+#define TOKEN_TABLE(b) ((b)->nslots)
+
+struct token_hold {
+	uint32_t *word;            /* the word, seen through the window */
+	unsigned char *win;        /* the word's shared page, then a private one */
+	struct guard *guard;
+};
+
+static inline uint32_t *token_word(struct bakery *b, unsigned i)
+{
+	return (uint32_t *)(b->base + token_offset(b->tokens_off, b->page_size, i));
+}
+
+/* Can this process hold tokens (64-bit glibc robust-list ABI)?  0 or ENOTSUP. */
+BAKERY_HIDDEN int token_abi_check(uint32_t page_size);
+/* Take token I unless a live thread holds it: 0 (it was free), EOWNERDEAD
+ * (its holder died: the caller alone owns the recovery), EBUSY (held), or an
+ * error from mapping the window (ENOMEM...).  On 0/EOWNERDEAD, H holds it. */
+BAKERY_HIDDEN int token_try(struct bakery *b, unsigned i, struct token_hold *h);
+/* token_try, waiting while it is held, until UNTIL (CLOCK_MONOTONIC):
+ * ETIMEDOUT then. */
+BAKERY_HIDDEN int token_wait(struct bakery *b, unsigned i, struct token_hold *h,
+                             const struct timespec *until);
+/* Give the token back (free). */
+BAKERY_HIDDEN void token_give(struct token_hold *h);
+/* Give it back marked owner-died: the others recover what it stood for. */
+BAKERY_HIDDEN void token_abandon(struct token_hold *h);
+/* In a fork child: the window is the parent thread's; drop it. */
+BAKERY_HIDDEN void token_forget(struct token_hold *h);
 
 /* ---------------------------------------------------------------- guard -- */
 
@@ -242,6 +305,7 @@ BAKERY_HIDDEN void guard_remove(struct guard *g);
 struct thread_slot {
 	struct bakery *b;
 	unsigned slot;
+	struct token_hold token;        /* the slot's token, held */
 	struct thread_slot *next;       /* the thread's records */
 	struct thread_slot *mnext;      /* the mapping's records (recs_lock) */
 };
@@ -263,7 +327,10 @@ BAKERY_HIDDEN enum liveness slot_check(struct bakery *b, unsigned slot);
  * caller's slot, or UINT_MAX); returns how many slots were freed. */
 BAKERY_HIDDEN unsigned registry_reap(struct bakery *b, unsigned helper);
 /* The futex word of slot's liveness token (for futex_waitv). */
-BAKERY_HIDDEN uint32_t *slot_token_word(struct bakery *b, unsigned slot);
+static inline uint32_t *slot_token_word(struct bakery *b, unsigned slot)
+{
+	return token_word(b, slot);
+}
 BAKERY_HIDDEN void registry_atfork_child(void);
 BAKERY_HIDDEN void mapping_register(struct bakery *b);
 BAKERY_HIDDEN void mapping_unregister(struct bakery *b);

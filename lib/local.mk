@@ -13,6 +13,7 @@ bakery_sources = \
 	lib/lock.c \
 	lib/wait.c \
 	lib/guard.c \
+	lib/token.c \
 	lib/error.c \
 	lib/introspect.c \
 	lib/testhooks.c \

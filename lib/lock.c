@@ -71,34 +71,33 @@ static int table_find(struct bakery *b, const char *name, size_t len, unsigned *
 	return ENOENT;
 }
 
-/* An honest creator holds the table mutex for microseconds. */
+/* An honest creator holds the table token for microseconds. */
 #define TABLE_WAIT_S 2
 
-static int table_lock(struct bakery *b)
+/* Serialise lock-table creation on the table's liveness token. */
+static int table_lock(struct bakery *b, struct token_hold *h)
 {
-	pthread_mutex_t *m = &b->hdr->table_mutex;
 	struct timespec until;
 	int r;
 
-	if (!region_mutex_sane(m))
-		return BAKERY_EBADREGION;
-	/* bounded: an owner word naming a thread whose death the kernel never
+	/* bounded: a token word naming a thread whose death the kernel never
 	 * marked (corrupted or forged) would otherwise block every creator of
 	 * a new lock for ever */
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += TABLE_WAIT_S;
-	r = pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &until);
-	/* a creator died mid-entry: entries turn READY last, so a half-made
-	 * one is still FREE and is simply overwritten */
-	if (r == EOWNERDEAD)
-		r = pthread_mutex_consistent(m);
-	return r ? BAKERY_EBADREGION : 0;
+	r = token_wait(b, TOKEN_TABLE(b), h, &until);
+	/* r == EOWNERDEAD: a creator died mid-entry; entries turn READY last,
+	 * so a half-made one is still FREE and is simply overwritten */
+	if (r == 0 || r == EOWNERDEAD)
+		return 0;
+	return r == ENOMEM ? ENOMEM : BAKERY_EBADREGION;
 }
 
 static int table_create(struct bakery *b, const char *name, size_t len,
                         enum bakery_algo algo, unsigned *index)
 {
-	int err = table_lock(b);
+	struct token_hold h;
+	int err = table_lock(b, &h);
 
 	if (err)
 		return err;
@@ -125,7 +124,7 @@ static int table_create(struct bakery *b, const char *name, size_t len,
 		break;
 	}
 out:
-	pthread_mutex_unlock(&b->hdr->table_mutex);
+	token_give(&h);
 	return err;
 }
 
@@ -155,6 +154,8 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 
 	if (!b || !out || b->closed || (unsigned)algo >= BAKERY_ALGO_COUNT)
 		return EINVAL;
+	if (region_lost(b))
+		return BAKERY_EBADREGION;
 	err = name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
@@ -163,6 +164,8 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 	if (err == ENOENT)
 		err = table_create(b, lock_name, len,
 		                   algo == BAKERY_ALGO_DEFAULT ? LIBRARY_DEFAULT_ALGO : algo, &index);
+	if (!err && region_lost(b))
+		err = BAKERY_EBADREGION;
 	if (err)
 		return err;
 	have = CMM_LOAD_SHARED(b->locks[index].algo);
@@ -205,6 +208,8 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	if (!l || !l->b || l->b->closed)
 		return EINVAL;
 	b = l->b;
+	if (region_lost(b))
+		return BAKERY_EBADREGION;
 	err = slot_self(b, &p->self);
 	if (err)
 		return err;
@@ -248,6 +253,12 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 	if (err) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		return err;
+	}
+	if (region_lost(p.b)) {
+		/* what let us in may have been the zero pages the guard put
+		 * in place of the region: no exclusion to speak of */
+		passage_release(l, &p);
+		return BAKERY_EBADREGION;
 	}
 	/* the algorithm's last step (Jayanti's X) is done: we are the holder */
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_CRITICAL);
@@ -311,6 +322,13 @@ static struct bakery_shm_reg *held_reg(struct bakery_lock *l, unsigned *self)
 	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL ? r : NULL;
 }
 
+/* EPERM, unless the registers that said so were the SIGBUS guard's zero
+ * pages (the region was cut short under us). */
+static int not_held(struct bakery *b)
+{
+	return region_lost(b) ? BAKERY_EBADREGION : EPERM;
+}
+
 int bakery_unlock(bakery_lock_t *l)
 {
 	struct passage p = { 0 };
@@ -320,7 +338,7 @@ int bakery_unlock(bakery_lock_t *l)
 		return EINVAL;
 	p.mine = held_reg(l, &p.self);
 	if (!p.mine)
-		return EPERM;
+		return not_held(l->b);
 	p.b = l->b;
 	p.lock = l->index;
 	p.dl = &dl;
@@ -330,7 +348,8 @@ int bakery_unlock(bakery_lock_t *l)
 		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
 	}
 	passage_release(l, &p);
-	return 0;
+	/* released in our view; the others' may be gone with the region */
+	return region_lost(p.b) ? BAKERY_EBADREGION : 0;
 }
 
 int bakery_consistent(bakery_lock_t *l)
@@ -342,7 +361,7 @@ int bakery_consistent(bakery_lock_t *l)
 		return EINVAL;
 	r = held_reg(l, &self);
 	if (!r)
-		return EPERM;
+		return not_held(l->b);
 	if (!CMM_LOAD_SHARED(r->holder_inconsistent))
 		return EINVAL;
 	uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
@@ -372,6 +391,8 @@ int bakery_recover(bakery_t *b, unsigned *reclaimed)
 
 	if (!b || b->closed)
 		return EINVAL;
+	if (region_lost(b))
+		return BAKERY_EBADREGION;
 	/* a slot of our own lets us finish proxy passages; not required */
 	if (slot_self(b, &self))
 		self = UINT32_MAX;

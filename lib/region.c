@@ -97,7 +97,12 @@ int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out)
 	off = align_up(off, 4096);
 	out->regs_off = off;
 	off += (uint64_t)nlocks * nslots * sizeof(struct bakery_shm_reg);
-	out->total_size = align_up(off, 4096);
+	out->page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	off = align_up(off, out->page_size);
+	out->tokens_off = off;
+	off += (uint64_t)(token_count(nslots) + TOKENS_PER_PAGE - 1) / TOKENS_PER_PAGE *
+	       out->page_size;
+	out->total_size = off;
 	return 0;
 }
 
@@ -133,10 +138,10 @@ static int header_validate(const struct bakery_shm_header *h, uint64_t file_size
 	    h->slot_size != sizeof(struct bakery_shm_slot) ||
 	    h->lock_size != sizeof(struct bakery_shm_lock) ||
 	    h->reg_size != sizeof(struct bakery_shm_reg) ||
-	    h->active_words != l.active_words ||
+	    h->active_words != l.active_words || h->page_size != l.page_size ||
 	    h->slots_off != l.slots_off || h->locks_off != l.locks_off ||
 	    h->active_off != l.active_off || h->regs_off != l.regs_off ||
-	    h->total_size != l.total_size)
+	    h->tokens_off != l.tokens_off || h->total_size != l.total_size)
 		return BAKERY_EBADREGION;
 	if (h->layout_check != layout_hash(h))
 		return BAKERY_EBADREGION;
@@ -169,6 +174,8 @@ static void handle_set_layout(struct bakery *b, const struct layout *l)
 	b->locks = (struct bakery_shm_lock *)(b->base + l->locks_off);
 	b->active = (uint64_t *)(b->base + l->active_off);
 	b->regs = (struct bakery_shm_reg *)(b->base + l->regs_off);
+	b->tokens_off = l->tokens_off;
+	b->page_size = l->page_size;
 }
 
 /* Validate the object behind FD and map it into B. */
@@ -187,12 +194,21 @@ static int region_attach(struct bakery *b, int fd)
 	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		return BAKERY_EBADREGION;
 	err = header_validate(&h, (uint64_t)st.st_size);
+	if (!err)
+		err = token_abi_check(h.page_size);
 	if (err)
 		return err;
 	layout_compute(h.nslots, h.nlocks, &l);
 	p = mmap(NULL, l.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
+	/* from here a shrink of the object costs us the region, not the
+	 * process */
+	err = guard_add(p, l.total_size, &b->lost, &b->guard);
+	if (err) {
+		munmap(p, l.total_size);
+		return err;
+	}
 	b->base = p;
 	b->fd = fd;
 	handle_set_layout(b, &l);
@@ -201,50 +217,11 @@ static int region_attach(struct bakery *b, int fd)
 
 /* ------------------------------------------------------------- creation -- */
 
-static int mutex_init_robust(pthread_mutex_t *m)
-{
-	pthread_mutexattr_t a;
-	int err;
-
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-	err = pthread_mutex_init(m, &a);
-	pthread_mutexattr_destroy(&a);
-	return err;
-}
-
-/*
- * glibc trusts a mutex's `kind` word (it selects the code path, and a
- * priority-protect or priority-inherit kind with a robust owner word makes
- * it abort).  Every region mutex was made by mutex_init_robust(), so any
- * other kind is a corrupted or forged region: callers then keep their hands
- * off it.  (A writer racing this check can still win; see docs/design.md.)
- */
-static int robust_kind;
-static pthread_once_t robust_kind_once = PTHREAD_ONCE_INIT;
-
-static void robust_kind_init(void)
-{
-	pthread_mutex_t m;
-
-	mutex_init_robust(&m);
-	robust_kind = m.__data.__kind;
-	pthread_mutex_destroy(&m);
-}
-
-bool region_mutex_sane(pthread_mutex_t *m)
-{
-	pthread_once(&robust_kind_once, robust_kind_init);
-	return CMM_LOAD_SHARED(m->__data.__kind) == robust_kind;
-}
-
-static int region_format(unsigned char *base, const struct layout *l)
+/* The object is zero-filled: free slots and locks, free tokens (word 0). */
+static void region_format(unsigned char *base, const struct layout *l)
 {
 	struct bakery_shm_header *h = (struct bakery_shm_header *)base;
 	struct timespec now;
-	int err;
 
 	h->version = BAKERY_LAYOUT_VERSION;
 	h->header_size = sizeof(*h);
@@ -254,27 +231,21 @@ static int region_format(unsigned char *base, const struct layout *l)
 	h->nslots = l->nslots;
 	h->nlocks = l->nlocks;
 	h->active_words = l->active_words;
+	h->page_size = l->page_size;
 	h->slots_off = l->slots_off;
 	h->locks_off = l->locks_off;
 	h->active_off = l->active_off;
 	h->regs_off = l->regs_off;
+	h->tokens_off = l->tokens_off;
 	h->total_size = l->total_size;
 	h->creator_pid = getpid();
 	h->creator_uid = getuid();
 	clock_gettime(CLOCK_REALTIME, &now);
 	h->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	err = mutex_init_robust(&h->table_mutex);
-	for (unsigned i = 0; !err && i < l->nslots; i++) {
-		struct bakery_shm_slot *s = (struct bakery_shm_slot *)(base + l->slots_off) + i;
-		err = mutex_init_robust(&s->token);
-	}
-	if (err)
-		return err;
 	CRASH_POINT("create-format");
 	h->magic = BAKERY_MAGIC;
 	h->init_state = REGION_READY;
 	h->layout_check = layout_hash(h);
-	return 0;
 }
 
 /*
@@ -362,7 +333,7 @@ static int region_create(const char *shm_name, const struct layout *l, mode_t mo
 		err = errno;
 		goto out;
 	}
-	err = region_format(base, l);
+	region_format(base, l);
 	munmap(base, l->total_size);
 	CRASH_POINT("create-link");
 	if (!err && link(from, to) < 0)
@@ -445,6 +416,7 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 /* Unmap and free; called when the last reference goes (registry.c). */
 void region_destroy(struct bakery *b)
 {
+	guard_remove(b->guard);
 	munmap(b->base, b->size);
 	close(b->fd);
 	free(b);

@@ -2,21 +2,22 @@
  * registry.c - participant slots and their kernel-attested liveness tokens.
  *
  * A thread owns a slot for as long as it holds the slot's token, a robust
- * process-shared mutex.  The kernel marks a robust mutex FUTEX_OWNER_DIED
- * when its owner thread ends without unlocking it (SIGKILL, crash, thread
- * exit), whatever PID namespace it ran in and however soon its PID is reused:
- * the proof of death is the kernel's, not a PID comparison.  Whoever then
- * trylocks the token gets EOWNERDEAD exactly once and owns the recovery; if
- * that recoverer dies too, the next one gets EOWNERDEAD again and redoes the
+ * futex word (token.c).  The kernel marks it FUTEX_OWNER_DIED when its
+ * holder thread ends without giving it back (SIGKILL, crash, thread exit),
+ * whatever PID namespace it ran in and however soon its PID is reused: the
+ * proof of death is the kernel's, not a PID comparison.  Whoever then takes
+ * the token gets EOWNERDEAD exactly once and owns the recovery; if that
+ * recoverer dies too, the next one gets EOWNERDEAD again and redoes the
  * (idempotent) recovery.  A slot is handed to a new owner only after its
  * recovery has finished.
  *
- * Why a robust mutex rather than an OFD lock: slots are per thread, and a
- * robust mutex is thread-scoped, so a thread that exits while holding a lock
- * is caught without any cooperation; OFD locks die with the process only.
- * The price: a mapping must stay mapped while any of our threads holds a
- * token in it (glibc links held robust mutexes into a per-thread list), which
- * is why mappings are reference counted by the threads' slots.
+ * Why a robust futex rather than an OFD lock: slots are per thread, and a
+ * robust futex is thread-scoped, so a thread that exits while holding a lock
+ * is caught without any cooperation, and the kernel wakes a waiter at the
+ * death; OFD locks die with the process only, and wake nobody.  The price:
+ * the token's window (and the mapping) must stay mapped while the thread
+ * holds the token, because the kernel walks the node at thread exit; which is
+ * why mappings are reference counted by the threads' slots.
  */
 #include "config.h"
 
@@ -62,6 +63,7 @@ static void atfork_child(void)
 	tls_slots = NULL;
 	while (t) {
 		struct thread_slot *next = t->next;
+		token_forget(&t->token);
 		mapping_put(t->b);
 		free(t);
 		t = next;
@@ -100,14 +102,7 @@ void mapping_put(struct bakery *b)
 		region_destroy(b);
 }
 
-/* --------------------------------------------------------------- tokens -- */
-
-uint32_t *slot_token_word(struct bakery *b, unsigned slot)
-{
-	/* glibc's pthread_mutex_t starts with the kernel robust-futex word
-	 * (TID | FUTEX_WAITERS | FUTEX_OWNER_DIED); see robust-futex-ABI. */
-	return (uint32_t *)&b->slots[slot].token;
-}
+/* ------------------------------------------------------------- identity -- */
 
 static uint64_t proc_start_time(void)
 {
@@ -222,34 +217,24 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 
 	if (CMM_LOAD_SHARED(s->state) == SLOT_ACTIVE || CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING)
 		slot_clear(b, slot, true);
-	pthread_mutex_consistent(&s->token);
-}
-
-/* trylock on a slot's token, or EINVAL (no proof of anything) when the
- * token was scribbled over */
-static int token_trylock(struct bakery_shm_slot *s)
-{
-	if (!region_mutex_sane(&s->token))
-		return EINVAL;
-	return pthread_mutex_trylock(&s->token);
 }
 
 enum liveness slot_check(struct bakery *b, unsigned slot)
 {
-	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = token_trylock(s);
+	struct token_hold h;
+	int r = token_try(b, slot, &h);
 
 	switch (r) {
 	case EOWNERDEAD:
 		slot_recover_dead(b, slot);
-		pthread_mutex_unlock(&s->token);
+		token_give(&h);
 		return SLOT_GONE;
 	case 0:
-		pthread_mutex_unlock(&s->token);
+		token_give(&h);
 		return SLOT_GONE;
 	default:
-		/* EBUSY: alive.  EDEADLK: our own.  Anything else is a token
-		 * scribbled over: no proof of death, so treat as alive. */
+		/* EBUSY: alive (or our own).  An error mapping the token's
+		 * window proves nothing either: treat as alive. */
 		return SLOT_ALIVE;
 	}
 }
@@ -265,14 +250,14 @@ int slot_is_recovering(struct bakery *b, unsigned slot)
  * they go without waiting, as their finisher FINISHER (we hold the token,
  * so a finisher we name after the slot itself is replaced only if we die).
  * Without this a region whose every slot awaits a proxy could never be
- * entered again.  Returns the trylock's answer: 0 or EOWNERDEAD with the
- * token held; *before (if not NULL) gets the state found with it in hand.
+ * entered again.  Returns token_try's answer: 0 or EOWNERDEAD with the
+ * token held in H; *before (if not NULL) gets the state found with it in hand.
  */
 static int slot_take_settled(struct bakery *b, unsigned slot, unsigned finisher,
-                             uint32_t *before)
+                             uint32_t *before, struct token_hold *h)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = token_trylock(s);
+	int r = token_try(b, slot, h);
 
 	if (r != 0 && r != EOWNERDEAD)
 		return r;
@@ -292,6 +277,7 @@ static int slot_take_settled(struct bakery *b, unsigned slot, unsigned finisher,
 static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *freed)
 {
 	struct bakery_shm_slot *s = &b->slots[i];
+	struct token_hold h;
 	uint32_t before;
 	bool now_free;
 	int r;
@@ -300,13 +286,13 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 		return false;
 	/* without a slot of our own, the one whose token we hold names the
 	 * finisher */
-	r = slot_take_settled(b, i, helper < b->nslots ? helper : i, &before);
+	r = slot_take_settled(b, i, helper < b->nslots ? helper : i, &before, &h);
 	if (r != 0 && r != EOWNERDEAD)
 		return false;
 	now_free = before != SLOT_FREE && CMM_LOAD_SHARED(s->state) == SLOT_FREE;
 	if (now_free)
 		(*freed)++;
-	pthread_mutex_unlock(&s->token);
+	token_give(&h);
 	return now_free;
 }
 
@@ -339,17 +325,17 @@ static void hwm_raise(struct bakery *b, unsigned slot)
 	}
 }
 
-/* Try to take SLOT: true if we now own it (token held, state ACTIVE). */
-static bool slot_try_take(struct bakery *b, unsigned slot)
+/* Try to take SLOT: true if we now own it (token held in H, state ACTIVE). */
+static bool slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = slot_take_settled(b, slot, slot, NULL);
+	int r = slot_take_settled(b, slot, slot, NULL, h);
 
 	if (r != 0 && r != EOWNERDEAD)
 		return false;
 	if (CMM_LOAD_SHARED(s->state) != SLOT_FREE) {
 		/* RECOVERING: a proxy passage still needs the registers */
-		pthread_mutex_unlock(&s->token);
+		token_give(h);
 		return false;
 	}
 	CRASH_POINT("claim");
@@ -362,14 +348,14 @@ static bool slot_try_take(struct bakery *b, unsigned slot)
 	return true;
 }
 
-static int slot_claim(struct bakery *b, unsigned *out)
+static int slot_claim(struct bakery *b, unsigned *out, struct token_hold *h)
 {
 	for (int round = 0; round < 2; round++) {
 		for (unsigned i = 0; i < b->nslots; i++) {
 			/* a live owner's slot: skip without touching its line */
 			if (round == 0 && CMM_LOAD_SHARED(b->slots[i].state) != SLOT_FREE)
 				continue;
-			if (slot_try_take(b, i)) {
+			if (slot_try_take(b, i, h)) {
 				*out = i;
 				return 0;
 			}
@@ -380,15 +366,16 @@ static int slot_claim(struct bakery *b, unsigned *out)
 }
 
 /* Give back our own slot: its registers are idle unless a lock is held. */
-static void slot_give_back(struct bakery *b, unsigned slot)
+static void slot_give_back(struct bakery *b, unsigned slot, struct token_hold *h)
 {
-	struct bakery_shm_slot *s = &b->slots[slot];
-
 	slot_clear(b, slot, false);
-	/* a token scribbled over while we held it: glibc might abort on it,
-	 * so leave it (the slot stays taken: corruption costs the slot) */
-	if (region_mutex_sane(&s->token))
-		pthread_mutex_unlock(&s->token);
+	/* Cut short under us, our view of the registers may be private zero
+	 * pages, so the clearing above may not have reached the others: leave
+	 * the slot as a dead owner's, for them to recover. */
+	if (region_lost(b))
+		token_abandon(h);
+	else
+		token_give(h);
 }
 
 /* ------------------------------------------------------- thread records -- */
@@ -445,7 +432,7 @@ bool mapping_holds_lock(struct bakery *b)
 static void record_release(struct thread_slot *t)
 {
 	record_unlink(t);
-	slot_give_back(t->b, t->slot);
+	slot_give_back(t->b, t->slot, &t->token);
 	mapping_put(t->b);
 	free(t);
 }
@@ -493,7 +480,7 @@ int slot_self(struct bakery *b, unsigned *slot)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ENOMEM;
-	err = slot_claim(b, &t->slot);
+	err = slot_claim(b, &t->slot, &t->token);
 	if (err) {
 		free(t);
 		return err;
@@ -537,7 +524,9 @@ static void thread_exit(void *unused)
 		struct thread_slot *next = t->next;
 
 		if (slot_holds_lock(t->b, t->slot)) {
-			record_unlink(t);       /* keeps its mapping reference */
+			/* keeps its mapping reference and its token's
+			 * window: the kernel reads the node at our exit */
+			record_unlink(t);
 			free(t);
 		} else {
 			record_release(t);

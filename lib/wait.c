@@ -17,6 +17,8 @@
  * writer wakes only if someone registered before its barrier (reg_signal).
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
  * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
+ * A region cut short under us (guard.c) ends the wait with
+ * BAKERY_EBADREGION.
  */
 #include "config.h"
 
@@ -46,7 +48,10 @@
 #ifdef BAKERY_NO_BARRIERS
 #define SLEEP_CAP_NS FALLBACK_POLL_NS
 #else
-#define SLEEP_CAP_NS 0                  /* no cap: every change wakes us */
+/* Every change wakes us; the cap only bounds what a participant that breaks
+ * the protocol can cost a sleeper (a forged waiter count that loses our
+ * wake-up, the object cut short under us): a second, not for ever. */
+#define SLEEP_CAP_NS 1000000000L
 #endif
 
 struct waitv {                          /* struct futex_waitv of the kernel ABI */
@@ -245,6 +250,8 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		uint32_t also = p->also ? CMM_LOAD_SHARED(*p->also) : 0;
 		bool orphan;
 
+		if (region_lost(b))
+			return BAKERY_EBADREGION;
 		if (deadline_passed(p->dl))
 			return cond(b, p->lock, j, arg) ? 0 : ETIMEDOUT;
 		uatomic_inc(&r->waiters);

@@ -492,29 +492,26 @@ static void open_and_exercise(bakery_t *b, const char *name, enum bakery_algo al
 	EXPECT(err == 0, "bakery_lock_close: %d", err);
 }
 
-/* Does the region's table mutex look like one the library made, unlocked
- * or left by a dead owner?  Creating a lock waits on that mutex, and for an
- * owner word naming a thread that is neither alive nor dead-and-marked the
- * library waits its bound (seconds) before BAKERY_EBADREGION: right, but too
- * slow for a fuzz case (tests/hostile/bug-table-mutex-hang.c covers it). */
-static int table_mutex_usable(const struct blob *obj)
+/* Is the region's table token free or left by a dead owner?  Creating a
+ * lock takes that token, and for a word naming a thread that is neither
+ * alive nor dead-and-marked the library waits its bound (seconds) before
+ * BAKERY_EBADREGION: right, but too slow for a fuzz case
+ * (tests/hostile/bug-table-mutex-hang.c covers it).  Called only for a
+ * region bakery_open accepted, so the header's offsets are sound. */
+static int table_token_usable(const struct blob *obj)
 {
-	pthread_mutexattr_t a;
-	pthread_mutex_t ref, m;
-	size_t off = offsetof(struct bakery_shm_header, table_mutex);
+	struct bakery_shm_header h;
+	uint64_t off;
+	uint32_t word;
 
-	if (obj->size < off + sizeof(m))
+	if (obj->size < sizeof(h))
 		return 0;
-	memcpy(&m, obj->bytes + off, sizeof(m));
-
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutex_init(&ref, &a);
-	pthread_mutexattr_destroy(&a);
-	return m.__data.__kind == ref.__data.__kind &&
-	       (m.__data.__lock == 0 || (m.__data.__lock & 0x40000000));  /* FUTEX_OWNER_DIED */
+	memcpy(&h, obj->bytes, sizeof(h));
+	off = token_offset(h.tokens_off, h.page_size, h.nslots);
+	if (off + sizeof(word) > obj->size)
+		return 0;
+	memcpy(&word, obj->bytes + off, sizeof(word));
+	return (word & 0x3fffffffu) == 0 || (word & 0x40000000u);  /* FUTEX_OWNER_DIED */
 }
 
 /* A name bakery_lock_open accepts: 1..63 printable characters, no '/'. */
@@ -543,11 +540,11 @@ static int name_in_table(bakery_t *b, const struct bakery_region_info *ri, const
 }
 
 /* Open NAME if that cannot block: a name that is not in the table is
- * created under the table mutex (see table_mutex_usable). */
+ * created under the table token (see table_token_usable). */
 static void try_name(bakery_t *b, const struct blob *obj, const char *name,
                      enum bakery_algo algo, const struct bakery_region_info *ri)
 {
-	if (name_in_table(b, ri, name) || table_mutex_usable(obj))
+	if (name_in_table(b, ri, name) || table_token_usable(obj))
 		open_and_exercise(b, name, algo, ri);
 }
 

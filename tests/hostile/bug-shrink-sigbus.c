@@ -1,95 +1,139 @@
 /*
- * bug-shrink-sigbus.c - REPRODUCER, an expected failure until the library is
- * fixed (tests/hostile/local.mk lists it in XFAIL_TESTS).
+ * bug-shrink-sigbus.c - regression test (it was the reproducer of a fixed
+ * library bug: the region is now watched by a SIGBUS guard, guard.c).
  *
  * A region shrunk (ftruncate) under a process that has it mapped: every
- * access to a page past the new end raises SIGBUS, and the library touches
- * the slot table on the next call, so the caller dies:
+ * access to a page past the new end raises SIGBUS.  Any participant can do
+ * it (it has the object open for writing); a new opener was always safe
+ * (bakery_open compares the size, test_tables.c).  It used to kill the
+ * victim on its next call.  Now the guard swaps the victim's view of the
+ * region for private zero pages and every call answers BAKERY_EBADREGION:
  *
- *   bakery_lock after the object was cut to one page        SIGBUS
- *   bakery_slot_info after the object was cut to one page   SIGBUS
+ *   idle participant, then bakery_lock              BAKERY_EBADREGION
+ *   idle participant, then bakery_slot_info         BAKERY_EBADREGION
+ *   holder in its critical section, then unlock     BAKERY_EBADREGION, then
+ *                                                   bakery_close 0
+ *   waiter asleep behind a holder when it happens   BAKERY_EBADREGION within
+ *                                                   a few seconds (sleeps are
+ *                                                   capped at one second)
  *
- * Any participant can do it (it has the object open for writing); a new
- * opener is safe (bakery_open compares the size, test_tables.c).
- *
- * Options, none complete:
- *   - fstat() the object in each call and refuse (BAKERY_EBADREGION) when it
- *     is shorter than the mapping: one system call per call, and a shrink
- *     right after the check still faults;
- *   - a SIGBUS handler around region accesses (sigsetjmp): process-wide,
- *     collides with the application's own handler, not async-safe with
- *     respect to the library's own state;
- *   - seals (F_SEAL_SHRINK) exist only for memfd objects, which have no name
- *     other processes can open (and /proc/PID/fd hand-over defeats
- *     "unrelated processes");
- *   - document it in the Caveats: a participant that can write the object
- *     can crash the others with ftruncate (like any shared mapping).
- *
- * Exit status: 0 if both calls return instead of crashing, 1 if not.
+ * Exit status: 0 if every case gives its answer and nobody dies, 1 if not.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "hostile.h"
 
+enum victim_case { IDLE_LOCK, IDLE_INFO, HOLDER, SLEEPER };
+
 struct stage {
 	char region[H_NAME_SIZE];
-	struct h_gate ready, go;
-	int introspect;            /* bakery_slot_info instead of bakery_lock */
+	struct h_gate ready, go, holder_in;
+	enum victim_case what;
 };
 
+/* The library's answers, checked; the exit status says which went wrong. */
 static int victim(void *arg)
 {
 	struct stage *st = arg;
 	struct bakery_slot_info si;
 	bakery_t *b;
 	bakery_lock_t *l;
-	int err;
 
-	if (bakery_open(st->region, 0, NULL, &b) || bakery_lock_open(b, "s", 0, &l) ||
-	    bakery_lock(l) || bakery_unlock(l))
+	if (bakery_open(st->region, 0, NULL, &b) || bakery_lock_open(b, "s", 0, &l))
 		return 10;
+	if (st->what == SLEEPER) {
+		/* queue behind the holder; the test cuts the region meanwhile */
+		h_gate_open(&st->ready);
+		if (bakery_lock(l) != BAKERY_EBADREGION)
+			return 12;
+		return bakery_close(b) ? 13 : 0;
+	}
+	if (bakery_lock(l) || (st->what != HOLDER && bakery_unlock(l)))
+		return 11;
 	h_gate_open(&st->ready);
 	if (!h_gate_wait(&st->go, 30))
-		return 11;
-	if (st->introspect)
-		err = bakery_slot_info(b, 1, &si);
-	else
-		err = bakery_lock(l);
-	return err == 0 || err == BAKERY_EBADREGION ? 0 : 12;
+		return 14;
+	switch (st->what) {
+	case IDLE_LOCK:
+		if (bakery_lock(l) != BAKERY_EBADREGION)
+			return 15;
+		break;
+	case IDLE_INFO:
+		if (bakery_slot_info(b, 1, &si) != BAKERY_EBADREGION)
+			return 16;
+		break;
+	default:
+		if (bakery_unlock(l) != BAKERY_EBADREGION)
+			return 17;
+		break;
+	}
+	return bakery_close(b) ? 18 : 0;
 }
 
-static int shrink_case(const char *what, int introspect)
+/* Holds the lock until killed (the sleeper's case). */
+static int holder(void *arg)
+{
+	struct stage *st = arg;
+	bakery_t *b;
+	bakery_lock_t *l;
+
+	if (bakery_open(st->region, 0, NULL, &b) || bakery_lock_open(b, "s", 0, &l) ||
+	    bakery_lock(l))
+		return 20;
+	h_gate_open(&st->holder_in);
+	pause();
+	return 0;
+}
+
+static int shrink_case(const char *what, enum victim_case how)
 {
 	struct stage *st = h_shared(sizeof(*st));
 	bakery_t *b = h_region(st->region, "shrink", 4, 2);
+	pid_t pid, hold = 0;
 	struct raw raw;
-	pid_t pid;
+	double t0;
 	int rc;
 
 	bakery_close(b);
-	st->introspect = introspect;
+	st->what = how;
 	h_gate_init(&st->ready);
 	h_gate_init(&st->go);
+	h_gate_init(&st->holder_in);
+	if (how == SLEEPER) {
+		hold = h_fork(holder, st);
+		if (!h_gate_wait(&st->holder_in, 10)) {
+			printf("setup failed: %s\n", what);
+			return 1;
+		}
+	}
 	pid = h_fork(victim, st);
 	if (!h_gate_wait(&st->ready, 10)) {
 		printf("setup failed: %s\n", what);
 		return 1;
 	}
+	if (how == SLEEPER)
+		usleep(200 * 1000);     /* past its spin, asleep in the kernel */
 	raw_map(&raw, st->region);
 	if (ftruncate(raw.fd, 4096) < 0) {
 		perror("ftruncate");
 		return 1;
 	}
+	t0 = h_now();
 	h_gate_open(&st->go);
 	rc = h_reap(pid, 10);
+	if (hold) {
+		kill(hold, SIGKILL);
+		h_reap(hold, 10);
+	}
 	close(raw.fd);          /* the mapping's pages past the end are gone */
 	if (rc == 0) {
-		printf("ok:   %s\n", what);
+		printf("ok:   %s (%.2f s)\n", what, h_now() - t0);
 		return 0;
 	}
 	printf("BUG:  %s: %s %d\n", what, rc > 128 ? "signal" : "status",
@@ -101,7 +145,10 @@ int main(void)
 {
 	int bad = 0;
 
-	bad += shrink_case("bakery_lock after the region was cut to one page", 0);
-	bad += shrink_case("bakery_slot_info after the region was cut to one page", 1);
+	bad += shrink_case("idle participant, region cut to one page, then bakery_lock", IDLE_LOCK);
+	bad += shrink_case("idle participant, region cut to one page, then bakery_slot_info",
+	                   IDLE_INFO);
+	bad += shrink_case("holder, region cut to one page, then bakery_unlock and close", HOLDER);
+	bad += shrink_case("waiter asleep when the region is cut to one page", SLEEPER);
 	return bad ? 1 : 0;
 }

@@ -2,13 +2,14 @@
  * bug-table-mutex-hang.c - regression test (it was the reproducer of a fixed
  * library bug: the table mutex wait is now bounded, BAKERY_EBADREGION).
  *
- * Creating a lock takes the region's table mutex with pthread_mutex_lock,
- * which waits for ever.  If the mutex's owner word names a thread whose
+ * Creating a lock took the region's table mutex (now the table's liveness
+ * token) with pthread_mutex_lock, which waits for ever.  If the owner word
+ * names a thread whose
  * death the kernel never marked (a forged or corrupted word: here the pid of
  * a process that has exited, with no FUTEX_OWNER_DIED bit), every later
  * bakery_lock_open of a new name blocks for ever, in every process, and so
  * does `bakery run` with a new lock name.  The fuzzer meets the same
- * (fuzz-region.c avoids it with table_mutex_usable()).
+ * (fuzz-region.c avoids it with table_token_usable()).
  *
  * bakery_lock_open documents no blocking and no such wait.  Possible fixes:
  *   - pthread_mutex_timedlock in steps; while it times out, check the owner
@@ -60,7 +61,7 @@ int main(void)
 	h_reap(gone, 10);
 	raw_map(&raw, region);
 	/* an owner that has exited, its death never marked */
-	raw.hdr->table_mutex.__data.__lock = (int)gone;
+	*raw_token(&raw, raw.nslots) = (uint32_t)gone;
 	raw_unmap(&raw);
 	return h_survives("bakery_lock_open of a new name, table mutex owned by an exited pid",
 	                  victim, NULL, 5);

@@ -1,30 +1,21 @@
 /*
  * bug-token-kind.c - regression test (it was the reproducer of a fixed
- * library bug: region_mutex_sane() now checks the kind first).
+ * library bug; the field it forged no longer exists).
  *
- * The robust mutexes in the region (each slot's liveness token, the lock
- * table's mutex) are handed to glibc's pthread_mutex_* as they are.  glibc
- * trusts the mutex's `__kind` field; a participant that rewrites it (or a
- * corrupted region) makes glibc abort() with an assertion failure, or raise
- * SIGILL (lock elision), in every process that then checks the token:
+ * The liveness tokens used to be glibc robust mutexes in the region, handed
+ * to pthread_mutex_* as they were.  glibc trusts a mutex's `__kind` field,
+ * and a participant that rewrote it made glibc abort() (priority-protect or
+ * priority-inherit kinds) in every process that then checked the token; the
+ * fuzzer found the same (tests/fuzz/corpus/token-kind-*, still replayed).
+ * Tokens are now bare robust futex words (token.c) that only the library
+ * reads, so the nearest forgery left is the word itself, every bit set
+ * (a TID, FUTEX_WAITERS and FUTEX_OWNER_DIED at once):
  *
- *   kind = priority-protect (0xc2), owner alive   bakery_recover: SIGABRT
- *                                                 (tpp.c: new_prio assertion)
- *   kind = priority-inherit (0xa0), owner dead    bakery_recover: SIGABRT
- *                                                 (pthread_mutex_trylock.c: `robust')
- *   table mutex kind = priority-protect           bakery_lock_open of a new
- *                                                 name: SIGABRT
+ *   slot token word all ones, owner alive, then bakery_recover
+ *   slot token word all ones, owner dead, then bakery_recover
+ *   table token word all ones, then bakery_lock_open of a new name
  *
- * The contract says bad input never crashes the library.  The fuzzer found
- * the same (tests/fuzz/corpus/token-kind-*, replayed by `make check`).
- *
- * Possible fixes: before any pthread_mutex_* call on a region mutex, compare
- * its kind with the one pthread_mutex_init gives the library's attributes
- * (computed once), and treat a mismatch as BAKERY_EBADREGION (table mutex)
- * or "no proof of death" (token).  That stops a corrupted region; a hostile
- * writer racing the check can still win, so the complete fix keeps the
- * liveness proof out of memory the participants can write (OFD locks on
- * the object, per thread descriptor), see bug-robust-list.c.
+ * Each must return (0 or BAKERY_EBADREGION), not crash or hang.
  *
  * Exit status: 0 if every case survives with a documented answer, 1 if not.
  */
@@ -32,6 +23,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +31,7 @@
 
 #include "hostile.h"
 
-#define KIND_PRIO_PROTECT 0xc2     /* PP | process-shared | error-check */
-#define KIND_PRIO_INHERIT 0xa0     /* PI | process-shared */
+#define WORD_ALL_ONES 0xffffffffu
 
 struct stage {
 	char region[H_NAME_SIZE];
@@ -102,8 +93,8 @@ static struct stage *stage_new(void)
 	return st;
 }
 
-/* A participant's token gets KIND; then another process reaps the slots. */
-static int token_case(const char *what, int kind, int die)
+/* A participant's token word gets WORD; then another process reaps the slots. */
+static int token_case(const char *what, uint32_t word, int die)
 {
 	struct stage *st = stage_new();
 	struct raw raw;
@@ -119,7 +110,7 @@ static int token_case(const char *what, int kind, int die)
 	if (die)
 		h_reap(pid, 10);
 	raw_map(&raw, st->region);
-	raw.slots[0].token.__data.__kind = kind;
+	*raw_token(&raw, 0) = word;
 	bad = h_survives(what, victim_recover, st, 10);
 	h_gate_open(&st->release);
 	if (!die)
@@ -135,8 +126,8 @@ static int table_case(void)
 	int bad;
 
 	raw_map(&raw, st->region);
-	raw.hdr->table_mutex.__data.__kind = KIND_PRIO_PROTECT;
-	bad = h_survives("table mutex kind priority-protect, then bakery_lock_open",
+	*raw_token(&raw, raw.nslots) = WORD_ALL_ONES;
+	bad = h_survives("table token word all ones, then bakery_lock_open",
 	                 victim_lock_open, st, 10);
 	raw_unmap(&raw);
 	return bad;
@@ -146,10 +137,10 @@ int main(void)
 {
 	int bad = 0;
 
-	bad += token_case("token kind priority-protect, owner alive, then bakery_recover",
-	                  KIND_PRIO_PROTECT, 0);
-	bad += token_case("token kind priority-inherit, owner dead, then bakery_recover",
-	                  KIND_PRIO_INHERIT, 1);
+	bad += token_case("token word all ones, owner alive, then bakery_recover",
+	                  WORD_ALL_ONES, 0);
+	bad += token_case("token word all ones, owner dead, then bakery_recover",
+	                  WORD_ALL_ONES, 1);
 	bad += table_case();
 	return bad ? 1 : 0;
 }

@@ -160,6 +160,8 @@ void raw_map(struct raw *r, const char *name)
 	r->nslots = h.nslots;
 	r->nlocks = h.nlocks;
 	r->active_words = h.active_words;
+	r->tokens_off = h.tokens_off;
+	r->page_size = h.page_size;
 }
 
 void raw_unmap(struct raw *r)
@@ -171,6 +173,11 @@ void raw_unmap(struct raw *r)
 struct bakery_shm_reg *raw_reg(struct raw *r, unsigned lock, unsigned slot)
 {
 	return &r->regs[(size_t)lock * r->nslots + slot];
+}
+
+uint32_t *raw_token(struct raw *r, unsigned i)
+{
+	return (uint32_t *)(r->base + token_offset(r->tokens_off, r->page_size, i));
 }
 
 /* ----------------------------------------------------------- processes -- */

@@ -59,11 +59,15 @@ struct raw {
 	uint64_t *active;
 	struct bakery_shm_reg *regs;
 	unsigned nslots, nlocks, active_words;
+	uint64_t tokens_off;
+	uint32_t page_size;
 };
 
 void raw_map(struct raw *r, const char *name);
 void raw_unmap(struct raw *r);
 struct bakery_shm_reg *raw_reg(struct raw *r, unsigned lock, unsigned slot);
+/* Token word I (slot I's, or the lock table's at I = nslots). */
+uint32_t *raw_token(struct raw *r, unsigned i);
 
 /* ----------------------------------------------------------- processes -- */
 

@@ -1,6 +1,6 @@
 /*
- * test_tokens.c - a liveness token (the robust mutex a slot's owner holds)
- * whose lock word someone else rewrote while the owner lives.
+ * test_tokens.c - a liveness token (the robust futex word a slot's owner
+ * holds) that someone else rewrote while the owner lives.
  *
  *   word cleared (no owner)    no proof of death: honest waiters keep
  *                              waiting (trylock EBUSY, timedlock ETIMEDOUT)
@@ -14,9 +14,8 @@
  *                              Mutual exclusion is lost: the price of a
  *                              forged proof, documented, not a crash.
  *
- * A token's other fields (mutex kind, robust-list links) are what glibc
- * trusts; rewriting them crashes the process that touches the token:
- * bug-token-kind.c and bug-robust-list.c.
+ * Everything else near a token word is written by nobody, and its
+ * robust-list node is in the holder's private memory: bug-robust-list.c.
  */
 #include "config.h"
 
@@ -72,10 +71,9 @@ static pid_t holder_start(enum bakery_algo algo, struct holder **hp, bakery_t **
 	return pid;
 }
 
-static int *token_word(struct raw *raw, int slot)
+static int *raw_token_int(struct raw *raw, int slot)
 {
-	/* glibc: the mutex starts with the kernel's robust futex word */
-	return &raw->slots[slot].token.__data.__lock;
+	return (int *)raw_token(raw, (unsigned)slot);
 }
 
 START_TEST(token_cleared_while_owner_holds)
@@ -89,7 +87,7 @@ START_TEST(token_cleared_while_owner_holds)
 	pid_t pid = holder_start((enum bakery_algo)_i, &h, &b, &l, &slot);
 
 	raw_map(&raw, h->region);
-	CMM_STORE_SHARED(*token_word(&raw, slot), 0);
+	CMM_STORE_SHARED(*raw_token_int(&raw, slot), 0);
 	ck_assert_int_eq(bakery_trylock(l), EBUSY);
 	soon = h_in(0.3);
 	ck_assert_int_eq(bakery_timedlock(l, &soon), ETIMEDOUT);
@@ -115,7 +113,7 @@ START_TEST(forged_owner_died_while_owner_holds)
 	pid_t pid = holder_start((enum bakery_algo)_i, &h, &b, &l, &slot);
 
 	raw_map(&raw, h->region);
-	CMM_STORE_SHARED(*token_word(&raw, slot), FUTEX_OWNER_DIED_BIT | (int)pid);
+	CMM_STORE_SHARED(*raw_token_int(&raw, slot), FUTEX_OWNER_DIED_BIT | (int)pid);
 	soon = h_in(10);
 	ck_assert_int_eq(bakery_timedlock(l, &soon), EOWNERDEAD);
 	ck_assert_int_eq(bakery_consistent(l), 0);

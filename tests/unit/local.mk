@@ -18,6 +18,7 @@ unit_tests = \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_guard \
+	tests/unit/test_token_list \
 	tests/unit/bug-trylock-dead \
 	tests/unit/bug-strerror-fixed
 
@@ -90,5 +91,10 @@ tests_unit_test_guard_SOURCES = tests/unit/test_guard.c $(unit_helpers)
 tests_unit_test_guard_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_guard_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_guard_LDADD = $(bakery_test_ldadd_tb)
+
+tests_unit_test_token_list_SOURCES = tests/unit/test_token_list.c $(unit_helpers)
+tests_unit_test_token_list_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_token_list_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_token_list_LDADD = $(bakery_test_ldadd)
 
 endif

@@ -1,0 +1,284 @@
+/*
+ * token.c - liveness tokens: robust futex words whose list node no other
+ * process can write.
+ *
+ * The kernel's robust-futex protocol (Documentation/locking/robust-futex-ABI):
+ * a thread registers one list head (glibc does it at thread start); each
+ * futex word the thread holds is linked into that list through a node that
+ * lies `futex_offset` bytes from the word; when the thread ends, the kernel
+ * walks the list and marks every word still holding the thread's TID
+ * FUTEX_OWNER_DIED, waking one waiter.  glibc's robust mutexes keep the node
+ * inside the mutex, next to the word - for a mutex in shared memory, where
+ * any participant can rewrite it, and glibc's own unlock then writes through
+ * whatever pointers it finds there.
+ *
+ * Here the word is shared but the node is not.  The region keeps each token
+ * word in the last bytes of a page (TOKEN_TAIL), so its node, futex_offset
+ * bytes further, falls on the following page.  A thread that takes a token
+ * maps a two-page window: the word's page of the region (shared), then a
+ * private anonymous page that holds the node.  Nothing this process or the
+ * kernel follows as a pointer is ever read from shared memory; a participant
+ * that scribbles over a token word can lie about who holds it (deny service),
+ * never make another process write outside its own memory.
+ *
+ * The node joins glibc's list as glibc links its own mutexes (a doubly linked
+ * list on 64-bit: a `prev` pointer just before each node), so glibc can keep
+ * locking and unlocking robust mutexes around ours; list_op_pending covers
+ * the instants between taking the word and linking the node, and between
+ * unlinking it and freeing the word, as the ABI prescribes.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* glibc links a node by the address of its `next`, with the node's `prev`
+ * one pointer before it. */
+static inline struct robust_list **prev_slot(struct robust_list *node)
+{
+	return (struct robust_list **)((char *)node - sizeof(void *));
+}
+
+/* Bit 0 of a list pointer marks a priority-inheritance mutex (glibc). */
+static inline struct robust_list *untag(struct robust_list *p)
+{
+	return (struct robust_list *)((uintptr_t)p & ~(uintptr_t)1);
+}
+
+/* ----------------------------------------------------- the thread's list -- */
+
+static __thread struct robust_list_head *tls_head;
+
+/* The list head the kernel walks when this thread ends (glibc's). */
+static struct robust_list_head *robust_head(void)
+{
+	struct robust_list_head *head = tls_head;
+	size_t len;
+
+	if (caa_likely(head))
+		return head;
+	if (syscall(SYS_get_robust_list, 0, &head, &len) != 0 || !head ||
+	    len != sizeof(*head))
+		return NULL;
+	tls_head = head;
+	return head;
+}
+
+int token_abi_check(uint32_t page_size)
+{
+	struct robust_list_head *head = robust_head();
+	long reach;
+
+	if (sizeof(void *) != 8 || !head || page_size != (uint32_t)sysconf(_SC_PAGESIZE))
+		return ENOTSUP;
+	/* the word's node and the prev pointer before it must both fall on
+	 * the private page that follows the word's */
+	reach = -head->futex_offset;
+	if (reach < (long)(TOKEN_TAIL + sizeof(void *)) || reach >= (long)page_size)
+		return ENOTSUP;
+	return 0;
+}
+
+static struct robust_list *node_of(uint32_t *word)
+{
+	return (struct robust_list *)((char *)word - robust_head()->futex_offset);
+}
+
+/* Link NODE first in the thread's list, as glibc links its mutexes. */
+static void list_push(struct robust_list_head *head, struct robust_list *node)
+{
+	struct robust_list *first = head->list.next;
+
+	*prev_slot(node) = &head->list;
+	node->next = first;
+	/* the list's end is the head itself, whose prev slot glibc keeps
+	 * just before it, like a node's */
+	*prev_slot(untag(first)) = node;
+	/* the node is whole before the kernel can reach it: only our own
+	 * thread (or the kernel on its behalf) reads the list, so program
+	 * order is all that is needed */
+	cmm_barrier();
+	head->list.next = node;
+}
+
+static void list_unlink(struct robust_list *node)
+{
+	struct robust_list *next = node->next, *prev = *prev_slot(node);
+
+	*prev_slot(untag(next)) = prev;
+	untag(prev)->next = next;
+}
+
+/* ---------------------------------------------------------- the window -- */
+
+static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
+{
+	uint64_t off = token_offset(b->tokens_off, b->page_size, i);
+	size_t page = b->page_size;
+	uint64_t page_off = off / page * page;
+	unsigned char *win;
+	int err;
+
+	win = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (win == MAP_FAILED)
+		return errno;
+	if (mmap(win, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, b->fd,
+	         (off_t)page_off) == MAP_FAILED) {
+		err = errno;
+		munmap(win, 2 * page);
+		return err;
+	}
+	err = guard_add(win, page, &b->lost, &h->guard);
+	if (err) {
+		munmap(win, 2 * page);
+		return err;
+	}
+	h->win = win;
+	h->word = (uint32_t *)(win + (off - page_off));
+	return 0;
+}
+
+static void window_close(struct token_hold *h)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	guard_remove(h->guard);
+	munmap(h->win, 2 * page);
+	h->win = NULL;
+	h->word = NULL;
+	h->guard = NULL;
+}
+
+/* ---------------------------------------------------------------- take -- */
+
+static inline bool held_by_someone(uint32_t v)
+{
+	return (v & FUTEX_TID_MASK) && !(v & FUTEX_OWNER_DIED);
+}
+
+/* CAS the word to our TID (keeping FUTEX_WAITERS): 0, EOWNERDEAD or EBUSY. */
+static int word_take(uint32_t *word)
+{
+	uint32_t tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
+	uint32_t v = uatomic_read(word);
+
+	for (;;) {
+		uint32_t seen;
+
+		if (held_by_someone(v))
+			return EBUSY;
+		seen = uatomic_cmpxchg(word, v, tid | (v & FUTEX_WAITERS));
+		if (seen == v)
+			return (v & FUTEX_OWNER_DIED) ? EOWNERDEAD : 0;
+		v = seen;
+	}
+}
+
+int token_try(struct bakery *b, unsigned i, struct token_hold *h)
+{
+	struct robust_list_head *head = robust_head();
+	struct robust_list *node;
+	int r;
+
+	/* a live holder: answered without mapping anything */
+	if (held_by_someone(CMM_LOAD_SHARED(*token_word(b, i))))
+		return EBUSY;
+	if (!head)
+		return ENOTSUP;
+	r = window_open(b, i, h);
+	if (r)
+		return r;
+	node = node_of(h->word);
+	/* if we die once the word is ours but before the node is linked,
+	 * the kernel still finds it here */
+	head->list_op_pending = node;
+	cmm_barrier();
+	r = word_take(h->word);
+	if (r != EBUSY) {
+		CRASH_POINT("token-taken");
+		list_push(head, node);
+	}
+	cmm_barrier();  /* linked before the pending entry is cleared */
+	head->list_op_pending = NULL;
+	if (r == EBUSY)
+		window_close(h);
+	return r;
+}
+
+/* Ask for a wake-up when the holder of WORD gives it back or dies, and
+ * sleep until then or UNTIL.  Returns without sleeping if it changed. */
+static void word_sleep(uint32_t *word, const struct timespec *until)
+{
+	uint32_t v = uatomic_read(word);
+
+	if (!held_by_someone(v))
+		return;
+	if (!(v & FUTEX_WAITERS) &&
+	    uatomic_cmpxchg(word, v, v | FUTEX_WAITERS) != v)
+		return;
+	syscall(SYS_futex, word, FUTEX_WAIT_BITSET, v | FUTEX_WAITERS, until, NULL,
+	        FUTEX_BITSET_MATCH_ANY);
+}
+
+int token_wait(struct bakery *b, unsigned i, struct token_hold *h,
+               const struct timespec *until)
+{
+	for (;;) {
+		struct timespec now;
+		int r = token_try(b, i, h);
+
+		if (r != EBUSY)
+			return r;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > until->tv_sec ||
+		    (now.tv_sec == until->tv_sec && now.tv_nsec >= until->tv_nsec))
+			return ETIMEDOUT;
+		if (region_lost(b))
+			return BAKERY_EBADREGION;
+		word_sleep(token_word(b, i), until);
+	}
+}
+
+/* ---------------------------------------------------------------- give -- */
+
+static void token_release(struct token_hold *h, uint32_t to)
+{
+	struct robust_list_head *head = robust_head();
+	struct robust_list *node = node_of(h->word);
+	uint32_t old;
+
+	/* unlinked but not yet freed: if we die in between, the kernel
+	 * still marks the word */
+	head->list_op_pending = node;
+	cmm_barrier();
+	list_unlink(node);
+	CRASH_POINT("token-unlinked");
+	old = uatomic_xchg(h->word, to);
+	if (old & FUTEX_WAITERS)
+		futex_wake_all(h->word);
+	cmm_barrier();  /* the word freed before the pending entry is cleared */
+	head->list_op_pending = NULL;
+	window_close(h);
+}
+
+void token_give(struct token_hold *h)
+{
+	token_release(h, 0);
+}
+
+void token_abandon(struct token_hold *h)
+{
+	token_release(h, FUTEX_OWNER_DIED);
+}
+
+void token_forget(struct token_hold *h)
+{
+	if (h->win)
+		window_close(h);
+}
