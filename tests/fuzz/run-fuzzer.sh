@@ -54,9 +54,7 @@ build() {
 	"$clang" -g -O1 -std=gnu11 -pthread \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I"$top_builddir" -I"$top_srcdir/lib" -I"$top_srcdir/lib/algo" -I"$fuzzdir" \
-		"$top_srcdir"/lib/region.c "$top_srcdir"/lib/registry.c "$top_srcdir"/lib/lock.c \
-		"$top_srcdir"/lib/wait.c "$top_srcdir"/lib/error.c "$top_srcdir"/lib/introspect.c \
-		"$top_srcdir"/lib/testhooks.c "$top_srcdir"/lib/algo/*.c \
+		"$top_srcdir"/lib/*.c "$top_srcdir"/lib/algo/*.c \
 		"$fuzzdir/fuzz-region.c" "$fuzzdir/fuzz-libfuzzer.c" \
 		"$@" -lrt -o "$bin"
 }
