@@ -213,6 +213,9 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   ENOTRECOVERABLE  the lock was left inconsistent; it can never be acquired
  *   EDEADLK          the calling thread already holds it
  *   BAKERY_ESLOTS    no slot could be taken for this thread
+ *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
+ *                    (or mappings) for its window, or no robust-futex list
+ *                    registered for the thread (threads not made by glibc)
  *   EINVAL, BAKERY_EBADREGION
  */
 BAKERY_API int bakery_lock(bakery_lock_t *l);

@@ -326,17 +326,17 @@ static void hwm_raise(struct bakery *b, unsigned slot)
 }
 
 /* Try to take SLOT: true if we now own it (token held in H, state ACTIVE). */
-static bool slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
+static int slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
 	int r = slot_take_settled(b, slot, slot, NULL, h);
 
 	if (r != 0 && r != EOWNERDEAD)
-		return false;
+		return r;
 	if (CMM_LOAD_SHARED(s->state) != SLOT_FREE) {
 		/* RECOVERING: a proxy passage still needs the registers */
 		token_give(h);
-		return false;
+		return EBUSY;
 	}
 	CRASH_POINT("claim");
 	s->gen++;
@@ -345,20 +345,28 @@ static bool slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
 	s->start_time = proc_start_time();
 	hwm_raise(b, slot);
 	uatomic_set(&s->state, SLOT_ACTIVE);
-	return true;
+	return 0;
 }
 
+/* Take the lowest slot we can: 0, BAKERY_ESLOTS when every slot is owned,
+ * or what stopped us from holding any token at all (ENOMEM: no memory for
+ * a token's window; ENOTSUP: this thread has no robust list). */
 static int slot_claim(struct bakery *b, unsigned *out, struct token_hold *h)
 {
 	for (int round = 0; round < 2; round++) {
 		for (unsigned i = 0; i < b->nslots; i++) {
+			int r;
+
 			/* a live owner's slot: skip without touching its line */
 			if (round == 0 && CMM_LOAD_SHARED(b->slots[i].state) != SLOT_FREE)
 				continue;
-			if (slot_try_take(b, i, h)) {
+			r = slot_try_take(b, i, h);
+			if (r == 0) {
 				*out = i;
 				return 0;
 			}
+			if (r != EBUSY)
+				return r;
 		}
 		/* second round: every slot, reaping dead owners on the way */
 	}

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -199,6 +200,46 @@ static void expect_no_slot(bakery_lock_t *l)
 	printf("full registry: lock, trylock and timedlock gave ESLOTS in %.3f ms\n", took * 1e3);
 	ck_assert_msg(took < 0.5, "ESLOTS took %.3f s", took);
 }
+
+/*
+ * A thread's slot token needs a two-page window (token.c).  When the process
+ * cannot map one, the lock call must say so (ENOMEM), not claim the region
+ * is full (BAKERY_ESLOTS).  The child caps its address space just above what
+ * it uses, so the window's mmap fails while the small allocations still fit
+ * in the heap it has.  (Not under ASan, whose shadow memory needs the
+ * address space.)
+ */
+static int capped_child(void *arg)
+{
+	bakery_lock_t *l = arg;
+	unsigned long pages;
+	struct rlimit lim;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return 100;
+	fclose(f);
+	lim.rlim_cur = lim.rlim_max = pages * (unsigned long)sysconf(_SC_PAGESIZE) + 4096;
+	if (setrlimit(RLIMIT_AS, &lim))
+		return 101;
+	return bakery_lock(l) == ENOMEM ? 0 : 1;
+}
+
+START_TEST(lock_says_enomem_when_no_window_can_be_mapped)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return;
+#else
+	char name[UNIT_NAME_SIZE];
+	bakery_t *b = unit_region(name, "nomem", 4, 1);
+	bakery_lock_t *l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+
+	ck_assert_int_eq(unit_reap(unit_fork(capped_child, l), 20), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+#endif
+}
+END_TEST
 
 START_TEST(full_registry_threads)
 {
@@ -400,6 +441,7 @@ static Suite *registry_suite(void)
 	tcase_add_test(tc, slot_taken_lazily_given_back_at_exit_and_close);
 	tcase_add_loop_test(tc, forked_child_takes_fresh_slot_and_holds_nothing,
 	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_test(tc, lock_says_enomem_when_no_window_can_be_mapped);
 	tcase_add_test(tc, full_registry_threads);
 	tcase_add_test(tc, full_registry_processes);
 	tcase_add_loop_test(tc, killed_process_slot_goes_to_newcomer, UNIT_ALGO_FIRST, UNIT_ALGO_END);
