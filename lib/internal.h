@@ -423,35 +423,61 @@ BAKERY_HIDDEN extern const struct algo_ops algo_lamport, algo_boulangerie,
 	algo_black_white, algo_jayanti;
 
 /*
- * The next member of LOCK's active set at or after FROM, or BOUND if none.
+ * A walk over a lock's active set: the getset() of the papers.  Each word of
+ * the set is read once and the members still to visit stay in a register.
  * Reading the set word by word is a correct getset(): a slot that joined
- * before the scan started is seen, and a slot leaves only once its registers
- * are clear, so missing a leaver is harmless.
+ * before the walk started is seen (its word is read after that), and a slot
+ * leaves only once its registers are clear, so missing a leaver is harmless.
  */
-static inline unsigned active_next(struct bakery *b, unsigned lock,
-                                   unsigned from, unsigned bound)
+struct active_walk {
+	const uint64_t *set;
+	uint64_t bits;             /* members of word w not visited yet */
+	unsigned w, words, bound, self;
+};
+
+/* Word W of the set, without our own bit. */
+static inline uint64_t active_word(const struct active_walk *it, unsigned w)
 {
-	const uint64_t *set = active_of(b, lock);
+	uint64_t bits = CMM_LOAD_SHARED(it->set[w]);
 
-	for (unsigned w = from / 64; w * 64 < bound; w++) {
-		uint64_t bits = CMM_LOAD_SHARED(set[w]);
-
-		if (w == from / 64)
-			bits &= ~UINT64_C(0) << (from % 64);
-		if (bits) {
-			unsigned j = w * 64 + (unsigned)__builtin_ctzll(bits);
-			return j < bound ? j : bound;
-		}
-	}
-	return bound;
+	if (w == it->self / 64)
+		bits &= ~(UINT64_C(1) << (it->self % 64));
+	return bits;
 }
 
-/* for (each slot j of the lock's active set, j != self) */
-#define for_each_other(p, j, bound)                                          \
-	for (unsigned bound = slots_bound((p)->b),                              \
-	     j = active_next((p)->b, (p)->lock, 0, bound); j < bound;           \
-	     j = active_next((p)->b, (p)->lock, j + 1, bound))                  \
-		if (j != (p)->self)
+static inline struct active_walk active_walk_start(const struct passage *p)
+{
+	struct active_walk it = {
+		.set = active_of(p->b, p->lock),
+		.bound = slots_bound(p->b),
+		.self = p->self,
+	};
+
+	it.words = (it.bound + 63) / 64;
+	if (it.words)
+		it.bits = active_word(&it, 0);
+	return it;
+}
+
+/* The next member (not us) below the bound into *J; false at the end. */
+static inline bool active_walk_next(struct active_walk *it, unsigned *j)
+{
+	while (!it->bits) {
+		if (++it->w >= it->words)
+			return false;
+		it->bits = active_word(it, it->w);
+	}
+	*j = it->w * 64 + (unsigned)__builtin_ctzll(it->bits);
+	it->bits &= it->bits - 1;
+	return *j < it->bound;
+}
+
+/* for (each slot j of the lock's active set, j != self).  WALK names the
+ * walk's state.  `break` leaves the whole walk: the outer loop runs once. */
+#define for_each_other(p, j, walk)                                           \
+	for (struct active_walk walk = active_walk_start(p); walk.set;          \
+	     walk.set = NULL)                                                   \
+		for (unsigned j = 0; active_walk_next(&walk, &j);)
 
 /* Join LOCK's active set (once per slot ownership). */
 BAKERY_HIDDEN void active_join(struct passage *p);
