@@ -108,3 +108,15 @@ void scene_expect_exclusion(struct scene *s, uint64_t entries)
 	              bakery_algo_name(s->algo), (unsigned long long)o->entries,
 	              (unsigned long long)o->counter, (unsigned long long)entries);
 }
+
+int scene_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -54,6 +54,9 @@ struct bakery_slot_info scene_slot(struct scene *s, unsigned k);
  * check with no lost update. */
 void scene_expect_exclusion(struct scene *s, uint64_t entries);
 
+/* A crash suite's main(): run S (each test in its own child), exit status. */
+int scene_run(Suite *s);
+
 /* loop tests run every algorithm: _i indexes ck_algos */
 #define SCENE_ALGO(i) (ck_algos[(i)])
 

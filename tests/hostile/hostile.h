@@ -98,4 +98,21 @@ struct timespec h_in(double seconds);           /* CLOCK_REALTIME, now + s */
 /* Poll COND(ARG) every millisecond until true or TIMEOUT seconds pass. */
 bool h_wait_until(bool (*cond)(void *), void *arg, double timeout);
 
+#ifdef CHECK_H
+/* main() of a Check suite: runs S between h_run_begin() and h_run_end();
+ * the exit status. */
+static inline int h_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	h_run_begin();
+	srunner_run_all(sr, CK_NORMAL);
+	h_run_end();
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+#endif
+
 #endif

@@ -200,18 +200,9 @@ static Suite *perm_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
 	if (geteuid() != 0) {
 		printf("skipped: running children as another user needs root\n");
 		return 77;
 	}
-	sr = srunner_create(perm_suite());
-	h_run_begin();
-	srunner_run_all(sr, CK_NORMAL);
-	h_run_end();
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(perm_suite());
 }

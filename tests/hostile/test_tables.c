@@ -400,13 +400,5 @@ static Suite *tables_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tables_suite());
-	int failed;
-
-	h_run_begin();
-	srunner_run_all(sr, CK_NORMAL);
-	h_run_end();
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(tables_suite());
 }
