@@ -23,7 +23,8 @@
  * it must come first): RUNS (10) mutant runs of at most S (10) seconds and
  * a real run of 2000000 iterations per hammer, printing the detection rate
  * and times; fails if the real library shows a violation or no mutant run
- * is caught.  Skips (77) with fewer than two CPUs.
+ * is caught.  Skips (77) with fewer than two CPUs.  Under AddressSanitizer
+ * only the real library's half runs (see MUTANT_TIMING_RELIABLE).
  */
 #include "config.h"
 
@@ -197,6 +198,21 @@ static int parse(int argc, char **argv, struct params *p)
 	return 0;
 }
 
+/*
+ * Under AddressSanitizer every load and store is instrumented, which moves
+ * the few-nanosecond store->load window the mutant needs: with the same
+ * sources, detection there took from milliseconds to past the 20 s limit
+ * (while the plain build caught every mutant within 30 ms).  So the
+ * sanitizer pass of CI runs only the real library's half, whose claim (no
+ * overlap) holds everywhere; the mutant's half is checked by the plain
+ * builds (make check, make distcheck).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define MUTANT_TIMING_RELIABLE 0
+#else
+#define MUTANT_TIMING_RELIABLE 1
+#endif
+
 int main(int argc, char **argv)
 {
 	struct params p;
@@ -219,7 +235,11 @@ int main(int argc, char **argv)
 
 		if (p.algo && a != p.algo)
 			continue;
-		failed += !mutant_runs(&p, name);
+		if (MUTANT_TIMING_RELIABLE)
+			failed += !mutant_runs(&p, name);
+		else
+			printf("mutants: %-12s mutant: not run under AddressSanitizer "
+			       "(its timing hides the reordering)\n", name);
 		failed += !real_run(&p, name);
 	}
 	if (failed)
