@@ -169,6 +169,7 @@ struct layout {
  * its private window (token.c).
  */
 #define TOKENS_PER_PAGE 3u
+#define TOKEN_SPARE_WINDOWS 4u
 #define TOKEN_TAIL (8u * TOKENS_PER_PAGE)
 #define token_count(nslots) ((nslots) + 1u)
 
@@ -203,6 +204,10 @@ struct bakery {
 	/* lifetime: one reference for the user's handle, one per thread slot */
 	unsigned long refs;
 	int closed;
+	/* token windows given back, kept for the next take (token.c) */
+	pthread_mutex_t spare_lock;
+	unsigned char *spare_win[TOKEN_SPARE_WINDOWS];
+	unsigned nspare;
 	/* this process's threads' slots in the region (bakery_close's EBUSY) */
 	pthread_mutex_t recs_lock;
 	struct thread_slot *recs;
@@ -257,6 +262,7 @@ static inline bool region_lost(struct bakery *b)
 #define TOKEN_TABLE(b) ((b)->nslots)
 
 struct token_hold {
+	struct bakery *b;
 	uint32_t *word;            /* the word, seen through the window */
 	unsigned char *win;        /* the word's shared page, then a private one */
 	struct guard *guard;
@@ -283,6 +289,8 @@ BAKERY_HIDDEN void token_give(struct token_hold *h);
 BAKERY_HIDDEN void token_abandon(struct token_hold *h);
 /* In a fork child: the window is the parent thread's; drop it. */
 BAKERY_HIDDEN void token_forget(struct token_hold *h);
+/* Unmap B's spare windows (the mapping is going away). */
+BAKERY_HIDDEN void token_spares_free(struct bakery *b);
 
 /* ---------------------------------------------------------------- guard -- */
 

@@ -159,6 +159,7 @@ static struct bakery *handle_new(const char *shm_name)
 	b->fd = -1;
 	b->refs = 1;
 	pthread_mutex_init(&b->recs_lock, NULL);
+	pthread_mutex_init(&b->spare_lock, NULL);
 	snprintf(b->name, sizeof(b->name), "%s", shm_name);
 	return b;
 }
@@ -416,6 +417,7 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 /* Unmap and free; called when the last reference goes (registry.c). */
 void region_destroy(struct bakery *b)
 {
+	token_spares_free(b);
 	guard_remove(b->guard);
 	munmap(b->base, b->size);
 	close(b->fd);

@@ -58,6 +58,7 @@ static void atfork_child(void)
 	pthread_mutex_init(&maps_lock, NULL);
 	for (struct bakery *b = maps; b; b = b->next) {
 		pthread_mutex_init(&b->recs_lock, NULL);
+		pthread_mutex_init(&b->spare_lock, NULL);
 		b->recs = NULL;         /* the parent's threads' slots */
 	}
 	tls_slots = NULL;

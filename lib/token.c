@@ -117,15 +117,54 @@ static void list_unlink(struct robust_list *node)
 
 /* ---------------------------------------------------------- the window -- */
 
+/*
+ * A window given back is kept (up to TOKEN_SPARE_WINDOWS per mapping) for
+ * the next take: re-pointing its shared half at another token page is one
+ * mmap(MAP_FIXED), where a new window costs two, an munmap and a page fault
+ * for the node's page.  A spare's node page holds a stale node that is off
+ * every list; list_push() rewrites both its links before linking it.
+ */
+static unsigned char *spare_get(struct bakery *b)
+{
+	unsigned char *win = NULL;
+
+	pthread_mutex_lock(&b->spare_lock);
+	if (b->nspare)
+		win = b->spare_win[--b->nspare];
+	pthread_mutex_unlock(&b->spare_lock);
+	return win;
+}
+
+static bool spare_put(struct bakery *b, unsigned char *win)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&b->spare_lock);
+	if (b->nspare < TOKEN_SPARE_WINDOWS) {
+		b->spare_win[b->nspare++] = win;
+		kept = true;
+	}
+	pthread_mutex_unlock(&b->spare_lock);
+	return kept;
+}
+
+void token_spares_free(struct bakery *b)
+{
+	while (b->nspare)
+		munmap(b->spare_win[--b->nspare], 2 * (size_t)b->page_size);
+}
+
 static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 {
 	uint64_t off = token_offset(b->tokens_off, b->page_size, i);
 	size_t page = b->page_size;
 	uint64_t page_off = off / page * page;
-	unsigned char *win;
+	unsigned char *win = spare_get(b);
 	int err;
 
-	win = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!win)
+		win = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		           -1, 0);
 	if (win == MAP_FAILED)
 		return errno;
 	if (mmap(win, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, b->fd,
@@ -139,17 +178,17 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 		munmap(win, 2 * page);
 		return err;
 	}
+	h->b = b;
 	h->win = win;
 	h->word = (uint32_t *)(win + (off - page_off));
 	return 0;
 }
 
-static void window_close(struct token_hold *h)
+static void window_close(struct token_hold *h, bool keep)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
 	guard_remove(h->guard);
-	munmap(h->win, 2 * page);
+	if (!keep || !spare_put(h->b, h->win))
+		munmap(h->win, 2 * (size_t)h->b->page_size);
 	h->win = NULL;
 	h->word = NULL;
 	h->guard = NULL;
@@ -207,7 +246,7 @@ int token_try(struct bakery *b, unsigned i, struct token_hold *h)
 	cmm_barrier();  /* linked before the pending entry is cleared */
 	head->list_op_pending = NULL;
 	if (r == EBUSY)
-		window_close(h);
+		window_close(h, true);
 	return r;
 }
 
@@ -264,7 +303,7 @@ static void token_release(struct token_hold *h, uint32_t to)
 		futex_wake_all(h->word);
 	cmm_barrier();  /* the word freed before the pending entry is cleared */
 	head->list_op_pending = NULL;
-	window_close(h);
+	window_close(h, true);
 }
 
 void token_give(struct token_hold *h)
@@ -280,5 +319,5 @@ void token_abandon(struct token_hold *h)
 void token_forget(struct token_hold *h)
 {
 	if (h->win)
-		window_close(h);
+		window_close(h, false);
 }
