@@ -349,6 +349,13 @@ BAKERY_HIDDEN void region_destroy(struct bakery *b);
 
 /* ----------------------------------------------------------------- wait -- */
 
+static inline int ts_cmp(const struct timespec *a, const struct timespec *b)
+{
+	if (a->tv_sec != b->tv_sec)
+		return a->tv_sec < b->tv_sec ? -1 : 1;
+	return (a->tv_nsec > b->tv_nsec) - (a->tv_nsec < b->tv_nsec);
+}
+
 enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
 
 struct deadline {

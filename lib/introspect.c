@@ -11,11 +11,11 @@
 
 #include "internal.h"
 
-/* A region cut short while we read it: what we read was the guard's zero
- * pages, not the region. */
-static int snapshot_result(struct bakery *b)
+/* RC, unless the region was cut short before or while we read it: what we
+ * read was then the guard's zero pages, not the region. */
+static int snapshot_result(struct bakery *b, int rc)
 {
-	return region_lost(b) ? BAKERY_EBADREGION : 0;
+	return region_lost(b) ? BAKERY_EBADREGION : rc;
 }
 
 int bakery_region_info(bakery_t *b, struct bakery_region_info *out)
@@ -24,8 +24,6 @@ int bakery_region_info(bakery_t *b, struct bakery_region_info *out)
 
 	if (!b || !out || b->closed)
 		return EINVAL;
-	if (region_lost(b))
-		return BAKERY_EBADREGION;
 	memset(out, 0, sizeof(*out));
 	out->version = BAKERY_LAYOUT_VERSION;
 	out->slots = b->nslots;
@@ -40,7 +38,7 @@ int bakery_region_info(bakery_t *b, struct bakery_region_info *out)
 		out->slots_used += CMM_LOAD_SHARED(b->slots[i].state) != SLOT_FREE;
 	for (unsigned i = 0; i < b->nlocks; i++)
 		out->locks_used += CMM_LOAD_SHARED(b->locks[i].state) == LOCK_READY;
-	return snapshot_result(b);
+	return snapshot_result(b, 0);
 }
 
 /* Alive, dead or unowned, without taking the token (no recovery here). */
@@ -60,8 +58,6 @@ int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
 
 	if (!b || !out || b->closed || index >= b->nslots)
 		return EINVAL;
-	if (region_lost(b))
-		return BAKERY_EBADREGION;
 	s = &b->slots[index];
 	memset(out, 0, sizeof(*out));
 	out->index = index;
@@ -79,7 +75,7 @@ int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
 			out->lock = (int)l;
 		}
 	}
-	return snapshot_result(b);
+	return snapshot_result(b, 0);
 }
 
 int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
@@ -89,11 +85,9 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 
 	if (!b || !out || b->closed || index >= b->nlocks)
 		return EINVAL;
-	if (region_lost(b))
-		return BAKERY_EBADREGION;
 	e = &b->locks[index];
 	if (CMM_LOAD_SHARED(e->state) != LOCK_READY)
-		return ENOENT;
+		return snapshot_result(b, ENOENT);
 	memset(out, 0, sizeof(*out));
 	out->index = index;
 	memcpy(out->name, e->name, BAKERY_LOCK_NAME_MAX);
@@ -118,7 +112,7 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 		else if (stage == BAKERY_PASS_DOORWAY || stage == BAKERY_PASS_WAITING)
 			out->waiters++;
 	}
-	return snapshot_result(b);
+	return snapshot_result(b, 0);
 }
 
 int bakery_lock_index(bakery_lock_t *l, unsigned *index)

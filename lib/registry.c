@@ -326,7 +326,8 @@ static void hwm_raise(struct bakery *b, unsigned slot)
 	}
 }
 
-/* Try to take SLOT: true if we now own it (token held in H, state ACTIVE). */
+/* Try to take SLOT: 0 if we now own it (token held in H, state ACTIVE),
+ * EBUSY if it is not free, or what kept us from holding its token. */
 static int slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];

@@ -85,9 +85,9 @@ int token_abi_check(uint32_t page_size)
 	return 0;
 }
 
-static struct robust_list *node_of(uint32_t *word)
+static struct robust_list *node_of(const struct robust_list_head *head, uint32_t *word)
 {
-	return (struct robust_list *)((char *)word - robust_head()->futex_offset);
+	return (struct robust_list *)((char *)word - head->futex_offset);
 }
 
 /* Link NODE first in the thread's list, as glibc links its mutexes. */
@@ -233,7 +233,7 @@ int token_try(struct bakery *b, unsigned i, struct token_hold *h)
 	r = window_open(b, i, h);
 	if (r)
 		return r;
-	node = node_of(h->word);
+	node = node_of(head, h->word);
 	/* if we die once the word is ours but before the node is linked,
 	 * the kernel still finds it here */
 	head->list_op_pending = node;
@@ -275,8 +275,7 @@ int token_wait(struct bakery *b, unsigned i, struct token_hold *h,
 		if (r != EBUSY)
 			return r;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > until->tv_sec ||
-		    (now.tv_sec == until->tv_sec && now.tv_nsec >= until->tv_nsec))
+		if (ts_cmp(&now, until) >= 0)
 			return ETIMEDOUT;
 		if (region_lost(b))
 			return BAKERY_EBADREGION;
@@ -289,7 +288,7 @@ int token_wait(struct bakery *b, unsigned i, struct token_hold *h,
 static void token_release(struct token_hold *h, uint32_t to)
 {
 	struct robust_list_head *head = robust_head();
-	struct robust_list *node = node_of(h->word);
+	struct robust_list *node = node_of(head, h->word);
 	uint32_t old;
 
 	/* unlinked but not yet freed: if we die in between, the kernel

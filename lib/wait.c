@@ -94,13 +94,6 @@ static void ts_add_ns(struct timespec *t, long ns)
 	}
 }
 
-static int ts_cmp(const struct timespec *a, const struct timespec *b)
-{
-	if (a->tv_sec != b->tv_sec)
-		return a->tv_sec < b->tv_sec ? -1 : 1;
-	return (a->tv_nsec > b->tv_nsec) - (a->tv_nsec < b->tv_nsec);
-}
-
 static bool deadline_passed(const struct deadline *dl)
 {
 	struct timespec now;
