@@ -21,6 +21,7 @@
 #include <urcu/uatomic.h>
 
 #include "crashkit.h"
+#include "child.h"
 
 const enum bakery_algo ck_algos[CK_NALGOS] = {
 	BAKERY_ALGO_LAMPORT, BAKERY_ALGO_BOULANGERIE,
@@ -204,26 +205,9 @@ pid_t ck_fork(int (*fn)(void *), void *arg, const char *crash_at)
 
 int ck_reap(pid_t pid, double timeout)
 {
-	uint64_t end = ck_ns() + (uint64_t)(timeout * 1e9);
-	int status;
+	int r = child_reap(pid, timeout);
 
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (ck_ns() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		usleep(200);
-	}
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return r == CHILD_LOST ? -1 : r;
 }
 
 char ck_proc_state(pid_t pid)

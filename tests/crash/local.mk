@@ -3,7 +3,7 @@
 # build, recovery latency, idempotent recovery, abort, thread death, PID
 # reuse and PID namespaces, chaos.  crashkit.c/h: helpers shared by all of
 # them; scene.c/h: the stage of the Check tests.
-crash_kit = tests/crash/crashkit.c tests/crash/crashkit.h
+crash_kit = tests/crash/crashkit.c tests/crash/crashkit.h tests/child.c tests/child.h
 
 if HAVE_CHECK
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "hostile.h"
+#include "child.h"
 
 static void die(const char *what, int err)
 {
@@ -197,26 +198,11 @@ pid_t h_fork(int (*fn)(void *), void *arg)
 
 int h_reap(pid_t pid, double timeout)
 {
-	double end = h_now() + timeout;
-	int st;
+	int r = child_reap(pid, timeout);
 
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0)
-			die("waitpid", errno);
-		if (h_now() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -1;
-		}
-		usleep(1000);
-	}
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return WEXITSTATUS(st);
+	if (r == CHILD_LOST)
+		die("waitpid", errno);
+	return r;
 }
 
 int h_survives(const char *what, int (*fn)(void *), void *arg, double timeout)

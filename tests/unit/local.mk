@@ -25,7 +25,7 @@ unit_tests = \
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
 
-unit_helpers = tests/unit/unit.c tests/unit/unit.h
+unit_helpers = tests/unit/unit.c tests/unit/unit.h tests/child.c tests/child.h
 
 tests_unit_test_region_SOURCES = tests/unit/test_region.c $(unit_helpers)
 tests_unit_test_region_CPPFLAGS = $(bakery_test_cppflags)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "child.h"
 
 /* ------------------------------------------------------------- regions -- */
 
@@ -191,26 +192,9 @@ pid_t unit_fork(int (*fn)(void *), void *arg)
 
 int unit_reap(pid_t pid, double timeout)
 {
-	double end = unit_now(CLOCK_MONOTONIC) + timeout;
-	int status;
+	int r = child_reap(pid, timeout);
 
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (unit_now(CLOCK_MONOTONIC) > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		usleep(1000);
-	}
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return r == CHILD_LOST ? -1 : r;
 }
 
 bool unit_kill(pid_t pid)
