@@ -14,12 +14,13 @@
  * fifo_trial() and fifo_in_order() are the same code for every mechanism;
  * a mechanism is only an adapter (open/lock/unlock/close).  Run against:
  *   - each libbakery algorithm: every trial must be in order;
- *   - a test-and-set spinlock that yields while it waits: whichever waiter
- *     runs first after the release wins, so some trial must be out of order
- *     (the teeth of the test);
- *   - a robust process-shared pthread mutex and flock(2), surveyed only
- *     (--survey): see the note at mech_pthread for why the pthread mutex is
- *     not asserted to be unfair.
+ *   - a LIFO lock, which hands the lock to the latest waiter: every trial
+ *     must be out of order (the teeth of the test, shown without relying
+ *     on the scheduler to be unfair);
+ *   - a test-and-set spinlock that yields while it waits, a robust
+ *     process-shared pthread mutex and flock(2), surveyed only (--survey):
+ *     whether they admit waiters in order depends on the scheduler (see the
+ *     note at mech_pthread).
  * For the bakery locks the driver also waits, through the public
  * introspection call, until the waiter is seen WAITING (past its doorway)
  * before the spacing sleep, so that a loaded machine cannot make a trial
@@ -54,7 +55,7 @@
 #define WAITERS 4
 #define SPACING_MS 50
 #define BAKERY_TRIALS 4         /* per algorithm, in make check */
-#define CATCH_TRIALS 30         /* at most, to catch the spinlock out of order */
+#define CATCH_TRIALS 3          /* of the LIFO lock, each out of order */
 #define TRIAL_TIMEOUT_S 20
 
 /* Shared with the forked waiters (anonymous shared mapping). */
@@ -64,6 +65,12 @@ struct shared {
 	int entry[WAITERS];             /* waiter ids in entry order */
 	pthread_mutex_t mutex;          /* mech_pthread */
 	uint32_t spin;                  /* mech_spin */
+	struct {                        /* mech_lifo */
+		uint32_t guard;         /* a spinlock over the fields below */
+		uint32_t held, top;
+		int stack[WAITERS];     /* waiter ids, the latest on top */
+		uint32_t granted[WAITERS];
+	} lifo;
 };
 
 struct mech;
@@ -87,6 +94,7 @@ struct mech {
 	bakery_t *b;
 	bakery_lock_t *l;
 	int fd;
+	int id;                         /* the waiter's id; -1 in the driver */
 };
 
 /* ------------------------------------------------------------ checker -- */
@@ -141,6 +149,7 @@ static void waiter(struct mech *m, int id)
 	struct shared *sh = m->sh;
 	uint32_t pos;
 
+	m->id = id;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || m->ops->child_init(m))
 		_exit(3);
 	pos = uatomic_add_return(&sh->arrived, 1) - 1;
@@ -336,6 +345,69 @@ static const struct mech_ops mech_spin = {
 	"tas-spinlock", sp_open, sp_child_init, sp_lock, sp_unlock, NULL, sp_close,
 };
 
+/*
+ * LIFO: a waiter pushes its id and waits until the holder hands the lock to
+ * it; unlock hands it to the id on top of the stack.  Waiters that arrive
+ * in the order 0, 1, 2, 3 enter as 3, 2, 1, 0, on any machine.
+ */
+static void lifo_guard(struct mech *m)
+{
+	while (uatomic_xchg(&m->sh->lifo.guard, 1))
+		sched_yield();
+}
+
+static void lifo_unguard(struct mech *m)
+{
+	cmm_smp_mb();   /* the guarded updates before the guard's release */
+	uatomic_set(&m->sh->lifo.guard, 0);
+}
+
+static int lf_open(struct mech *m)
+{
+	memset(&m->sh->lifo, 0, sizeof(m->sh->lifo));
+	return 0;
+}
+
+static int lf_lock(struct mech *m)
+{
+	bool queued = false;
+
+	lifo_guard(m);
+	if (m->sh->lifo.held) {
+		m->sh->lifo.stack[m->sh->lifo.top++] = m->id;
+		queued = true;
+	}
+	m->sh->lifo.held = 1;
+	lifo_unguard(m);
+	if (queued) {
+		while (!uatomic_read(&m->sh->lifo.granted[m->id]))
+			sched_yield();
+		uatomic_set(&m->sh->lifo.granted[m->id], 0);
+	}
+	return 0;
+}
+
+static int lf_unlock(struct mech *m)
+{
+	lifo_guard(m);
+	if (m->sh->lifo.top)    /* hand over: held stays 1 */
+		uatomic_set(&m->sh->lifo.granted[m->sh->lifo.stack[--m->sh->lifo.top]], 1);
+	else
+		m->sh->lifo.held = 0;
+	lifo_unguard(m);
+	return 0;
+}
+
+/* N waiters queued on the stack. */
+static bool lf_settled(struct mech *m, unsigned n)
+{
+	return uatomic_read(&m->sh->lifo.top) >= n;
+}
+
+static const struct mech_ops mech_lifo = {
+	"lifo", lf_open, sp_child_init, lf_lock, lf_unlock, lf_settled, sp_close,
+};
+
 /* flock(2) on a scratch file, each process on its own open file. */
 static int fl_open(struct mech *m)
 {
@@ -369,13 +441,11 @@ struct tally {
 	unsigned trials, in_order, out_of_order, failed;
 };
 
-/* Up to TRIALS trials of M; stops at the first out-of-order one if
- * STOP_AT_UNFAIR. */
+/* TRIALS trials of M (fewer if one fails). */
 static struct tally run_trials(const struct mech_ops *ops, enum bakery_algo algo,
-                               struct shared *sh, unsigned trials, bool stop_at_unfair,
-                               bool verbose)
+                               struct shared *sh, unsigned trials, bool verbose)
 {
-	struct mech m = { .ops = ops, .sh = sh, .algo = algo, .fd = -1 };
+	struct mech m = { .ops = ops, .sh = sh, .algo = algo, .fd = -1, .id = -1 };
 	struct tally t = { 0 };
 
 	if (ops->open(&m)) {
@@ -391,8 +461,6 @@ static struct tally run_trials(const struct mech_ops *ops, enum bakery_algo algo
 			break;
 		}
 		r ? t.in_order++ : t.out_of_order++;
-		if (!r && stop_at_unfair)
-			break;
 	}
 	ops->close(&m);
 	if (ops == &mech_bakery)
@@ -410,7 +478,7 @@ static void report(const char *name, const struct tally *t, const char *verdict)
 	fflush(stdout);
 }
 
-/* make check: every algorithm FIFO, the spinlock caught. */
+/* make check: every algorithm FIFO, the LIFO lock caught every time. */
 static int check(struct shared *sh)
 {
 	int failed = 0;
@@ -419,31 +487,32 @@ static int check(struct shared *sh)
 	for (int a = BAKERY_ALGO_LAMPORT; a < BAKERY_ALGO_COUNT; a++) {
 		bool ok;
 
-		t = run_trials(&mech_bakery, (enum bakery_algo)a, sh, BAKERY_TRIALS, false, true);
+		t = run_trials(&mech_bakery, (enum bakery_algo)a, sh, BAKERY_TRIALS, true);
 		ok = !t.failed && t.in_order == BAKERY_TRIALS;
 		report(bakery_algo_name((enum bakery_algo)a), &t, ok ? "ok" : "FAILED");
 		failed += !ok;
 	}
-	t = run_trials(&mech_spin, 0, sh, CATCH_TRIALS, true, false);
-	report(mech_spin.name, &t, !t.failed && t.out_of_order ?
-	       "ok (caught out of order: the check has teeth)" :
-	       "FAILED (never caught out of order)");
-	failed += t.failed || !t.out_of_order;
+	t = run_trials(&mech_lifo, 0, sh, CATCH_TRIALS, false);
+	report(mech_lifo.name, &t, !t.failed && t.out_of_order == CATCH_TRIALS ?
+	       "ok (caught out of order every time: the check has teeth)" :
+	       "FAILED (not caught out of order every time)");
+	failed += t.failed || t.out_of_order != CATCH_TRIALS;
 	return failed ? 1 : 0;
 }
 
 /* --survey: fixed trial counts for every mechanism, figures only. */
 static int survey(struct shared *sh, unsigned trials)
 {
-	static const struct mech_ops *const others[] = { &mech_pthread, &mech_flock, &mech_spin };
+	static const struct mech_ops *const others[] = { &mech_pthread, &mech_flock, &mech_spin,
+	                                                  &mech_lifo };
 	struct tally t;
 
 	for (int a = BAKERY_ALGO_LAMPORT; a < BAKERY_ALGO_COUNT; a++) {
-		t = run_trials(&mech_bakery, (enum bakery_algo)a, sh, trials, false, true);
+		t = run_trials(&mech_bakery, (enum bakery_algo)a, sh, trials, true);
 		report(bakery_algo_name((enum bakery_algo)a), &t, "");
 	}
 	for (unsigned i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
-		t = run_trials(others[i], 0, sh, trials, false, false);
+		t = run_trials(others[i], 0, sh, trials, false);
 		report(others[i]->name, &t, "");
 	}
 	return 0;
