@@ -20,10 +20,11 @@
 set -eu
 
 records=3000                    # per producer
+deadline=60                     # seconds before the demo gives up
 algo=default
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) records=300; deadline=20 ;;
+	--quick) records=300 ;;
 	--algo) algo=${2:?--algo needs a value}; shift ;;
 	*) echo "usage: $0 [--quick] [--algo ALGO]" >&2; exit 2 ;;
 	esac
@@ -32,7 +33,6 @@ done
 nproducers=4
 victim=3                        # the producer that is killed
 stall_at=$((records / 2))       # ... half-way through its record number stall_at
-deadline=60                     # seconds before the demo gives up
 
 build=${top_builddir:-.}
 bakery=$build/tools/bakery
