@@ -29,7 +29,8 @@ tests_stress_bakery_aligned_mutant_SOURCES = tests/stress/aligned.c
 tests_stress_bakery_aligned_mutant_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_aligned_mutant_LDADD = lib/libbakery-mutant.la $(URCU_LIBS) $(BAKERY_LIBS) -lpthread
 
-# bakery-stress spawns the hammers above (swarm.c).
+# bakery-stress spawns the hammers above (swarm.c); bakery-mutants finds
+# its trial programs with it.
 stress_swarm_sources = tests/stress/swarm.c tests/stress/swarm.h tests/stress/occupancy.h
 
 tests_stress_bakery_stress_SOURCES = tests/stress/stress.c $(stress_swarm_sources)
@@ -40,7 +41,8 @@ tests_stress_bakery_fifo_SOURCES = tests/stress/fifo.c
 tests_stress_bakery_fifo_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_fifo_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
 
-tests_stress_bakery_mutants_SOURCES = tests/stress/mutants.c tests/child.c tests/child.h
+tests_stress_bakery_mutants_SOURCES = tests/stress/mutants.c tests/child.c tests/child.h \
+	$(stress_swarm_sources)
 tests_stress_bakery_mutants_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_mutants_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
 

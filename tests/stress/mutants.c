@@ -58,33 +58,13 @@
 
 #include "bakery.h"
 #include "child.h"
+#include "swarm.h"
 
 #define EVIDENCE      "100000"
 #define MAX_TRIALS    "50000000"
 #define MAX_SECONDS   "60"
 #define REAL_TRIALS   "300000"
 #define RUN_DEADLINE  300.0     /* kill a trial program that hangs */
-
-static char prog_dir[4096] = ".";
-
-/* Where the trial programs are: $top_builddir/tests/stress under make
- * check, else beside ARGV0 (one level up from a libtool .libs/). */
-static void find_programs(const char *argv0)
-{
-	const char *top = getenv("top_builddir");
-	const char *slash = strrchr(argv0, '/');
-	size_t len;
-
-	if (top && *top)
-		snprintf(prog_dir, sizeof(prog_dir), "%s/tests/stress", top);
-	else if (slash)
-		snprintf(prog_dir, sizeof(prog_dir), "%.*s", (int)(slash - argv0), argv0);
-	len = strlen(prog_dir);
-	if (len >= 6 && !strcmp(prog_dir + len - 6, "/.libs"))
-		prog_dir[len - 6] = '\0';
-	else if (!strcmp(prog_dir, ".libs"))
-		strcpy(prog_dir, ".");
-}
 
 /* Run tests/stress/PROG ARGS...; its exit status, or -1 if it did not exit
  * by itself within the deadline (it is killed) or could not be started. */
@@ -95,7 +75,7 @@ static int run(const char *prog, const char *const *args)
 	pid_t pid;
 	int st;
 
-	snprintf(path, sizeof(path), "%s/%s", prog_dir, prog);
+	swarm_prog(prog, path, sizeof(path));
 	for (int i = 0; args[i] && i < 6; i++)
 		argv[i + 1] = args[i];
 	fflush(stdout);
@@ -180,7 +160,7 @@ int main(int argc, char **argv)
 			return 99;
 		}
 	}
-	find_programs(argv[0]);
+	swarm_init(argv[0]);
 	/* a first look at the hardware (and the two-CPU check: 77 if not) */
 	if (run("bakery-aligned", litmus) == 77)
 		return 77;
