@@ -1,5 +1,5 @@
-"""The examples run: examples/python/workers.py, and every ```python block
-of docs/python.md, in order, each in a fresh interpreter."""
+"""The examples run: examples/python/workers.py, every ```python block of
+docs/python.md (in order, each in a fresh interpreter) and the README's."""
 
 import os
 import re
@@ -54,6 +54,21 @@ class TestExamples(unittest.TestCase):
         self.assertIn('"acquisitions"', text)
         with self.assertRaises(bakery.NotFound):     # the last block removed it
             bakery.Region(name)
+
+    def test_readme_python_example_runs(self):
+        with open(os.path.join(SRCDIR, "README.md")) as f:
+            blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+        self.assertEqual(len(blocks), 1)
+        name = region_name()
+        self.addCleanup(self._unlink, name)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "readme.py")
+            with open(path, "w") as f:
+                f.write(blocks[0].replace('"/hello-bakery"', repr(name)))
+            run = run_python(path)
+        self.assertEqual(run.returncode, 0, run.stdout)
+        self.assertEqual(run.stdout, "my turn\n")
+        bakery.Region(name).close()     # the example used this region
 
     @staticmethod
     def _unlink(name):
