@@ -3,7 +3,9 @@ on it is running (the C library's rule for bakery_close/bakery_lock_close,
 which would otherwise free memory another thread still uses)."""
 
 import errno
+import os
 import threading
+import weakref
 from typing import Callable, Iterator, Optional
 from contextlib import contextmanager
 
@@ -16,6 +18,13 @@ class Handle:
     def __init__(self, pointer: int, what: str) -> None:
         self._pointer: Optional[int] = pointer
         self._what = what
+        self._mutex = threading.Lock()
+        self._calls = 0
+        _all_handles.add(self)
+
+    def _after_fork(self) -> None:
+        # the calls in flight were other threads', which the child does not
+        # have; one of them may have held the mutex at the fork
         self._mutex = threading.Lock()
         self._calls = 0
 
@@ -55,3 +64,14 @@ class Handle:
         with self._mutex:
             pointer, self._pointer = self._pointer, None
             return pointer
+
+
+_all_handles: "weakref.WeakSet[Handle]" = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for handle in list(_all_handles):
+        handle._after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)

@@ -100,7 +100,8 @@ class Region:
                  mode: Optional[int] = None, recover: bool = True) -> None:
         raw = _encode(name, "region name")
         self.name: str = _region_name(name)
-        cfg = _native.Config(_count(slots, "slots", 4096), _count(locks, "locks", 4096),
+        cfg = _native.Config(_count(slots, "slots", _native.MAX_SLOTS),
+                             _count(locks, "locks", _native.MAX_LOCKS),
                              _mode(mode))
         flags = (_native.CREATE if create else 0) | (_native.EXCL if exclusive else 0)
         flags |= 0 if recover else _native.NORECOVER

@@ -138,6 +138,8 @@ class TestVersionAndConstants(unittest.TestCase):
             offset = int(re.search(r"- (\d+)", define("BAKERY_" + name)).group(1))
             self.assertEqual(getattr(_native, name), _native.ERRBASE - offset, name)
         self.assertEqual(_native.LOCK_NAME_MAX, int(define("BAKERY_LOCK_NAME_MAX")))
+        self.assertEqual(_native.MAX_SLOTS, int(define("BAKERY_MAX_SLOTS").rstrip("u")))
+        self.assertEqual(_native.MAX_LOCKS, int(define("BAKERY_MAX_LOCKS").rstrip("u")))
         self.assertEqual(_native.CREATE, int(define("BAKERY_CREATE").rstrip("u"), 16))
         self.assertEqual(_native.EXCL, int(define("BAKERY_EXCL").rstrip("u"), 16))
         self.assertEqual(_native.NORECOVER, int(define("BAKERY_NORECOVER").rstrip("u"), 16))
