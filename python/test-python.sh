@@ -33,4 +33,7 @@ export BAKERY_LIBRARY PYTHONPATH
 PYTHONDONTWRITEBYTECODE=1
 export PYTHONDONTWRITEBYTECODE
 
-python3 -m unittest discover -v -s "$src/python/tests" -t "$src/python/tests"
+# a hung test fails instead of hanging make check (timeout: coreutils)
+limit=
+command -v timeout >/dev/null 2>&1 && limit="timeout -s KILL 900"
+$limit python3 -m unittest discover -v -s "$src/python/tests" -t "$src/python/tests"

@@ -337,27 +337,30 @@ class TestThreads(RegionTest):
                 held.set()
                 release.wait()
 
-        t = threading.Thread(target=holder)
-        t.start()
-        held.wait()
-        slots = self.region.status()["slots"]
-        self.assertEqual([s["tid"] for s in slots], [results["tid"]])
-        self.assertIs(lock.acquire(blocking=False), False)     # held by the other thread
-        with self.assertRaises(bakery.PermissionDenied):
-            lock.release()
-        # a call running in another thread keeps the handle from being freed
         def waiter_work():
             results["got"] = lock.acquire()
             lock.release()
 
-        waiter = threading.Thread(target=waiter_work)
-        waiter.start()
-        wait_until(lambda: lock.info()["waiters"] == 1, "the waiter to queue")
-        with self.assertRaises(bakery.Busy):
-            lock.close()
-        release.set()
-        t.join()
-        waiter.join()
+        t = threading.Thread(target=holder, daemon=True)
+        waiter = threading.Thread(target=waiter_work, daemon=True)
+        t.start()
+        try:
+            held.wait()
+            slots = self.region.status()["slots"]
+            self.assertEqual([s["tid"] for s in slots], [results["tid"]])
+            self.assertIs(lock.acquire(blocking=False), False)  # held by the other thread
+            with self.assertRaises(bakery.PermissionDenied):
+                lock.release()
+            # a call running in another thread keeps the handle from being freed
+            waiter.start()
+            wait_until(lambda: lock.info()["waiters"] == 1, "the waiter to queue")
+            with self.assertRaises(bakery.Busy):
+                lock.close()
+        finally:
+            release.set()
+            t.join()
+            if waiter.ident is not None:      # started
+                waiter.join()
         self.assertIs(results["got"], True)
         self.assertEqual(lock.info()["acquisitions"], 2)
         self.assertEqual(lock.info()["owner_deaths"], 0)

@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 import time
 import unittest
 
@@ -71,6 +72,11 @@ def _take_over_without_repair(lock, outcome):
     except bakery.OwnerDead as e:
         outcome.value = b"owner-dead"
         e.lock.release()                # no consistent(): not recoverable now
+
+
+def _close_in_child(lock, region):
+    lock.close()                        # no call runs in this process
+    region.close()
 
 
 class ProcessTest(RegionTest):
@@ -189,6 +195,25 @@ class TestDeaths(ProcessTest):
             self.assertIn("not recoverable", str(cm.exception))
             self.assertIsInstance(cm.exception, OSError)
         self.assertEqual(lock.info()["state"], "not-recoverable")
+
+
+class TestFork(ProcessTest):
+
+    def test_child_can_close_what_a_parents_thread_was_using(self):
+        lock = self.region.lock("f")
+        lock.acquire()
+        waiter = threading.Thread(target=lambda: (lock.acquire(), lock.release()), daemon=True)
+        waiter.start()
+        try:
+            wait_until(lambda: lock.info()["waiters"] == 1, "the thread to wait")
+            with self.assertRaises(bakery.Busy):
+                lock.close()            # here the waiting thread uses it
+            proc = self.start(FORK, _close_in_child, lock, self.region)
+            self.assertEqual(join(proc), 0)
+        finally:
+            lock.release()
+            waiter.join()
+        self.assertEqual(lock.info()["acquisitions"], 2)
 
 
 class TestTimeouts(ProcessTest):
