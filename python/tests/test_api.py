@@ -125,6 +125,14 @@ class TestVersionAndConstants(unittest.TestCase):
             version = re.search(r"AC_INIT\(\[libbakery\], \[([^]]+)\]", f.read()).group(1)
         self.assertEqual(bakery.library_version(), version)
         self.assertEqual(bakery.__version__, version)
+        # NEWS has an entry for it, and debian/changelog (not in release
+        # tarballs) follows
+        with open(os.path.join(SRCDIR, "NEWS")) as f:
+            self.assertIn("\n* %s " % version, f.read())
+        changelog = os.path.join(SRCDIR, "debian", "changelog")
+        if os.path.exists(changelog):
+            with open(changelog) as f:
+                self.assertTrue(f.readline().startswith("libbakery (%s)" % version))
 
     def test_constants_are_the_headers(self):
         with open(os.path.join(SRCDIR, "lib", "bakery.h")) as f:
