@@ -79,6 +79,26 @@ extern "C" {
 #define BAKERY_API
 #endif
 
+/* -------------------------------------------------------------- version -- */
+
+/*
+ * The version of the library this header belongs to (configure.ac's AC_INIT
+ * version; tests/unit/test_version checks that they agree).  Compare
+ * bakery_version() with them to see whether the library loaded at run time
+ * is the one a program was compiled against.
+ */
+#define BAKERY_VERSION_MAJOR 0
+#define BAKERY_VERSION_MINOR 1
+#define BAKERY_VERSION_PATCH 0
+/* One number for #if tests: BAKERY_VERSION_NUMBER >= BAKERY_VERSION_AT(0, 2, 0). */
+#define BAKERY_VERSION_AT(major, minor, patch) \
+	(((major) * 1000000L) + ((minor) * 1000L) + (patch))
+#define BAKERY_VERSION_NUMBER \
+	BAKERY_VERSION_AT(BAKERY_VERSION_MAJOR, BAKERY_VERSION_MINOR, BAKERY_VERSION_PATCH)
+
+/* The running library's version, "MAJOR.MINOR.PATCH": a fixed string. */
+BAKERY_API const char *bakery_version(void);
+
 /* ---------------------------------------------------------------- types -- */
 
 typedef struct bakery      bakery_t;       /* one mapped region = one POSIX shm object */

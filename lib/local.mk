@@ -15,6 +15,7 @@ bakery_sources = \
 	lib/guard.c \
 	lib/token.c \
 	lib/error.c \
+	lib/version.c \
 	lib/introspect.c \
 	lib/testhooks.c \
 	lib/algo/common.h \

@@ -172,6 +172,14 @@ static int dispatch(const char *name, int argc, char **argv)
 	return EXIT_USAGE;
 }
 
+/* The tool's version, and the library's when a different one is loaded. */
+static void print_version(void)
+{
+	printf("bakery (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+	if (strcmp(bakery_version(), PACKAGE_VERSION) != 0)
+		printf("running with libbakery %s\n", bakery_version());
+}
+
 /* A full disk or a closed pipe must not look like success. */
 static int finish(int code)
 {
@@ -195,7 +203,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		printf("bakery (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+		print_version();
 		return 0;
 	}
 	return finish(dispatch(name, argc - 2, argv + 2));

@@ -8,6 +8,7 @@
 set -u
 
 build=${top_builddir:-.}
+src=${top_srcdir:-.}
 bakery=$build/tools/bakery
 region=/bakery-cli-test-$$
 junk=bakery-cli-junk-$$
@@ -242,6 +243,9 @@ test_help_and_unlink() {
 	run 0 "$bakery" run --help
 	run 0 "$bakery" --version
 	grep -q '^bakery (libbakery) [0-9]' "$tmp/out" || fail "--version: $(cat "$tmp/out")"
+	# the version is configure.ac's, and the library loaded is the same one
+	version=$(sed -n 's/^AC_INIT(\[libbakery\], \[\([^]]*\)\].*/\1/p' "$src/configure.ac")
+	same "--version" "$(cat "$tmp/out")" "bakery (libbakery) $version"
 	run 0 "$bakery" unlink "$region"
 	error 1 "$bakery" status "$region"
 	if [ -d /dev/shm ]; then

@@ -20,7 +20,8 @@ unit_tests = \
 	tests/unit/test_guard \
 	tests/unit/test_token_list \
 	tests/unit/bug-trylock-dead \
-	tests/unit/bug-strerror-fixed
+	tests/unit/bug-strerror-fixed \
+	tests/unit/test_version
 
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
@@ -61,6 +62,11 @@ tests_unit_test_errors_SOURCES = tests/unit/test_errors.c $(unit_helpers)
 tests_unit_test_errors_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_errors_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_errors_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_version_SOURCES = tests/unit/test_version.c $(unit_helpers)
+tests_unit_test_version_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_version_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_version_LDADD = $(bakery_test_ldadd)
 
 tests_unit_bug_strerror_fixed_SOURCES = tests/unit/bug-strerror-fixed.c $(unit_helpers)
 tests_unit_bug_strerror_fixed_CPPFLAGS = $(bakery_test_cppflags)

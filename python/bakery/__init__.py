@@ -1,0 +1,37 @@
+"""bakery: fair, crash-proof locks shared by unrelated processes.
+
+A Python interface to the libbakery C library (loaded with ctypes; set
+``BAKERY_LIBRARY`` to a library's path to choose another one)::
+
+    import bakery
+    region = bakery.Region("/jobs", create=True)
+    lock = region.lock("nightly")
+    with lock:                  # first come, first served
+        ...
+
+Locks live in a POSIX shared-memory region that any process opens by name;
+a holder that dies is detected and the next acquirer is told
+(:class:`OwnerDead`).  See docs/python.md and ``man 3 bakery``.
+"""
+
+from ._native import version as _library_version
+from .errors import (AlgorithmMismatch, BadRegion, Busy, Closed, Deadlock, Error,
+                     ErrnoError, Exists, InvalidArgument, LibraryError, LockTableFull,
+                     NoFreeSlot, NotFound, NotRecoverable, OutOfMemory, OwnerDead,
+                     PermissionDenied, Timeout, VersionMismatch)
+from .region import Lock, Region, unlink
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Region", "Lock", "unlink", "library_version",
+    "Error", "LibraryError", "ErrnoError", "OwnerDead", "NotRecoverable", "Timeout",
+    "NotFound", "Exists", "PermissionDenied", "Busy", "Deadlock", "InvalidArgument",
+    "OutOfMemory", "Closed", "BadRegion", "VersionMismatch", "AlgorithmMismatch",
+    "NoFreeSlot", "LockTableFull",
+]
+
+
+def library_version() -> str:
+    """The version of the C library in use, "MAJOR.MINOR.PATCH"."""
+    return _library_version()

@@ -1,0 +1,144 @@
+"""The C library, loaded with ctypes, and its functions' prototypes.
+
+Which library: the path in the environment variable ``BAKERY_LIBRARY`` if it
+is set, else the installed ``libbakery.so.0`` (the ABI these prototypes
+describe), else whatever :func:`ctypes.util.find_library` finds.
+"""
+
+import ctypes
+import ctypes.util
+import os
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_int, c_uint,
+                    c_uint32, c_int32, c_uint64, c_void_p)
+from typing import Optional
+
+SONAME = "libbakery.so.0"
+
+# bakery.h's constants (checked against the library by the tests).
+ERRBASE = -40700
+EBADREGION = ERRBASE - 0
+EVERSION = ERRBASE - 1
+EALGO = ERRBASE - 2
+ESLOTS = ERRBASE - 3
+ELOCKS = ERRBASE - 4
+
+CREATE = 0x1
+EXCL = 0x2
+NORECOVER = 0x4
+
+LOCK_NAME_MAX = 63
+REGION_NAME_MAX = 200
+MAX_SLOTS = 4096
+MAX_LOCKS = 4096
+
+ALGO_DEFAULT = 0
+
+SLOT_FREE, SLOT_ACTIVE, SLOT_RECOVERING = 0, 1, 2
+PASS_NAMES = {0: "idle", 1: "doorway", 2: "waiting", 3: "critical"}
+
+CLOCK_MONOTONIC = 1
+
+# Linux, glibc: mode_t, uid_t are 32-bit unsigned, pid_t 32-bit signed.
+mode_t = c_uint32
+uid_t = c_uint32
+pid_t = c_int32
+
+
+class Config(Structure):
+    """struct bakery_config"""
+    _fields_ = [("slots", c_uint), ("locks", c_uint), ("mode", mode_t)]
+
+
+class RegionInfo(Structure):
+    """struct bakery_region_info"""
+    _fields_ = [("version", c_uint), ("slots", c_uint), ("locks", c_uint),
+                ("slots_used", c_uint), ("locks_used", c_uint),
+                ("size", c_uint64), ("creator_pid", pid_t),
+                ("creator_uid", uid_t), ("created_ns", c_uint64),
+                ("mode", mode_t)]
+
+
+class SlotInfo(Structure):
+    """struct bakery_slot_info"""
+    _fields_ = [("index", c_uint), ("state", c_int), ("alive", c_int),
+                ("pid", pid_t), ("tid", pid_t), ("start_time", c_uint64),
+                ("pass_", c_int), ("lock", c_int)]
+
+
+class LockInfo(Structure):
+    """struct bakery_lock_info"""
+    _fields_ = [("index", c_uint), ("name", c_char * (LOCK_NAME_MAX + 1)),
+                ("algo", c_int), ("holder", c_int), ("waiters", c_uint),
+                ("participants", c_uint), ("owner_dead", c_int),
+                ("not_recoverable", c_int), ("acquisitions", c_uint64),
+                ("recoveries", c_uint64), ("owner_deaths", c_uint64),
+                ("aborts", c_uint64)]
+
+
+class Timespec(Structure):
+    """struct timespec (64-bit Linux)"""
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+_PROTOTYPES = {
+    "bakery_open": (c_int, [c_char_p, c_uint, POINTER(Config), POINTER(c_void_p)]),
+    "bakery_close": (c_int, [c_void_p]),
+    "bakery_unlink": (c_int, [c_char_p]),
+    "bakery_lock_open": (c_int, [c_void_p, c_char_p, c_int, POINTER(c_void_p)]),
+    "bakery_lock_close": (c_int, [c_void_p]),
+    "bakery_lock": (c_int, [c_void_p]),
+    "bakery_trylock": (c_int, [c_void_p]),
+    "bakery_clocklock": (c_int, [c_void_p, c_int, POINTER(Timespec)]),
+    "bakery_unlock": (c_int, [c_void_p]),
+    "bakery_consistent": (c_int, [c_void_p]),
+    "bakery_recover": (c_int, [c_void_p, POINTER(c_uint)]),
+    "bakery_strerror": (c_char_p, [c_int]),
+    "bakery_algo_name": (c_char_p, [c_int]),
+    "bakery_algo_parse": (c_int, [c_char_p, POINTER(c_int)]),
+    "bakery_region_info": (c_int, [c_void_p, POINTER(RegionInfo)]),
+    "bakery_slot_info": (c_int, [c_void_p, c_uint, POINTER(SlotInfo)]),
+    "bakery_lock_info": (c_int, [c_void_p, c_uint, POINTER(LockInfo)]),
+    "bakery_lock_index": (c_int, [c_void_p, POINTER(c_uint)]),
+    "bakery_version": (c_char_p, []),
+}
+
+
+def _candidates() -> list:
+    path = os.environ.get("BAKERY_LIBRARY")
+    if path:
+        return [path]
+    found: Optional[str] = ctypes.util.find_library("bakery")
+    return [SONAME] + ([found] if found and found != SONAME else [])
+
+
+def _load() -> ctypes.CDLL:
+    errors = []
+    for name in _candidates():
+        try:
+            # CDLL (not PyDLL): the GIL is released during every call, so a
+            # thread blocked in bakery_lock does not stop the others
+            lib = ctypes.CDLL(name)
+        except OSError as e:
+            errors.append(str(e))
+            continue
+        for fn, (restype, argtypes) in _PROTOTYPES.items():
+            f = getattr(lib, fn)
+            f.restype = restype
+            f.argtypes = argtypes
+        return lib
+    raise ImportError("bakery: cannot load the libbakery C library (set BAKERY_LIBRARY "
+                      "to its path, or install libbakery0): " + "; ".join(errors))
+
+
+lib = _load()
+
+
+def strerror(code: int) -> str:
+    """bakery_strerror's text for CODE."""
+    text = lib.bakery_strerror(code)
+    return text.decode("utf-8", "replace") if text else "unknown error"
+
+
+def version() -> str:
+    """The loaded library's version, "MAJOR.MINOR.PATCH"."""
+    return lib.bakery_version().decode("ascii")

@@ -1,0 +1,378 @@
+"""Single-process behaviour: the API's calls, status() against the tool's
+JSON, the exceptions, bad input and closed objects, threads."""
+
+import errno
+import json
+import os
+import pickle
+import re
+import subprocess
+import sys
+import threading
+import unittest
+
+import bakery
+from bakery import _native
+
+from support import RegionTest, region_name, tool, wait_until
+
+SRCDIR = os.environ.get("top_srcdir", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+class TestBasics(RegionTest):
+
+    def test_with_acquires_and_releases(self):
+        lock = self.region.lock("nightly")
+        self.assertFalse(lock.locked())
+        with lock as held:
+            self.assertIs(held, lock)
+            info = lock.info()
+            self.assertEqual(info["holder"], self.slot_of(os.getpid())["index"])
+            self.assertEqual(self.slot_of(os.getpid())["pass"], "critical")
+        self.assertFalse(lock.locked())
+        self.assertEqual(lock.info()["acquisitions"], 1)
+
+    def test_acquire_release_like_threading(self):
+        lock = self.region.lock("l")
+        self.assertIs(lock.acquire(), True)
+        lock.release()
+        self.assertIs(lock.acquire(blocking=False), True)
+        lock.release()
+        self.assertIs(lock.acquire(timeout=5), True)
+        lock.release()
+        self.assertIs(lock.acquire(timeout=None), True)
+        lock.release()
+        self.assertEqual(lock.info()["acquisitions"], 4)
+        with self.assertRaises(ValueError):
+            lock.acquire(blocking=False, timeout=1)
+        with self.assertRaises(ValueError):
+            lock.acquire(timeout=-2)
+        with self.assertRaises(ValueError):
+            lock.acquire(timeout=float("nan"))
+        with self.assertRaises(TypeError):
+            lock.acquire(timeout="1")
+        self.assertFalse(lock.locked())
+
+    def test_algorithm_chosen_at_creation(self):
+        self.assertEqual(self.region.lock("a").algorithm, "black-white")
+        self.assertEqual(self.region.lock("b", algo="jayanti").algorithm, "jayanti")
+        self.assertEqual(self.region.lock("b").algorithm, "jayanti")
+        with self.assertRaises(bakery.AlgorithmMismatch) as cm:
+            self.region.lock("b", algo="lamport")
+        self.assertEqual(cm.exception.code, _native.EALGO)
+
+    def test_creation_settings(self):
+        name = region_name()
+        with bakery.Region(name, create=True, slots=8, locks=3, mode=0o640) as r:
+            self.addCleanup(bakery.unlink, name)
+            s = r.status()
+            self.assertEqual((s["slots_capacity"], s["locks_capacity"], s["mode"]),
+                             (8, 3, "0640"))
+            for i in range(3):
+                r.lock("l%d" % i)
+            with self.assertRaises(bakery.LockTableFull):
+                r.lock("one-too-many")
+        self.assertTrue(r.closed)
+
+    def test_exclusive_creation(self):
+        with self.assertRaises(bakery.Exists) as cm:
+            bakery.Region(self.name, create=True, exclusive=True)
+        self.assertIsInstance(cm.exception, FileExistsError)
+        self.assertEqual(cm.exception.errno, errno.EEXIST)
+
+    def test_recover_finds_nothing_to_reap(self):
+        self.assertEqual(self.region.recover(), 0)
+
+    def test_status_is_the_tools_json(self):
+        bakery_tool = tool()
+        if not bakery_tool:
+            self.skipTest("the build's tools/bakery is not known (top_builddir)")
+        self.region.lock("first", algo="lamport")
+        lock = self.region.lock("we\"ird\\name")
+        with lock:
+            out = subprocess.run([bakery_tool, "status", self.name, "--json"],
+                                 check=True, stdout=subprocess.PIPE).stdout
+            mine = self.region.status()
+        self.assertEqual(mine, json.loads(out))
+        self.assertEqual(len(mine["locks"]), 2)
+        self.assertEqual(mine["slots"][0]["lock"], "we\"ird\\name")
+
+    def test_unlink_keeps_open_region_working(self):
+        lock = self.region.lock("l")
+        bakery.unlink(self.name)
+        with lock:
+            pass
+        with self.assertRaises(bakery.NotFound):
+            bakery.Region(self.name)
+
+    def test_pickle_reopens_by_name(self):
+        lock = self.region.lock("p", algo="lamport")
+        copy = pickle.loads(pickle.dumps(lock))
+        self.assertIsNot(copy.region, self.region)
+        self.assertEqual((copy.region.name, copy.name), (self.name, "p"))
+        with copy:
+            self.assertTrue(lock.locked())
+        region = pickle.loads(pickle.dumps(self.region))
+        self.assertEqual(region.name, self.name)
+        region.close()
+        copy.region.close()
+
+
+class TestVersionAndConstants(unittest.TestCase):
+
+    def test_version_is_the_librarys(self):
+        with open(os.path.join(SRCDIR, "configure.ac")) as f:
+            version = re.search(r"AC_INIT\(\[libbakery\], \[([^]]+)\]", f.read()).group(1)
+        self.assertEqual(bakery.library_version(), version)
+        self.assertEqual(bakery.__version__, version)
+        # NEWS has an entry for it, and debian/changelog (not in release
+        # tarballs) follows
+        with open(os.path.join(SRCDIR, "NEWS")) as f:
+            self.assertIn("\n* %s " % version, f.read())
+        changelog = os.path.join(SRCDIR, "debian", "changelog")
+        if os.path.exists(changelog):
+            with open(changelog) as f:
+                self.assertTrue(f.readline().startswith("libbakery (%s)" % version))
+
+    def test_constants_are_the_headers(self):
+        with open(os.path.join(SRCDIR, "lib", "bakery.h")) as f:
+            header = f.read()
+
+        def define(name):
+            return re.search(r"#define %s\s+([^/\n]+)" % name, header).group(1).strip()
+
+        self.assertEqual(_native.ERRBASE, int(define("BAKERY_ERRBASE").strip("()")))
+        for name in ("EBADREGION", "EVERSION", "EALGO", "ESLOTS", "ELOCKS"):
+            offset = int(re.search(r"- (\d+)", define("BAKERY_" + name)).group(1))
+            self.assertEqual(getattr(_native, name), _native.ERRBASE - offset, name)
+        self.assertEqual(_native.LOCK_NAME_MAX, int(define("BAKERY_LOCK_NAME_MAX")))
+        self.assertEqual(_native.MAX_SLOTS, int(define("BAKERY_MAX_SLOTS").rstrip("u")))
+        self.assertEqual(_native.MAX_LOCKS, int(define("BAKERY_MAX_LOCKS").rstrip("u")))
+        self.assertEqual(_native.CREATE, int(define("BAKERY_CREATE").rstrip("u"), 16))
+        self.assertEqual(_native.EXCL, int(define("BAKERY_EXCL").rstrip("u"), 16))
+        self.assertEqual(_native.NORECOVER, int(define("BAKERY_NORECOVER").rstrip("u"), 16))
+
+    def test_bad_library_path_is_a_clear_import_error(self):
+        env = dict(os.environ, BAKERY_LIBRARY="/nonexistent/libbakery.so")
+        run = subprocess.run([sys.executable, "-c", "import bakery"], env=env,
+                             stderr=subprocess.PIPE)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn(b"ImportError: bakery: cannot load the libbakery C library", run.stderr)
+
+
+class TestExceptions(unittest.TestCase):
+
+    def test_every_code_has_its_class_and_text(self):
+        cases = {
+            _native.EBADREGION: bakery.BadRegion, _native.EVERSION: bakery.VersionMismatch,
+            _native.EALGO: bakery.AlgorithmMismatch, _native.ESLOTS: bakery.NoFreeSlot,
+            _native.ELOCKS: bakery.LockTableFull, errno.EOWNERDEAD: bakery.OwnerDead,
+            errno.ENOTRECOVERABLE: bakery.NotRecoverable, errno.ETIMEDOUT: bakery.Timeout,
+            errno.ENOENT: bakery.NotFound, errno.EEXIST: bakery.Exists,
+            errno.EACCES: bakery.PermissionDenied, errno.EPERM: bakery.PermissionDenied,
+            errno.EBUSY: bakery.Busy, errno.EDEADLK: bakery.Deadlock,
+            errno.EINVAL: bakery.InvalidArgument, errno.ENOMEM: bakery.OutOfMemory,
+            errno.EIO: bakery.ErrnoError, _native.ERRBASE - 99: bakery.LibraryError,
+        }
+        from bakery.errors import make_error
+        for code, cls in cases.items():
+            e = make_error(code, "/r")
+            self.assertIs(type(e), cls, code)
+            self.assertIsInstance(e, bakery.Error)
+            self.assertEqual(e.code, code)
+            self.assertEqual(e.message, _native.lib.bakery_strerror(code).decode())
+            self.assertEqual(str(e), "/r: " + e.message)
+            self.assertEqual(isinstance(e, OSError), code > 0, code)
+            if code > 0:
+                self.assertEqual((e.errno, e.strerror), (code, e.message))
+            back = pickle.loads(pickle.dumps(e))
+            self.assertEqual((type(back), back.code, str(back)), (cls, code, str(e)))
+        self.assertIn("died", str(make_error(errno.EOWNERDEAD)))
+        self.assertTrue(issubclass(bakery.Timeout, TimeoutError))
+        self.assertTrue(issubclass(bakery.NotFound, FileNotFoundError))
+        self.assertTrue(issubclass(bakery.InvalidArgument, ValueError))
+
+
+class TestBadInput(RegionTest):
+
+    def assert_invalid(self, fn, *args, **kwargs):
+        with self.assertRaises(bakery.InvalidArgument) as cm:
+            fn(*args, **kwargs)
+        self.assertIn(cm.exception.code, (errno.EINVAL, errno.ENAMETOOLONG))
+        return cm.exception
+
+    def test_bad_region_names(self):
+        self.assert_invalid(bakery.Region, "", create=True)
+        self.assert_invalid(bakery.Region, "/", create=True)
+        self.assert_invalid(bakery.Region, "a/b", create=True)
+        e = self.assert_invalid(bakery.Region, "x" * 300, create=True)
+        self.assertEqual(e.code, errno.ENAMETOOLONG)
+        e = self.assert_invalid(bakery.Region, self.name + "\0tail")
+        self.assertIn("NUL", str(e))
+        self.assert_invalid(bakery.unlink, "a\0b")
+        with self.assertRaises(TypeError):
+            bakery.Region(42)
+        with self.assertRaises(TypeError):
+            bakery.unlink(None)
+        with self.assertRaises(bakery.NotFound):
+            bakery.Region(region_name())
+        with self.assertRaises(bakery.NotFound):
+            bakery.unlink(region_name())
+
+    def test_bad_creation_settings(self):
+        name = region_name()
+        self.assert_invalid(bakery.Region, name, create=True, slots=0)
+        self.assert_invalid(bakery.Region, name, create=True, slots=-1)
+        self.assert_invalid(bakery.Region, name, create=True, locks=1 << 40)
+        self.assert_invalid(bakery.Region, name, create=True, mode=0o10000)
+        self.assert_invalid(bakery.Region, name, exclusive=True)
+        with self.assertRaises(TypeError):
+            bakery.Region(name, create=True, slots="8")
+        with self.assertRaises(bakery.NotFound):
+            bakery.Region(name)     # nothing was created on the way
+
+    def test_bad_lock_names_and_algorithms(self):
+        self.assert_invalid(self.region.lock, "")
+        self.assert_invalid(self.region.lock, "a/b")
+        self.assert_invalid(self.region.lock, "tab\there")
+        self.assert_invalid(self.region.lock, "x" * 64)
+        self.assert_invalid(self.region.lock, "nul\0")
+        self.assert_invalid(self.region.lock, "l", algo="quicksort")
+        self.assert_invalid(self.region.lock, "l", algo="lamport\0")
+        with self.assertRaises(TypeError):
+            self.region.lock(b"bytes")
+        with self.assertRaises(TypeError):
+            self.region.lock("l", algo=1)
+        self.assertEqual(self.region.status()["locks"], [])
+        self.region.lock("x" * 63)      # the longest name is fine
+
+    def test_not_a_region(self):
+        if not os.path.isdir("/dev/shm"):
+            self.skipTest("no /dev/shm")
+        cases = {"empty": b"", "byte": b"x", "zeros": bytes(8192),
+                 "text": b"not a bakery region\n" * 1000, "random": os.urandom(65536)}
+        for what, content in cases.items():
+            name = region_name()
+            path = "/dev/shm" + name
+            with open(path, "wb") as f:
+                f.write(content)
+            self.addCleanup(os.unlink, path)
+            with self.assertRaises(bakery.BadRegion, msg=what) as cm:
+                bakery.Region(name)
+            self.assertEqual(cm.exception.code, _native.EBADREGION)
+            self.assertIn(name, str(cm.exception))
+            with self.assertRaises(bakery.BadRegion, msg=what):
+                bakery.Region(name, create=True)
+
+    def test_closed_objects(self):
+        lock = self.region.lock("l")
+        lock.close()
+        lock.close()                    # twice is fine
+        for call in (lock.acquire, lock.release, lock.consistent, lock.info, lock.locked,
+                     lock.__enter__, lambda: lock.acquire(blocking=False)):
+            with self.assertRaises(bakery.Closed) as cm:
+                call()
+            self.assertEqual(cm.exception.code, errno.EBADF)
+            self.assertIsInstance(cm.exception, ValueError)
+        other = self.region.lock("m")
+        self.region.close()
+        self.assertTrue(other.closed)   # a region closes its locks first
+        for call in (lambda: self.region.lock("n"), self.region.status, self.region.recover,
+                     other.acquire):
+            with self.assertRaises(bakery.Closed):
+                call()
+        self.assertIn("closed", repr(self.region))
+
+    def test_misuse_of_held_and_unheld_locks(self):
+        lock = self.region.lock("l")
+        with self.assertRaises(bakery.PermissionDenied) as cm:
+            lock.release()
+        self.assertEqual(cm.exception.code, errno.EPERM)
+        self.assertIn("does not hold", str(cm.exception))
+        with self.assertRaises(bakery.PermissionDenied):
+            lock.consistent()
+        with lock:
+            with self.assertRaises(bakery.Deadlock):
+                lock.acquire()
+            with self.assertRaises(bakery.Deadlock):
+                lock.acquire(blocking=False)
+            with self.assertRaises(bakery.InvalidArgument):
+                lock.consistent()       # not in the owner-died state
+            with self.assertRaises(bakery.Busy):
+                lock.close()
+            with self.assertRaises(bakery.Busy):
+                self.region.close()
+            self.assertFalse(lock.closed)
+        self.assertEqual(lock.info()["state"], "ok")
+        self.region.close()
+        self.assertTrue(lock.closed)
+
+
+class TestThreads(RegionTest):
+
+    def test_each_thread_its_own_slot_and_exclusion(self):
+        lock = self.region.lock("t")
+        inside = []                     # occupancy: who is in the critical section
+        violations = []
+        tids = set()
+
+        def work():
+            tids.add(threading.get_native_id())
+            for _ in range(200):
+                with lock:
+                    inside.append(1)
+                    if len(inside) != 1:
+                        violations.append(len(inside))
+                    inside.pop()
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(violations, [])
+        self.assertEqual(lock.info()["acquisitions"], 800)
+        self.assertEqual(len(tids), 4)
+
+    def test_a_thread_waits_for_another(self):
+        lock = self.region.lock("t")
+        held, release = threading.Event(), threading.Event()
+        results = {}
+
+        def holder():
+            with lock:
+                results["tid"] = threading.get_native_id()
+                held.set()
+                release.wait()
+
+        def waiter_work():
+            results["got"] = lock.acquire()
+            lock.release()
+
+        t = threading.Thread(target=holder, daemon=True)
+        waiter = threading.Thread(target=waiter_work, daemon=True)
+        t.start()
+        try:
+            held.wait()
+            slots = self.region.status()["slots"]
+            self.assertEqual([s["tid"] for s in slots], [results["tid"]])
+            self.assertIs(lock.acquire(blocking=False), False)  # held by the other thread
+            with self.assertRaises(bakery.PermissionDenied):
+                lock.release()
+            # a call running in another thread keeps the handle from being freed
+            waiter.start()
+            wait_until(lambda: lock.info()["waiters"] == 1, "the waiter to queue")
+            with self.assertRaises(bakery.Busy):
+                lock.close()
+        finally:
+            release.set()
+            t.join()
+            if waiter.ident is not None:      # started
+                waiter.join()
+        self.assertIs(results["got"], True)
+        self.assertEqual(lock.info()["acquisitions"], 2)
+        self.assertEqual(lock.info()["owner_deaths"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
