@@ -117,7 +117,7 @@ enum bakery_algo {
 struct bakery_config {
 	unsigned slots;            /* max participating threads at once, all processes; 0 = default (64) */
 	unsigned locks;            /* max named locks in the region; 0 = default (64)                    */
-	mode_t   mode;             /* permission bits of the shm object; 0 = 0600                        */
+	mode_t   mode;             /* permission bits of the shm object, within 0666; 0 = 0600           */
 };
 
 #define BAKERY_DEFAULT_SLOTS   64u
@@ -156,7 +156,7 @@ struct bakery_config {
  * passage is done only as far as it goes without waiting).
  *
  * Returns 0 and *out, or EINVAL (NULL name/out, bad flags, bad name, cfg out
- * of range), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
+ * of range, a cfg mode with bits outside 0666), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
  * BAKERY_EBADREGION, BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
  * robust-futex ABI the liveness tokens need), or another errno from the
  * system.
@@ -259,6 +259,19 @@ BAKERY_API int bakery_recover(bakery_t *b, unsigned *reclaimed);
 
 /* A fixed string for every value above and for any errno value. */
 BAKERY_API const char *bakery_strerror(int err);
+
+/* ------------------------------------------------- lock administration -- */
+
+/*
+ * Make a not-recoverable lock usable again: the lock goes back to the
+ * owner-died state, so the next acquirer gets EOWNERDEAD (the state it
+ * protects was never repaired) and may repair it and call
+ * bakery_consistent().  For the owner of the region's shm object (or
+ * root) only.  Does not block; one atomic step, ordered with acquirers.
+ * Returns 0, EINVAL (NULL, or the lock is not ENOTRECOVERABLE), EPERM
+ * (the caller does not own the region), BAKERY_EBADREGION.
+ */
+BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
 
 /* ------------------------------------------------------- introspection -- */
 
