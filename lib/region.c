@@ -357,7 +357,8 @@ static int config_resolve(const struct bakery_config *cfg, struct layout *l, mod
 	unsigned locks = cfg && cfg->locks ? cfg->locks : BAKERY_DEFAULT_LOCKS;
 
 	*mode = cfg && cfg->mode ? cfg->mode : 0600;
-	if (*mode & ~(mode_t)07777)
+	/* read/write bits only: no setuid, setgid, sticky or execute bits */
+	if (*mode & ~(mode_t)0666)
 		return EINVAL;
 	return layout_compute(slots, locks, l);
 }
