@@ -1,8 +1,14 @@
 # The `bakery` command-line tool (docs/bakery.1) and its tests.
 bin_PROGRAMS += tools/bakery
 
-tools_bakery_SOURCES = tools/bakery.c tools/cli.c tools/cli.h tools/status.c tools/run.c
-tools_bakery_LDADD = lib/libbakery.la
+tools_bakery_SOURCES = tools/bakery.c tools/cli.c tools/cli.h tools/status.c tools/list.c \
+	tools/reset.c tools/run.c tools/run.h tools/run_hold.c tools/run_exec.c
+tools_bakery_LDADD = lib/libbakery.la -lpthread
+
+# test-cli.sh's helper: a library user that leaves a lock not recoverable
+check_PROGRAMS += tools/test-unrepaired
+tools_test_unrepaired_SOURCES = tools/test-unrepaired.c
+tools_test_unrepaired_LDADD = lib/libbakery.la
 
 TESTS += tools/test-cli.sh
 EXTRA_DIST += tools/test-cli.sh
