@@ -131,6 +131,11 @@ struct bakery_config {
 #define BAKERY_EXCL    0x2u    /* with BAKERY_CREATE: fail with EEXIST if it exists */
 #define BAKERY_NORECOVER 0x4u  /* extension: do not reap dead slots while opening
                                   (inspection tools that want to show them)        */
+#define BAKERY_RDONLY  0x8u    /* extension: map the region read-only, for the
+                                  introspection calls only (read permission on the
+                                  object is enough); implies BAKERY_NORECOVER, not
+                                  with BAKERY_CREATE.  bakery_lock_open and
+                                  bakery_recover on such a handle: EPERM            */
 
 /* ------------------------------------------------------- library errors -- */
 
@@ -155,7 +160,8 @@ struct bakery_config {
  * Does not block (beyond file-system calls; completing a dead Jayanti
  * passage is done only as far as it goes without waiting).
  *
- * Returns 0 and *out, or EINVAL (NULL name/out, bad flags, bad name, cfg out
+ * Returns 0 and *out, or EINVAL (NULL name/out, bad flags (also
+ * BAKERY_RDONLY with BAKERY_CREATE), bad name, cfg out
  * of range, a cfg mode with bits outside 0666), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
  * BAKERY_EBADREGION, BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
  * robust-futex ABI the liveness tokens need), or another errno from the
@@ -193,7 +199,7 @@ BAKERY_API int bakery_unlink(const char *name);
  * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed
  * 001 section 4), each handle running its own variant.
  * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, BAKERY_EALGO,
- * BAKERY_ELOCKS, BAKERY_EBADREGION.
+ * BAKERY_ELOCKS, BAKERY_EBADREGION, EPERM (B was opened BAKERY_RDONLY).
  */
 BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
                                 enum bakery_algo algo, bakery_lock_t **out);
@@ -253,7 +259,7 @@ BAKERY_API int bakery_consistent(bakery_lock_t *l);
  * lock (Jayanti passages are completed by proxy, which may wait), then free
  * the slot.  *reclaimed (if not NULL) gets the number of slots freed.
  * Safe to call concurrently with anything; recovery is idempotent.
- * 0, EINVAL, BAKERY_EBADREGION.
+ * 0, EINVAL, BAKERY_EBADREGION, EPERM (B was opened BAKERY_RDONLY).
  */
 BAKERY_API int bakery_recover(bakery_t *b, unsigned *reclaimed);
 
