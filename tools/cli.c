@@ -47,7 +47,8 @@ static const char *region_message(int err)
 
 
 /* Is the region's name in the shm directory a directory?  shm_open says
- * EINVAL for one, which would read as a bad name. */
+ * EINVAL for one (O_RDWR), which would read as a bad name, or opens it
+ * (O_RDONLY) and the library finds no region in it. */
 static bool region_is_directory(const char *region)
 {
 	char path[sizeof(CLI_SHM_DIR) + BAKERY_REGION_NAME_MAX + 2];
@@ -59,7 +60,7 @@ static bool region_is_directory(const char *region)
 
 int cli_open_fail(const struct cli *c, const char *region, int err)
 {
-	if (err == EINVAL && region_is_directory(region))
+	if ((err == EINVAL || err == BAKERY_EBADREGION) && region_is_directory(region))
 		return cli_fail(c, "a directory in " CLI_SHM_DIR ", not a region");
 	cli_fail(c, "%s", region_message(err));
 	return err == EINVAL || err == ENAMETOOLONG ? c->usage_code : c->fail_code;

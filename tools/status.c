@@ -355,8 +355,9 @@ int cmd_status(struct cli *c, int argc, char **argv)
 		return err < 0 ? 0 : err;
 	if ((err = cli_region_arg(c, a.pos[0])))
 		return err;
-	/* NORECOVER: show dead slots as they are; `bakery recover` clears them */
-	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER, NULL, &b)))
+	/* read-only: show dead slots as they are (`bakery recover` clears
+	 * them), and read permission on the region is enough */
+	if ((err = cli_open(c, a.pos[0], BAKERY_RDONLY, NULL, &b)))
 		return err;
 	err = snapshot_take(b, &snap);
 	bakery_close(b);

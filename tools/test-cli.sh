@@ -449,9 +449,38 @@ test_flock_options() {
 	esac
 }
 
+# `status` and `list` need read permission only: a monitoring user reads
+# a 0644 region; `list` shows every region the caller can read.
+test_readers() {
+	run 0 "$bakery" create "$fresh" --mode 0644
+	run 0 "$bakery" list
+	grep -q "^$region  *0640 " "$tmp/out" || fail "list: no $region: $(cat "$tmp/out")"
+	grep -q "^$fresh  *0644 " "$tmp/out" || fail "list: no $fresh: $(cat "$tmp/out")"
+	"$bakery" list --json >"$tmp/list.json" || fail "list --json exited $?"
+	n=$(json '. | length' <"$tmp/list.json")
+	i=0
+	found=
+	while [ "$i" -lt "$n" ]; do
+		if [ "$(json ".[$i].region" <"$tmp/list.json")" = "$region" ]; then
+			found=$(json ".[$i].locks_used" <"$tmp/list.json")
+		fi
+		i=$((i + 1))
+	done
+	same "list --json: locks of $region" "$found" "$(status_json .locks_used)"
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+		as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+		run 0 $as_nobody "$bakery" status "$fresh"
+		grep -q "mode 0644" "$tmp/out" || fail "status as another user: $(cat "$tmp/out")"
+		run 0 $as_nobody "$bakery" list
+		grep -q "^$fresh " "$tmp/out" || fail "list as another user: $(cat "$tmp/out")"
+		grep -q "^$region " "$tmp/out" && fail "list shows a region the user cannot read"
+	fi
+	run 0 "$bakery" unlink "$fresh"
+}
+
 test_help_and_unlink() {
 	run 0 "$bakery" --help
-	for sub in create status recover unlink run; do
+	for sub in create status list recover reset unlink run; do
 		grep -q "bakery $sub" "$tmp/out" || fail "--help does not mention $sub"
 	done
 	run 0 "$bakery" help
@@ -483,6 +512,7 @@ test_failed_repair
 test_reset
 test_refused_run_creates_nothing
 test_flock_options
+test_readers
 test_help_and_unlink
 
 if [ "$failures" -ne 0 ]; then
