@@ -216,7 +216,8 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock
- *   ENOTRECOVERABLE  the lock was left inconsistent; it can never be acquired
+ *   ENOTRECOVERABLE  the lock was left inconsistent; it cannot be acquired
+ *                    until the region's owner calls bakery_lock_reset()
  *   EDEADLK          the calling thread already holds it
  *   BAKERY_ESLOTS    no slot could be taken for this thread
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
@@ -245,7 +246,7 @@ BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
  * block.  Returns 0, EPERM (the calling thread does not hold it), EINVAL,
  * BAKERY_EBADREGION (the region was shrunk under the process).
  * Unlocking after EOWNERDEAD without bakery_consistent() makes the lock
- * permanently ENOTRECOVERABLE (and returns 0).
+ * ENOTRECOVERABLE (and returns 0), until bakery_lock_reset().
  */
 BAKERY_API int bakery_unlock(bakery_lock_t *l);
 

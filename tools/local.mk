@@ -12,3 +12,16 @@ tools_test_unrepaired_LDADD = lib/libbakery.la
 
 TESTS += tools/test-cli.sh
 EXTRA_DIST += tools/test-cli.sh
+
+# Bash completion, installed where bash-completion looks for it by command
+# name (the file must be called `bakery`).
+bashcompletiondir = $(datadir)/bash-completion/completions
+EXTRA_DIST += tools/bakery.bash-completion
+install-data-local: install-bash-completion
+uninstall-local: uninstall-bash-completion
+install-bash-completion:
+	$(MKDIR_P) '$(DESTDIR)$(bashcompletiondir)'
+	$(INSTALL_DATA) '$(srcdir)/tools/bakery.bash-completion' '$(DESTDIR)$(bashcompletiondir)/bakery'
+uninstall-bash-completion:
+	rm -f '$(DESTDIR)$(bashcompletiondir)/bakery'
+.PHONY: install-bash-completion uninstall-bash-completion

@@ -478,6 +478,25 @@ test_readers() {
 	run 0 "$bakery" unlink "$fresh"
 }
 
+# The bash completion offers every subcommand and run's options.
+test_completion() {
+	command -v bash >/dev/null 2>&1 || return 0
+	completion=${top_srcdir:-.}/tools/bakery.bash-completion
+	# shellcheck disable=SC2016
+	complete_words() {
+		bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
+			_bakery; printf "%s\n" "${COMPREPLY[@]}"' bash "$completion" "$@"
+	}
+	offered=$(complete_words bakery "")
+	for sub in create status list recover reset unlink run; do
+		printf '%s\n' "$offered" | grep -qx "$sub" || fail "completion: no '$sub'"
+	done
+	offered=$(complete_words bakery run --n)
+	same "completion of run --n" "$offered" "--nonblock"
+	offered=$(complete_words bakery run --algo j)
+	same "completion of --algo" "$offered" "jayanti"
+}
+
 test_help_and_unlink() {
 	run 0 "$bakery" --help
 	for sub in create status list recover reset unlink run; do
@@ -513,6 +532,7 @@ test_reset
 test_refused_run_creates_nothing
 test_flock_options
 test_readers
+test_completion
 test_help_and_unlink
 
 if [ "$failures" -ne 0 ]; then
