@@ -478,6 +478,41 @@ test_readers() {
 	run 0 "$bakery" unlink "$fresh"
 }
 
+# A region that `bakery run` creates has room for more concurrent jobs than
+# the library's default 64 slots: 70 jobs queue behind a holder, and all
+# of them run once it lets go.
+test_run_room() {
+	rm -f "$tmp/held" "$tmp/release"
+	"$bakery" run "$fresh" queue -- sh -c "touch '$tmp/held';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
+	first=$!
+	n=0
+	while [ ! -e "$tmp/held" ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	pids=
+	for i in $(seq 70); do
+		"$bakery" run "$fresh" queue -- true 2>>"$tmp/queue.err" &
+		pids="$pids $!"
+	done
+	n=0
+	waiters=0
+	while [ "$waiters" != 70 ] && [ "$n" -lt 600 ]; do
+		sleep 0.1
+		waiters=$("$bakery" status "$fresh" --json | json '.locks[0].waiters')
+		n=$((n + 1))
+	done
+	touch "$tmp/release"
+	failed=0
+	for p in $first $pids; do
+		wait "$p" || failed=$((failed + 1))
+	done
+	same "jobs queued at once" "$waiters" 70
+	same "jobs that failed" "$failed" 0
+	run 0 "$bakery" unlink "$fresh"
+}
+
 # The bash completion offers every subcommand and run's options.
 test_completion() {
 	command -v bash >/dev/null 2>&1 || return 0
@@ -532,6 +567,7 @@ test_reset
 test_refused_run_creates_nothing
 test_flock_options
 test_readers
+test_run_room
 test_completion
 test_help_and_unlink
 
