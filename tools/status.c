@@ -135,16 +135,42 @@ static const char *lock_state_word(const struct snapshot *s, const struct bakery
 	return owner_died(s, li) ? "owner-died" : "ok";
 }
 
-/* The command name of process PID ("?" if it cannot be read: gone, or in
- * another PID namespace), into BUF. */
-static const char *command_name(pid_t pid, char *buf, size_t size)
+/* The start time of process PID (clock ticks since boot, field 22 of
+ * /proc/PID/stat), or 0 if it cannot be read. */
+static unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the command name (field 2) may hold spaces and ')': skip past the last */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+	           "%*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+/* The command name of the process that owns slot SI ("?" if it cannot be
+ * read: gone, or the PID is another process's, as when the owner runs in
+ * another PID namespace: the start times differ), into BUF. */
+static const char *command_name(const struct bakery_slot_info *si, char *buf, size_t size)
 {
 	char path[64];
 	FILE *f;
 
 	snprintf(buf, size, "?");
-	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-	if (pid <= 0 || !(f = fopen(path, "r")))
+	if (si->pid <= 0 || proc_start_time(si->pid) != si->start_time)
+		return buf;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)si->pid);
+	if (!(f = fopen(path, "r")))
 		return buf;
 	if (!fgets(buf, (int)size, f))
 		snprintf(buf, size, "?");
@@ -231,7 +257,7 @@ static void human_locks(const struct snapshot *s)
 		snprintf(holder, sizeof(holder), h ? "%ld" : "-", h ? (long)h->pid : 0L);
 		printf("%-*s  %-11s %8s %-15s %7u %12u %12llu %10llu %12llu %6llu  %s\n", w,
 		       printable(li->name, buf, sizeof(buf)), algo_word(li->algo), holder,
-		       h ? command_name(h->pid, comm, sizeof(comm)) : "-", li->waiters,
+		       h ? command_name(h, comm, sizeof(comm)) : "-", li->waiters,
 		       li->participants, (unsigned long long)li->acquisitions,
 		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 		       (unsigned long long)li->aborts, lock_state_word(s, li));
@@ -310,7 +336,7 @@ static void json_lock(const struct snapshot *s, const struct bakery_lock_info *l
 		printf("%d", li->holder);
 	if (h) {
 		printf(", \"holder_pid\": %ld, \"holder_command\": ", (long)h->pid);
-		json_string(command_name(h->pid, comm, sizeof(comm)));
+		json_string(command_name(h, comm, sizeof(comm)));
 	} else {
 		printf(", \"holder_pid\": null, \"holder_command\": null");
 	}
