@@ -270,6 +270,14 @@ BAKERY_API const char *bakery_strerror(int err);
 /* ------------------------------------------------- lock administration -- */
 
 /*
+ * As bakery_lock_open, but only if the lock LOCK_NAME exists: ENOENT
+ * otherwise, and nothing is created (a typing error in a name does not use
+ * up an entry of the lock table).  Same other returns as bakery_lock_open.
+ */
+BAKERY_API int bakery_lock_lookup(bakery_t *b, const char *lock_name,
+                                  enum bakery_algo algo, bakery_lock_t **out);
+
+/*
  * Make a not-recoverable lock usable again: the lock goes back to the
  * owner-died state, so the next acquirer gets EOWNERDEAD (the state it
  * protects was never repaired) and may repair it and call

@@ -11,29 +11,15 @@
 
 #include "cli.h"
 
-/* Does the region hold a lock named NAME?  Looked up first, because
- * bakery_lock_open would create it. */
-static bool lock_exists(bakery_t *b, const char *name)
-{
-	struct bakery_region_info r;
-	struct bakery_lock_info li;
-
-	if (bakery_region_info(b, &r))
-		return false;
-	for (unsigned i = 0; i < r.locks; i++)
-		if (bakery_lock_info(b, i, &li) == 0 && !strcmp(li.name, name))
-			return true;
-	return false;
-}
-
 static int reset_lock(struct cli *c, bakery_t *b, const char *name)
 {
 	bakery_lock_t *l;
 	int err;
 
-	if (!lock_exists(b, name))
+	err = bakery_lock_lookup(b, name, BAKERY_ALGO_DEFAULT, &l);
+	if (err == ENOENT)
 		return cli_fail(c, "no such lock");
-	if ((err = bakery_lock_open(b, name, BAKERY_ALGO_DEFAULT, &l)))
+	if (err)
 		return cli_fail(c, "%s", bakery_strerror(err));
 	err = bakery_lock_reset(l);
 	bakery_lock_close(l);

@@ -17,6 +17,7 @@ unit_tests = \
 	tests/unit/test_owner_dead \
 	tests/unit/test_lock_reset \
 	tests/unit/test_rdonly \
+	tests/unit/test_lock_lookup \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_guard \
@@ -83,6 +84,11 @@ tests_unit_test_rdonly_SOURCES = tests/unit/test_rdonly.c $(unit_helpers)
 tests_unit_test_rdonly_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_rdonly_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_rdonly_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_lock_lookup_SOURCES = tests/unit/test_lock_lookup.c $(unit_helpers)
+tests_unit_test_lock_lookup_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_lock_lookup_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_lock_lookup_LDADD = $(bakery_test_ldadd)
 
 tests_unit_bug_trylock_dead_SOURCES = tests/unit/bug-trylock-dead.c $(unit_helpers)
 tests_unit_bug_trylock_dead_CPPFLAGS = $(bakery_test_cppflags)
