@@ -7,7 +7,9 @@
 #
 # Missing Debian packages are installed with apt-get (as root) or sudo
 # apt-get; nothing is installed when all are present.  The build goes to
-# ./_build (out of tree).  Extra configure options: BAKERY_CONFIGURE_FLAGS.
+# ./_build (out of tree).  Extra configure options: BAKERY_CONFIGURE_FLAGS;
+# when they differ from those of the last configure in ./_build (kept in
+# _build/.quickstart-flags), configure runs again with the new ones.
 set -eu
 
 cd "$(dirname "$0")"
@@ -56,11 +58,20 @@ build() {
 	fi
 	mkdir -p "$build"
 	cd "$build"
-	if [ ! -f Makefile ]; then
+	if [ ! -f Makefile ] || flags_changed; then
 		# shellcheck disable=SC2086
 		"$top/configure" ${BAKERY_CONFIGURE_FLAGS:-}
+		printf '%s\n' "${BAKERY_CONFIGURE_FLAGS:-}" >.quickstart-flags
 	fi
 	make -j"$jobs"
+}
+
+# Were BAKERY_CONFIGURE_FLAGS given, and not those of the last configure?
+# (Not given at all: the existing configuration stays.)
+flags_changed() {
+	[ -n "${BAKERY_CONFIGURE_FLAGS+set}" ] || return 1
+	[ -f .quickstart-flags ] || return 0
+	[ "$(cat .quickstart-flags)" != "$BAKERY_CONFIGURE_FLAGS" ]
 }
 
 case "${1:-}" in

@@ -5,3 +5,17 @@ dist_man_MANS += docs/bakery.1 docs/bakery.3
 
 TESTS += docs/test-man.sh
 EXTRA_DIST += docs/test-man.sh
+
+# `man bakery_open` and the like: one ".so" page per public function of
+# bakery.h (every BAKERY_API declaration), each sourcing bakery.3.
+bakery_man_functions = sed -n 's/^BAKERY_API [^(]*[ *]\(bakery_[a-z_]*\)(.*/\1/p' '$(top_srcdir)/lib/bakery.h'
+install-data-local: install-man-links
+uninstall-local: uninstall-man-links
+install-man-links:
+	$(MKDIR_P) '$(DESTDIR)$(man3dir)'
+	for f in `$(bakery_man_functions)`; do \
+		echo '.so man3/bakery.3' >'$(DESTDIR)$(man3dir)/'$$f.3 || exit 1; \
+	done
+uninstall-man-links:
+	for f in `$(bakery_man_functions)`; do rm -f '$(DESTDIR)$(man3dir)/'$$f.3; done
+.PHONY: install-man-links uninstall-man-links

@@ -97,10 +97,12 @@ per_producer() {
 		"$tmp/consumer.out"
 }
 
-# A column of the lock "ring" in `bakery status`: $1 = 6 acquisitions,
-# 7 recoveries (dead slots cleared), 8 owner deaths.
+# A column of the lock "ring" in `bakery status`, by its heading:
+# ACQUISITIONS, RECOVERIES (dead slots cleared), OWNER-DEATHS.
 lock_column() {
-	"$bakery" status "$region" | awk -v col="$1" '$1 == "ring" { print $col }'
+	"$bakery" status "$region" | awk -v name="$1" '
+		$1 == "LOCK" { for (i = 1; i <= NF; i++) if ($i == name) col = i }
+		$1 == "ring" && col { print $col }'
 }
 
 start_watchdog
@@ -172,14 +174,14 @@ echo "    records committed by producers   $committed"
 echo "    records consumed                 $(summary consumed)" \
 	"(lost $(summary lost), duplicated $(summary duplicated), corrupt $(summary corrupt))"
 echo "    half-written records repaired    $(summary repaired)"
-echo "    lock hand-offs (acquisitions)    $(lock_column 6)"
-echo "    holders that died in the lock    $(lock_column 8)"
-echo "    dead slots reclaimed             $(lock_column 7)"
+echo "    lock hand-offs (acquisitions)    $(lock_column ACQUISITIONS)"
+echo "    holders that died in the lock    $(lock_column OWNER-DEATHS)"
+echo "    dead slots reclaimed             $(lock_column RECOVERIES)"
 echo "    left over for bakery recover     $("$bakery" recover "$region")"
 echo "demo: the region at the end:"
 "$bakery" status "$region" | sed 's/^./    &/'
 
-if [ "$(summary repaired)" != 1 ] || [ "$(lock_column 8)" != 1 ]; then
+if [ "$(summary repaired)" != 1 ] || [ "$(lock_column OWNER-DEATHS)" != 1 ]; then
 	echo "demo: expected exactly one repaired record and one dead holder" >&2
 	failed=1
 fi

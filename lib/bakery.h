@@ -137,7 +137,7 @@ enum bakery_algo {
 struct bakery_config {
 	unsigned slots;            /* max participating threads at once, all processes; 0 = default (64) */
 	unsigned locks;            /* max named locks in the region; 0 = default (64)                    */
-	mode_t   mode;             /* permission bits of the shm object; 0 = 0600                        */
+	mode_t   mode;             /* permission bits of the shm object, within 0666; 0 = 0600           */
 };
 
 #define BAKERY_DEFAULT_SLOTS   64u
@@ -151,6 +151,11 @@ struct bakery_config {
 #define BAKERY_EXCL    0x2u    /* with BAKERY_CREATE: fail with EEXIST if it exists */
 #define BAKERY_NORECOVER 0x4u  /* extension: do not reap dead slots while opening
                                   (inspection tools that want to show them)        */
+#define BAKERY_RDONLY  0x8u    /* extension: map the region read-only, for the
+                                  introspection calls only (read permission on the
+                                  object is enough); implies BAKERY_NORECOVER, not
+                                  with BAKERY_CREATE.  bakery_lock_open and
+                                  bakery_recover on such a handle: EPERM            */
 
 /* ------------------------------------------------------- library errors -- */
 
@@ -175,8 +180,9 @@ struct bakery_config {
  * Does not block (beyond file-system calls; completing a dead Jayanti
  * passage is done only as far as it goes without waiting).
  *
- * Returns 0 and *out, or EINVAL (NULL name/out, bad flags, bad name, cfg out
- * of range), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
+ * Returns 0 and *out, or EINVAL (NULL name/out, bad flags (also
+ * BAKERY_RDONLY with BAKERY_CREATE), bad name, cfg out
+ * of range, a cfg mode with bits outside 0666), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
  * BAKERY_EBADREGION, BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
  * robust-futex ABI the liveness tokens need), or another errno from the
  * system.
@@ -213,7 +219,7 @@ BAKERY_API int bakery_unlink(const char *name);
  * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed
  * 001 section 4), each handle running its own variant.
  * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, BAKERY_EALGO,
- * BAKERY_ELOCKS, BAKERY_EBADREGION.
+ * BAKERY_ELOCKS, BAKERY_EBADREGION, EPERM (B was opened BAKERY_RDONLY).
  */
 BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
                                 enum bakery_algo algo, bakery_lock_t **out);
@@ -230,7 +236,8 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock
- *   ENOTRECOVERABLE  the lock was left inconsistent; it can never be acquired
+ *   ENOTRECOVERABLE  the lock was left inconsistent; it cannot be acquired
+ *                    until the region's owner calls bakery_lock_reset()
  *   EDEADLK          the calling thread already holds it
  *   BAKERY_ESLOTS    no slot could be taken for this thread
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
@@ -259,7 +266,7 @@ BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
  * block.  Returns 0, EPERM (the calling thread does not hold it), EINVAL,
  * BAKERY_EBADREGION (the region was shrunk under the process).
  * Unlocking after EOWNERDEAD without bakery_consistent() makes the lock
- * permanently ENOTRECOVERABLE (and returns 0).
+ * ENOTRECOVERABLE (and returns 0), until bakery_lock_reset().
  */
 BAKERY_API int bakery_unlock(bakery_lock_t *l);
 
@@ -273,12 +280,33 @@ BAKERY_API int bakery_consistent(bakery_lock_t *l);
  * lock (Jayanti passages are completed by proxy, which may wait), then free
  * the slot.  *reclaimed (if not NULL) gets the number of slots freed.
  * Safe to call concurrently with anything; recovery is idempotent.
- * 0, EINVAL, BAKERY_EBADREGION.
+ * 0, EINVAL, BAKERY_EBADREGION, EPERM (B was opened BAKERY_RDONLY).
  */
 BAKERY_API int bakery_recover(bakery_t *b, unsigned *reclaimed);
 
 /* A fixed string for every value above and for any errno value. */
 BAKERY_API const char *bakery_strerror(int err);
+
+/* ------------------------------------------------- lock administration -- */
+
+/*
+ * As bakery_lock_open, but only if the lock LOCK_NAME exists: ENOENT
+ * otherwise, and nothing is created (a typing error in a name does not use
+ * up an entry of the lock table).  Same other returns as bakery_lock_open.
+ */
+BAKERY_API int bakery_lock_lookup(bakery_t *b, const char *lock_name,
+                                  enum bakery_algo algo, bakery_lock_t **out);
+
+/*
+ * Make a not-recoverable lock usable again: the lock goes back to the
+ * owner-died state, so the next acquirer gets EOWNERDEAD (the state it
+ * protects was never repaired) and may repair it and call
+ * bakery_consistent().  For the owner of the region's shm object (or
+ * root) only.  Does not block; one atomic step, ordered with acquirers.
+ * Returns 0, EINVAL (NULL, or the lock is not ENOTRECOVERABLE), EPERM
+ * (the caller does not own the region), BAKERY_EBADREGION.
+ */
+BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
 
 /* ------------------------------------------------------- introspection -- */
 

@@ -204,6 +204,7 @@ struct bakery {
 	/* lifetime: one reference for the user's handle, one per thread slot */
 	unsigned long refs;
 	int closed;
+	int rdonly;                /* opened BAKERY_RDONLY: introspection only */
 	/* token windows given back, kept for the next take (token.c) */
 	pthread_mutex_t spare_lock;
 	unsigned char *spare_win[TOKEN_SPARE_WINDOWS];

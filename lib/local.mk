@@ -11,6 +11,7 @@ bakery_sources = \
 	lib/region.c \
 	lib/registry.c \
 	lib/lock.c \
+	lib/lockadmin.c \
 	lib/wait.c \
 	lib/guard.c \
 	lib/token.c \

@@ -154,6 +154,8 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 
 	if (!b || !out || b->closed || (unsigned)algo >= BAKERY_ALGO_COUNT)
 		return EINVAL;
+	if (b->rdonly)
+		return EPERM;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
 	err = name_check(lock_name, BAKERY_LOCK_NAME_MAX);
@@ -391,6 +393,8 @@ int bakery_recover(bakery_t *b, unsigned *reclaimed)
 
 	if (!b || b->closed)
 		return EINVAL;
+	if (b->rdonly)
+		return EPERM;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
 	/* a slot of our own lets us finish proxy passages; not required */

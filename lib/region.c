@@ -179,7 +179,7 @@ static void handle_set_layout(struct bakery *b, const struct layout *l)
 	b->page_size = l->page_size;
 }
 
-/* Validate the object behind FD and map it into B. */
+/* Validate the object behind FD and map it into B (read-only if B->rdonly). */
 static int region_attach(struct bakery *b, int fd)
 {
 	struct bakery_shm_header h;
@@ -200,7 +200,8 @@ static int region_attach(struct bakery *b, int fd)
 	if (err)
 		return err;
 	layout_compute(h.nslots, h.nlocks, &l);
-	p = mmap(NULL, l.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, l.total_size, b->rdonly ? PROT_READ : PROT_READ | PROT_WRITE,
+	         MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
 	/* from here a shrink of the object costs us the region, not the
@@ -357,14 +358,15 @@ static int config_resolve(const struct bakery_config *cfg, struct layout *l, mod
 	unsigned locks = cfg && cfg->locks ? cfg->locks : BAKERY_DEFAULT_LOCKS;
 
 	*mode = cfg && cfg->mode ? cfg->mode : 0600;
-	if (*mode & ~(mode_t)07777)
+	/* read/write bits only: no setuid, setgid, sticky or execute bits */
+	if (*mode & ~(mode_t)0666)
 		return EINVAL;
 	return layout_compute(slots, locks, l);
 }
 
-static int region_open_existing(const char *shm_name, int *fd)
+static int region_open_existing(const char *shm_name, unsigned flags, int *fd)
 {
-	*fd = shm_open(shm_name, O_RDWR | O_CLOEXEC, 0);
+	*fd = shm_open(shm_name, ((flags & BAKERY_RDONLY) ? O_RDONLY : O_RDWR) | O_CLOEXEC, 0);
 	return *fd < 0 ? errno : 0;
 }
 
@@ -376,8 +378,9 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 	mode_t mode;
 	int fd = -1, err;
 
-	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL | BAKERY_NORECOVER)) ||
-	    ((flags & BAKERY_EXCL) && !(flags & BAKERY_CREATE)))
+	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL | BAKERY_NORECOVER | BAKERY_RDONLY)) ||
+	    ((flags & BAKERY_EXCL) && !(flags & BAKERY_CREATE)) ||
+	    ((flags & BAKERY_RDONLY) && (flags & BAKERY_CREATE)))
 		return EINVAL;
 	err = region_name(name, shm_name);
 	if (err)
@@ -386,11 +389,11 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 	if (err)
 		return err;
 
-	err = (flags & BAKERY_EXCL) ? ENOENT : region_open_existing(shm_name, &fd);
+	err = (flags & BAKERY_EXCL) ? ENOENT : region_open_existing(shm_name, flags, &fd);
 	if (err == ENOENT && (flags & BAKERY_CREATE)) {
 		err = region_create(shm_name, &l, mode, &fd);
 		if (err == EEXIST && !(flags & BAKERY_EXCL))
-			err = region_open_existing(shm_name, &fd);
+			err = region_open_existing(shm_name, flags, &fd);
 	}
 	if (err)
 		return err;
@@ -400,6 +403,7 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 		close(fd);
 		return ENOMEM;
 	}
+	b->rdonly = !!(flags & BAKERY_RDONLY);
 	err = region_attach(b, fd);
 	if (err) {
 		close(fd);
@@ -408,7 +412,7 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 	}
 	mapping_register(b);
 	/* DESIGN part A: whoever opens the region proves and clears deaths */
-	if (!(flags & BAKERY_NORECOVER))
+	if (!(flags & (BAKERY_NORECOVER | BAKERY_RDONLY)))
 		registry_reap(b, UINT32_MAX);
 	*out = b;
 	return 0;

@@ -10,3 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	CK_DEFAULT_TIMEOUT=120; export CK_DEFAULT_TIMEOUT;
+
+# quickstart.sh's handling of BAKERY_CONFIGURE_FLAGS (stubbed configure)
+TESTS += tests/test-quickstart.sh
+EXTRA_DIST += tests/test-quickstart.sh

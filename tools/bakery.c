@@ -19,16 +19,24 @@ static const char help_text[] =
 	"Create, inspect and repair libbakery regions (POSIX shared-memory objects\n"
 	"holding fair, crash-proof locks), and run commands under their locks.\n"
 	"\n"
-	"  bakery create  REGION [--slots N] [--locks N] [--mode MODE]\n"
+	"  bakery create  REGION [-s|--slots N] [-l|--locks N] [-m|--mode MODE]\n"
 	"        create a region; fails if it exists\n"
-	"  bakery status  REGION [--json]\n"
+	"  bakery status  REGION [-j|--json]\n"
 	"        show the region, its slots in use and its locks\n"
+	"  bakery list    [-j|--json]\n"
+	"        every region in " CLI_SHM_DIR " the caller can read\n"
 	"  bakery recover REGION\n"
 	"        reclaim the slots of dead participants now\n"
-	"  bakery unlink  REGION [--force]\n"
+	"  bakery reset   REGION LOCK\n"
+	"        make a not-recoverable lock usable again (region owner only)\n"
+	"  bakery unlink  REGION [-f|--force]\n"
 	"        remove the region's name\n"
-	"  bakery run     REGION LOCK [--algo ALGO] [--timeout SEC] [--] COMMAND [ARG...]\n"
+	"  bakery run     [OPTIONS] REGION LOCK [--] COMMAND [ARG...]\n"
+	"  bakery run     [OPTIONS] REGION LOCK -c SHELL-COMMAND\n"
+	"  bakery run     [OPTIONS] -F|--file PATH [--] COMMAND [ARG...]\n"
 	"        hold LOCK while COMMAND runs (the region is created if missing)\n"
+	"        -a, --algo ALGO   -n, --nonblock   -w, --wait, --timeout SEC\n"
+	"        -E, --conflict-exit-code N (default 75)\n"
 	"  bakery help | --help        this text\n"
 	"  bakery --version            the version\n"
 	"\n"
@@ -49,9 +57,12 @@ static int create_config(struct cli *c, const char *slots, const char *locks,
 	if (locks && !cli_parse_count(locks, 1, BAKERY_MAX_LOCKS, &cfg->locks))
 		return cli_usage_error(c, "--locks must be a number from 1 to %u", BAKERY_MAX_LOCKS);
 	if (mode) {
+		/* read and write bits only: a region has nothing to execute, and
+		 * setuid, setgid or sticky bits on it would only mislead */
 		m = strtoul(mode, &end, 8);
-		if (*mode < '0' || *mode > '7' || *end || m > 07777 || m == 0)
-			return cli_usage_error(c, "--mode must be octal permission bits, such as 0660");
+		if (*mode < '0' || *mode > '7' || *end || (m & ~0666ul) || m == 0)
+			return cli_usage_error(c, "--mode must be octal read/write permission bits "
+			                       "within 0666, such as 0660");
 		cfg->mode = (mode_t)m;
 	}
 	return 0;
@@ -61,16 +72,18 @@ static int cmd_create(struct cli *c, int argc, char **argv)
 {
 	const char *slots = NULL, *locks = NULL, *mode = NULL;
 	const struct cli_opt opts[] = {
-		{ "slots", &slots, NULL }, { "locks", &locks, NULL }, { "mode", &mode, NULL }, { NULL, NULL, NULL }
+		{ "slots", 's', &slots, NULL }, { "locks", 'l', &locks, NULL },
+		{ "mode", 'm', &mode, NULL }, { NULL, 0, NULL, NULL }
 	};
 	struct bakery_config cfg;
 	struct cli_args a;
 	bakery_t *b;
 	int err;
 
-	if ((err = cli_parse(c, argc, argv, opts, 1, false, &a)))
+	if ((err = cli_parse(c, argc, argv, opts, NULL, 1, false, &a)))
 		return err < 0 ? 0 : err;
-	cli_set_what(c, a.pos[0], NULL);
+	if ((err = cli_region_arg(c, a.pos[0])))
+		return err;
 	if ((err = create_config(c, slots, locks, mode, &cfg)))
 		return err;
 	if ((err = cli_open(c, a.pos[0], BAKERY_CREATE | BAKERY_EXCL, &cfg, &b)))
@@ -83,15 +96,16 @@ static int cmd_create(struct cli *c, int argc, char **argv)
 
 static int cmd_recover(struct cli *c, int argc, char **argv)
 {
-	const struct cli_opt opts[] = { { NULL, NULL, NULL } };
+	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL } };
 	struct cli_args a;
 	unsigned n = 0;
 	bakery_t *b;
 	int err;
 
-	if ((err = cli_parse(c, argc, argv, opts, 1, false, &a)))
+	if ((err = cli_parse(c, argc, argv, opts, NULL, 1, false, &a)))
 		return err < 0 ? 0 : err;
-	cli_set_what(c, a.pos[0], NULL);
+	if ((err = cli_region_arg(c, a.pos[0])))
+		return err;
 	/* NORECOVER: the reaping is bakery_recover's, which counts it */
 	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER, NULL, &b)))
 		return err;
@@ -116,7 +130,7 @@ static int unlink_check(struct cli *c, const char *region)
 		return cli_fail(c, "%s; not removed (use --force to remove it anyway)",
 		                bakery_strerror(err));
 	if (err)
-		return cli_fail_err(c, err);
+		return cli_open_fail(c, region, err);
 	bakery_close(b);
 	return 0;
 }
@@ -124,17 +138,18 @@ static int unlink_check(struct cli *c, const char *region)
 static int cmd_unlink(struct cli *c, int argc, char **argv)
 {
 	bool force = false;
-	const struct cli_opt opts[] = { { "force", NULL, &force }, { NULL, NULL, NULL } };
+	const struct cli_opt opts[] = { { "force", 'f', NULL, &force }, { NULL, 0, NULL, NULL } };
 	struct cli_args a;
 	int err;
 
-	if ((err = cli_parse(c, argc, argv, opts, 1, false, &a)))
+	if ((err = cli_parse(c, argc, argv, opts, NULL, 1, false, &a)))
 		return err < 0 ? 0 : err;
-	cli_set_what(c, a.pos[0], NULL);
+	if ((err = cli_region_arg(c, a.pos[0])))
+		return err;
 	if (!force && (err = unlink_check(c, a.pos[0])))
 		return err;
 	err = bakery_unlink(a.pos[0]);
-	return err ? cli_fail_err(c, err) : 0;
+	return err ? cli_open_fail(c, a.pos[0], err) : 0;
 }
 
 /* ------------------------------------------------------------------ main -- */
@@ -146,11 +161,15 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-	{ "create",  "create REGION [--slots N] [--locks N] [--mode MODE]", cmd_create },
-	{ "status",  "status REGION [--json]", cmd_status },
+	{ "create",  "create REGION [-s|--slots N] [-l|--locks N] [-m|--mode MODE]", cmd_create },
+	{ "status",  "status REGION [-j|--json]", cmd_status },
+	{ "list",    "list [-j|--json]", cmd_list },
 	{ "recover", "recover REGION", cmd_recover },
-	{ "unlink",  "unlink REGION [--force]", cmd_unlink },
-	{ "run",     "run REGION LOCK [--algo ALGO] [--timeout SEC] [--] COMMAND [ARG...]", cmd_run },
+	{ "reset",   "reset REGION LOCK", cmd_reset },
+	{ "unlink",  "unlink REGION [-f|--force]", cmd_unlink },
+	{ "run",     "run [OPTIONS] REGION LOCK [--] COMMAND [ARG...] | "
+	             "run [OPTIONS] REGION LOCK -c SHELL-COMMAND | "
+	             "run [OPTIONS] -F|--file PATH [--] COMMAND [ARG...]", cmd_run },
 };
 
 static int dispatch(const char *name, int argc, char **argv)
@@ -206,5 +225,6 @@ int main(int argc, char **argv)
 		print_version();
 		return 0;
 	}
-	return finish(dispatch(name, argc - 2, argv + 2));
+	/* the subcommand sees its name as ARGV[0], as getopt_long wants */
+	return finish(dispatch(name, argc - 1, argv + 1));
 }

@@ -6,10 +6,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -43,9 +45,33 @@ static const char *region_message(int err)
 	}
 }
 
-int cli_fail_err(const struct cli *c, int err)
+
+/* Is the region's name in the shm directory a directory?  shm_open says
+ * EINVAL for one (O_RDWR), which would read as a bad name, or opens it
+ * (O_RDONLY) and the library finds no region in it. */
+static bool region_is_directory(const char *region)
 {
-	return cli_fail(c, "%s", region_message(err));
+	char path[sizeof(CLI_SHM_DIR) + BAKERY_REGION_NAME_MAX + 2];
+	struct stat st;
+
+	snprintf(path, sizeof(path), CLI_SHM_DIR "%s", region + (*region == '/'));
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cli_open_fail(const struct cli *c, const char *region, int err)
+{
+	if ((err == EINVAL || err == BAKERY_EBADREGION) && region_is_directory(region))
+		return cli_fail(c, "a directory in " CLI_SHM_DIR ", not a region");
+	cli_fail(c, "%s", region_message(err));
+	return err == EINVAL || err == ENAMETOOLONG ? c->usage_code : c->fail_code;
+}
+
+int cli_region_arg(struct cli *c, const char *region)
+{
+	if (!*region || !strcmp(region, "/"))
+		return cli_usage_error(c, "empty region name");
+	cli_set_what(c, region, NULL);
+	return 0;
 }
 
 int cli_usage_error(const struct cli *c, const char *fmt, ...)
@@ -86,82 +112,108 @@ int cli_open(const struct cli *c, const char *region, unsigned flags,
 {
 	int err = bakery_open(region, flags, cfg, out);
 
-	return err ? cli_fail_err(c, err) : 0;
+	return err ? cli_open_fail(c, region, err) : 0;
 }
 
 /* ------------------------------------------------------------- options -- */
 
-static const struct cli_opt *opt_find(const struct cli_opt *opts, const char *name, size_t len)
+/* getopt_long's tables for OPTS: long options in LONGOPTS, and
+ * "+:" then each short letter (with ':' if it takes a value) in SHORTS. */
+static void opt_tables(const struct cli_opt *opts, struct option *longopts, char *shorts)
 {
-	for (; opts->name; opts++)
-		if (strlen(opts->name) == len && !strncmp(opts->name, name, len))
-			return opts;
-	return NULL;
+	size_t n = 0, k = 0;
+
+	shorts[k++] = '+';      /* stop at the first positional argument */
+	shorts[k++] = ':';      /* a missing value is ':', not '?' */
+	shorts[k++] = 'h';
+	for (; opts[n].name && n < CLI_MAX_OPTS; n++) {
+		longopts[n] = (struct option){ opts[n].name, opts[n].value ? required_argument
+		                                                           : no_argument,
+		                               NULL, 0x100 + (int)n };
+		if (opts[n].short_name) {
+			shorts[k++] = opts[n].short_name;
+			if (opts[n].value)
+				shorts[k++] = ':';
+		}
+	}
+	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+	shorts[k] = '\0';
 }
 
-/* ARGV[*I] is "--something": apply it, advancing *I past its value. */
-static int opt_take(struct cli *c, int argc, char **argv, int *i, const struct cli_opt *opts)
+/* getopt_long returned CH: apply the option, or report a usage error. */
+static int opt_apply(struct cli *c, char **argv, const struct cli_opt *opts, int ch)
 {
-	const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
-	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-	const struct cli_opt *o = opt_find(opts, arg, len);
+	const struct cli_opt *o = NULL;
 
+	if (ch >= 0x100)
+		o = &opts[ch - 0x100];
+	for (size_t n = 0; !o && ch > 0 && opts[n].name; n++)
+		if (opts[n].short_name == ch)
+			o = &opts[n];
+	if (ch == ':')
+		return cli_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
+	if (!o && optopt && optopt < 0x100)
+		return cli_usage_error(c, "unknown option '-%c'", optopt);
 	if (!o)
-		return cli_usage_error(c, "unknown option '%s'", argv[*i]);
-	if (o->flag) {
-		if (eq)
-			return cli_usage_error(c, "option '--%s' takes no value", o->name);
+		return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
+	if (o->flag)
 		*o->flag = true;
-		return 0;
-	}
-	if (eq) {
-		*o->value = eq + 1;
-		return 0;
-	}
-	if (*i + 1 >= argc)
-		return cli_usage_error(c, "option '--%s' needs a value", o->name);
-	*o->value = argv[++*i];
+	else
+		*o->value = optarg;
 	return 0;
 }
 
-static bool is_help(const char *arg)
+/* Was the argument getopt_long just stepped over (from BEFORE) a "--"? */
+static bool stepped_over_dashdash(char **argv, int before)
 {
-	return !strcmp(arg, "--help") || !strcmp(arg, "-h");
+	return optind == before + 1 && !strcmp(argv[before], "--");
 }
 
 int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
-              int maxpos, bool want_rest, struct cli_args *out)
+              const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out)
 {
-	bool options = true;        /* until "--" */
+	struct option longopts[CLI_MAX_OPTS + 2];
+	char shorts[3 + 2 * CLI_MAX_OPTS + 1];
+	bool dashdash = false;      /* past "--": no more options */
+	int max;
 
 	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < argc; i++) {
-		const char *arg = argv[i];
-		int err;
+	opt_tables(opts, longopts, shorts);
+	opterr = 0;
+	optind = 0;                 /* glibc: start afresh */
+	for (;;) {
+		int before = optind ? optind : 1, ch = -1, err;
 
-		if (options && is_help(arg)) {
+		if (!dashdash)
+			ch = getopt_long(argc, argv, shorts, longopts, NULL);
+		if (ch == 'h') {
 			printf("usage: bakery %s\n", c->usage);
 			return -1;
 		}
-		if (options && !strcmp(arg, "--")) {
-			options = false;
-		} else if (options && !strncmp(arg, "--", 2)) {
-			if ((err = opt_take(c, argc, argv, &i, opts)))
+		if (ch != -1) {
+			if ((err = opt_apply(c, argv, opts, ch)))
 				return err;
-		} else if (options && arg[0] == '-' && arg[1]) {
-			return cli_usage_error(c, "unknown option '%s'", arg);
-		} else if (out->npos < maxpos) {
-			out->pos[out->npos++] = arg;
+			continue;
+		}
+		if (!dashdash && stepped_over_dashdash(argv, before))
+			dashdash = true;
+		if (optind >= argc)
+			break;
+		max = no_pos && *no_pos ? 0 : maxpos;
+		if (out->npos < max) {
+			out->pos[out->npos++] = argv[optind++];
 		} else if (want_rest) {
 			/* the command starts here; its own options are its own */
-			out->rest = argv + i;
-			out->nrest = argc - i;
+			out->rest = argv + optind;
+			out->nrest = argc - optind;
 			break;
 		} else {
-			return cli_usage_error(c, "unexpected argument '%s'", arg);
+			return cli_usage_error(c, "unexpected argument '%s'", argv[optind]);
 		}
 	}
-	if (out->npos < maxpos)
+	max = no_pos && *no_pos ? 0 : maxpos;
+	if (out->npos < max)
 		return cli_usage_error(c, "missing %s", out->npos == 0 ? "REGION" : "LOCK");
 	return 0;
 }

@@ -12,6 +12,9 @@
 
 #include <bakery.h>
 
+/* Where glibc's shm_open keeps the objects (regions) it names. */
+#define CLI_SHM_DIR "/dev/shm/"
+
 /* Exit codes; docs/bakery.1 (EXIT STATUS) lists the same. */
 #define EXIT_FAIL         1    /* an operation failed                           */
 #define EXIT_USAGE        2    /* bad command line                              */
@@ -29,12 +32,15 @@ struct cli {
 	int usage_code;            /* exit code for a bad command line            */
 };
 
-/* One option of a subcommand: "--NAME VALUE", "--NAME=VALUE" or "--NAME". */
+/* One option of a subcommand: "--NAME VALUE", "--NAME=VALUE", "--NAME",
+ * and, with a SHORT letter, "-X VALUE", "-XVALUE" or "-X" (getopt_long). */
 struct cli_opt {
 	const char *name;
+	char short_name;           /* 0: long form only                           */
 	const char **value;        /* takes a value, stored here                  */
 	bool *flag;                /* or takes none and sets this                 */
 };
+#define CLI_MAX_OPTS 16
 
 /* The command line of a subcommand once parsed. */
 struct cli_args {
@@ -47,22 +53,31 @@ struct cli_args {
 /* Print "bakery: CMD WHAT: message" on stderr and return C->fail_code. */
 int cli_fail(const struct cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* The same for an error of bakery_open() or bakery_unlink(), in words
- * about regions ("no such region"). */
-int cli_fail_err(const struct cli *c, int err);
+/* The same for an error of bakery_open() or bakery_unlink() on REGION, in
+ * words about regions ("no such region"); returns C->usage_code for a bad
+ * name, C->fail_code for the rest. */
+int cli_open_fail(const struct cli *c, const char *region, int err);
 /* A bad command line: one line on stderr, returns C->usage_code. */
 int cli_usage_error(const struct cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * Parse ARGV (after the subcommand's name) into options OPTS (ended by a
- * {NULL} entry) and at most MAXPOS positional arguments.  With WANT_REST,
- * everything after "--", or from the first argument past MAXPOS positional
- * ones, is the command of `bakery run`.  Returns 0, -1 if --help was asked
- * (the usage is printed), or an exit code after a usage error.
+ * Parse ARGV (ARGV[0] is the subcommand's name) into options OPTS (ended by
+ * a {NULL} entry) and positional arguments, with getopt_long: options may
+ * come before, between and after the positional ones.  MAXPOS is the most
+ * positional arguments taken, or none once *NO_POS is set (NO_POS may be
+ * NULL; it is an option's value, as `run --file`, read as parsing goes).
+ * With WANT_REST, the first argument past them, or everything after "--"
+ * once they are all there, is the command of `bakery run`; options after it
+ * are the command's.  Returns 0, -1 if --help was asked (the usage is
+ * printed), or an exit code after a usage error (fewer positional arguments
+ * than the most is one: "missing REGION").
  */
 int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
-              int maxpos, bool want_rest, struct cli_args *out);
+              const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out);
+
+/* A region name given on the command line: 0, or a usage error (empty). */
+int cli_region_arg(struct cli *c, const char *region);
 
 /* Parse a decimal count in [MIN, MAX]; false if it is not one. */
 bool cli_parse_count(const char *s, unsigned min, unsigned max, unsigned *out);
@@ -70,11 +85,14 @@ bool cli_parse_count(const char *s, unsigned min, unsigned max, unsigned *out);
 /* Set C->what to the region as the library names it ("/name"), plus " LOCK". */
 void cli_set_what(struct cli *c, const char *region, const char *lock);
 
-/* bakery_open() with a message on failure: 0 or an exit code. */
+/* bakery_open() with a message on failure: 0 or an exit code (the usage
+ * code for a bad region name). */
 int cli_open(const struct cli *c, const char *region, unsigned flags,
              const struct bakery_config *cfg, bakery_t **out);
 
 int cmd_status(struct cli *c, int argc, char **argv);
+int cmd_list(struct cli *c, int argc, char **argv);
 int cmd_run(struct cli *c, int argc, char **argv);
+int cmd_reset(struct cli *c, int argc, char **argv);
 
 #endif /* BAKERY_CLI_H */

@@ -1,8 +1,27 @@
 # The `bakery` command-line tool (docs/bakery.1) and its tests.
 bin_PROGRAMS += tools/bakery
 
-tools_bakery_SOURCES = tools/bakery.c tools/cli.c tools/cli.h tools/status.c tools/run.c
-tools_bakery_LDADD = lib/libbakery.la
+tools_bakery_SOURCES = tools/bakery.c tools/cli.c tools/cli.h tools/status.c tools/list.c \
+	tools/reset.c tools/run.c tools/run.h tools/run_hold.c tools/run_exec.c
+tools_bakery_LDADD = lib/libbakery.la -lpthread
+
+# test-cli.sh's helper: a library user that leaves a lock not recoverable
+check_PROGRAMS += tools/test-unrepaired
+tools_test_unrepaired_SOURCES = tools/test-unrepaired.c
+tools_test_unrepaired_LDADD = lib/libbakery.la
 
 TESTS += tools/test-cli.sh
 EXTRA_DIST += tools/test-cli.sh
+
+# Bash completion, installed where bash-completion looks for it by command
+# name (the file must be called `bakery`).
+bashcompletiondir = $(datadir)/bash-completion/completions
+EXTRA_DIST += tools/bakery.bash-completion
+install-data-local: install-bash-completion
+uninstall-local: uninstall-bash-completion
+install-bash-completion:
+	$(MKDIR_P) '$(DESTDIR)$(bashcompletiondir)'
+	$(INSTALL_DATA) '$(srcdir)/tools/bakery.bash-completion' '$(DESTDIR)$(bashcompletiondir)/bakery'
+uninstall-bash-completion:
+	rm -f '$(DESTDIR)$(bashcompletiondir)/bakery'
+.PHONY: install-bash-completion uninstall-bash-completion

@@ -1,50 +1,46 @@
 /*
- * run.c - `bakery run REGION LOCK [--algo A] [--timeout SEC] -- COMMAND...`:
- * like flock(1), hold a named lock while a command runs.
+ * run.c - `bakery run`: like flock(1), hold a named lock while a command
+ * runs.
  *
- * The region is created if it does not exist.  This process takes the lock,
- * runs COMMAND as its child, waits for it and releases the lock; it exits
- * with the command's status.  If this process dies while the command runs,
- * the next acquirer is told the owner died: that is the point of the tool.
+ *   bakery run [OPTIONS] REGION LOCK [--] COMMAND [ARG...]
+ *   bakery run [OPTIONS] REGION LOCK -c SHELL-COMMAND
+ *   bakery run [OPTIONS] --file PATH [--] COMMAND [ARG...]
+ *
+ * The region is created if it does not exist.  The lock is taken, COMMAND
+ * runs as a child, and the wrapper exits with the command's status.  How
+ * the wrapper and the command live and die together: run.h.
  *
  * Owner died: when the previous holder died inside its critical section,
  * the command runs anyway, with BAKERY_OWNER_DEAD=1 in its environment so
  * that it can repair what it protects.  Its exit status 0 says "repaired":
- * only then is the lock marked consistent.  Any other status leaves the lock
- * not recoverable, exactly as a robust pthread mutex unlocked without
- * pthread_mutex_consistent().
+ * only then is the lock marked consistent.  Any other ending passes the
+ * owner-died state on to the next job, as does a command that dies of a
+ * signal: the lock is never left unusable by the tool.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <signal.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "run.h"
 
-#define OWNER_DEAD_ENV "BAKERY_OWNER_DEAD"
+#define FILE_LOCK_NAME "file"
 
-/* The signals passed on to the command while it runs, so that `kill` of
- * this process ends the command and still releases the lock cleanly. */
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
-static volatile sig_atomic_t child_pid;
-
-struct run_opts {
-	const char *region, *lock;
-	enum bakery_algo algo;
-	bool timed;
-	double timeout;            /* seconds */
-	char **argv;               /* the command */
-};
+/* Slots of a region that `bakery run` creates: every job waiting for a lock
+ * holds one, and 64 (the library default) is met by a loop of background
+ * jobs.  The cost is memory (1.4 MB of shared memory against 0.4 MB, pages
+ * touched only when used), not time: the algorithms scan only the slots
+ * that joined a lock. */
+#define RUN_REGION_SLOTS 256u
 
 /* ------------------------------------------------------------- options -- */
 
-static bool parse_timeout(const char *s, double *out)
+static bool parse_seconds(const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -57,173 +53,177 @@ static bool parse_timeout(const char *s, double *out)
 	return true;
 }
 
+/* The lock name the library would refuse (bakery_lock_open's rule), checked
+ * before the region is created, so that a refused run creates nothing. */
+static int lock_name_check(struct cli *c, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < len; i++)
+		if (name[i] == '/' || name[i] < 0x20 || name[i] > 0x7e)
+			len = 0;
+	if (len == 0)
+		return cli_usage_error(c, "invalid lock name (1 to %d printable characters, "
+		                       "no '/')", BAKERY_LOCK_NAME_MAX);
+	if (len > BAKERY_LOCK_NAME_MAX)
+		return cli_usage_error(c, "lock name longer than %d characters",
+		                       BAKERY_LOCK_NAME_MAX);
+	return 0;
+}
+
+/* --file PATH: the region named after the file's device and inode, so that
+ * every path to the same file (links, relative or absolute) names the same
+ * lock.  The file is created if missing, as flock(1) does. */
+static int file_region(struct cli *c, const char *path, struct run_opts *o)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CREAT | O_NOCTTY | O_CLOEXEC, 0666);
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return cli_fail(c, "%s: %s", path, strerror(e));
+	}
+	close(fd);
+	snprintf(o->region_buf, sizeof(o->region_buf), "/bakery-file-%llx-%llx",
+	         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	o->region = o->region_buf;
+	o->lock = FILE_LOCK_NAME;
+	cli_set_what(c, o->region, o->lock);
+	return 0;
+}
+
+struct run_args {
+	const char *algo, *wait, *timeout, *conflict, *shell, *file;
+	bool nonblock;
+};
+
+static int run_values(struct cli *c, const struct run_args *r, struct run_opts *o)
+{
+	const char *wait = r->wait ? r->wait : r->timeout;
+	unsigned code;
+
+	if (r->algo && bakery_algo_parse(r->algo, &o->algo))
+		return cli_usage_error(c, "unknown algorithm '%s' (lamport, boulangerie, "
+		                       "black-white, jayanti)", r->algo);
+	if (wait && !parse_seconds(wait, &o->timeout))
+		return cli_usage_error(c, "--wait must be a number of seconds, such as 2.5");
+	if (wait && r->nonblock)
+		return cli_usage_error(c, "--nonblock and --wait exclude each other");
+	o->wait = r->nonblock ? RUN_WAIT_NONE : wait ? RUN_WAIT_FOR : RUN_WAIT_FOREVER;
+	o->conflict_code = EXIT_RUN_TIMEOUT;
+	if (r->conflict) {
+		if (!cli_parse_count(r->conflict, 0, 255, &code))
+			return cli_usage_error(c, "--conflict-exit-code must be a number from 0 to 255");
+		o->conflict_code = (int)code;
+	}
+	return 0;
+}
+
+static int run_command(struct cli *c, const struct run_args *r, const struct cli_args *a,
+                       struct run_opts *o)
+{
+	if (r->shell && a->nrest)
+		return cli_usage_error(c, "-c takes the whole command; unexpected argument '%s'",
+		                       a->rest[0]);
+	if (!r->shell && !a->nrest)
+		return cli_usage_error(c, "missing COMMAND");
+	if (r->shell) {
+		o->shell_argv[0] = (char *)"sh";
+		o->shell_argv[1] = (char *)"-c";
+		o->shell_argv[2] = (char *)r->shell;
+		o->shell_argv[3] = NULL;
+		o->argv = o->shell_argv;
+	} else {
+		o->argv = a->rest;
+	}
+	return 0;
+}
+
 static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 {
-	const char *algo = NULL, *timeout = NULL;
+	struct run_args r = { NULL };
 	const struct cli_opt opts[] = {
-		{ "algo", &algo, NULL }, { "timeout", &timeout, NULL }, { NULL, NULL, NULL }
+		{ "algo", 'a', &r.algo, NULL }, { "nonblock", 'n', NULL, &r.nonblock },
+		{ "wait", 'w', &r.wait, NULL }, { "timeout", 0, &r.timeout, NULL },
+		{ "conflict-exit-code", 'E', &r.conflict, NULL }, { "command", 'c', &r.shell, NULL },
+		{ "file", 'F', &r.file, NULL }, { NULL, 0, NULL, NULL }
 	};
 	struct cli_args a;
 	int err;
 
-	if ((err = cli_parse(c, argc, argv, opts, 2, true, &a)))
+	/* with --file, no REGION LOCK: the command follows the options */
+	if ((err = cli_parse(c, argc, argv, opts, &r.file, 2, true, &a)))
 		return err;
 	memset(o, 0, sizeof(*o));
+	if ((err = run_values(c, &r, o)) || (err = run_command(c, &r, &a, o)))
+		return err;
+	if (r.file && a.npos)
+		return cli_usage_error(c, "--file names the lock: no REGION LOCK with it");
+	if (r.file)
+		return file_region(c, r.file, o);
 	o->region = a.pos[0];
 	o->lock = a.pos[1];
-	if (!a.nrest)
-		return cli_usage_error(c, "missing COMMAND");
-	o->argv = a.rest;
-	if (algo && bakery_algo_parse(algo, &o->algo))
-		return cli_usage_error(c, "unknown algorithm '%s' (lamport, boulangerie, "
-		                       "black-white, jayanti)", algo);
-	if (timeout && !parse_timeout(timeout, &o->timeout))
-		return cli_usage_error(c, "--timeout must be a number of seconds, such as 2.5");
-	o->timed = timeout != NULL;
-	return 0;
+	if ((err = cli_region_arg(c, o->region)))
+		return err;
+	cli_set_what(c, o->region, o->lock);
+	return lock_name_check(c, o->lock);
 }
 
 /* ------------------------------------------------------------- locking -- */
 
-static int acquire(bakery_lock_t *l, const struct run_opts *o)
+/* The lock call's error ERR as a message and an exit code. */
+static int lock_fail(struct cli *c, const struct run_opts *o, int err)
 {
-	struct timespec at;
-	time_t whole = (time_t)o->timeout;
-
-	if (!o->timed)
-		return bakery_lock(l);
-	clock_gettime(CLOCK_MONOTONIC, &at);
-	at.tv_nsec += (long)((o->timeout - (double)whole) * 1e9);
-	at.tv_sec += whole + at.tv_nsec / 1000000000L;
-	at.tv_nsec %= 1000000000L;
-	return bakery_clocklock(l, CLOCK_MONOTONIC, &at);
-}
-
-/* Take the lock; 0 (OWNER_DEAD set if the previous holder died) or an exit code. */
-static int lock_take(struct cli *c, bakery_lock_t *l, const struct run_opts *o, bool *owner_dead)
-{
-	int err = acquire(l, o);
-
-	*owner_dead = err == EOWNERDEAD;
-	if (err == 0 || err == EOWNERDEAD)
-		return 0;
+	if (err == EBUSY && o->wait == RUN_WAIT_NONE) {
+		fprintf(stderr, "bakery: run %s: lock is busy (--nonblock)\n", c->what);
+		return o->conflict_code;
+	}
 	if (err == ETIMEDOUT || err == EBUSY) {
-		fprintf(stderr, "bakery: run %s: lock not acquired within %g s\n", c->what,
-		        o->timeout);
-		return EXIT_RUN_TIMEOUT;
+		fprintf(stderr, "bakery: run %s: lock not acquired: timed out after %g s "
+		        "of waiting\n", c->what, o->timeout);
+		return o->conflict_code;
 	}
 	if (err == ENOTRECOVERABLE)
 		return cli_fail(c, "lock is not recoverable: a holder died and the repair "
-		                "failed (remove the region to start afresh)");
+		                "failed (`bakery reset` makes it usable again)");
 	return cli_fail(c, "%s", bakery_strerror(err));
 }
 
-/* --------------------------------------------------------- the command -- */
-
-static void forward(int sig, siginfo_t *info, void *ctx)
+/* What becomes of the lock after the command: only a command that ended by
+ * itself, and repaired if it had to, lets the lock go as consistent. */
+static enum run_verdict verdict_of(struct cli *c, bool owner_dead, int code, bool signaled)
 {
-	(void)ctx;
-	/* A signal from the terminal reached the command already (same process
-	 * group); one sent by a process to us alone is passed on. */
-	if (child_pid > 0 && info->si_code <= 0)
-		kill((pid_t)child_pid, sig);
-}
-
-static void forwarding_start(sigset_t *old)
-{
-	struct sigaction sa;
-	sigset_t set;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = forward;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
-		sigaction(forwarded[i], &sa, NULL);
-		sigaddset(&set, forwarded[i]);
+	if (signaled) {
+		fprintf(stderr, "bakery: run %s: the command died of signal %d: lock left "
+		        "owner-died for the next holder\n", c->what, code - 128);
+		return RUN_ABANDON;
 	}
-	/* held back until child_pid is known */
-	sigprocmask(SIG_BLOCK, &set, old);
-}
-
-static void child_exec(const struct run_opts *o, bool owner_dead, const sigset_t *mask)
-{
-	int e;
-
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		signal(forwarded[i], SIG_DFL);
-	sigprocmask(SIG_SETMASK, mask, NULL);
-	if (owner_dead)
-		setenv(OWNER_DEAD_ENV, "1", 1);
-	else
-		unsetenv(OWNER_DEAD_ENV);      /* not inherited from an outer run */
-	execvp(o->argv[0], o->argv);
-	e = errno;
-	fprintf(stderr, "bakery: run: %s: %s\n", o->argv[0], strerror(e));
-	_exit(e == ENOENT ? EXIT_RUN_NOTFOUND : EXIT_RUN_NOEXEC);
-}
-
-/* The shell's convention: the exit status, or 128 + the signal's number. */
-static int status_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_RUN_FAIL;
-}
-
-/* Run the command to its end; its exit code, or ours if it could not start. */
-static int command_run(struct cli *c, const struct run_opts *o, bool owner_dead)
-{
-	sigset_t old;
-	int status;
-	pid_t pid, r;
-
-	fflush(NULL);
-	forwarding_start(&old);
-	pid = fork();
-	if (pid == 0)
-		child_exec(o, owner_dead, &old);
-	if (pid < 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		return cli_fail(c, "cannot start a process: %s", strerror(errno));
+	if (owner_dead && code != 0) {
+		fprintf(stderr, "bakery: run %s: the previous holder had died and the command "
+		        "exited with status %d: lock left owner-died for the next holder\n",
+		        c->what, code);
+		return RUN_ABANDON;
 	}
-	child_pid = pid;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	do
-		r = waitpid(pid, &status, 0);
-	while (r < 0 && errno == EINTR);
-	child_pid = 0;
-	return r < 0 ? cli_fail(c, "waiting for the command: %s", strerror(errno))
-	             : status_code(status);
-}
-
-/* ------------------------------------------------------------ subcommand -- */
-
-/* After EOWNERDEAD: the command's success is the repair. */
-static void owner_dead_settle(struct cli *c, bakery_lock_t *l, int code)
-{
-	if (code == 0 && bakery_consistent(l) == 0)
-		return;
-	fprintf(stderr, "bakery: run %s: the previous holder had died and the command "
-	        "exited with status %d: lock left not recoverable\n", c->what, code);
+	return RUN_RELEASE;
 }
 
 static int run_locked(struct cli *c, bakery_lock_t *l, const struct run_opts *o)
 {
-	bool owner_dead;
-	int code = lock_take(c, l, o, &owner_dead);
+	struct run_holder h;
+	bool owner_dead, signaled;
+	int code, err = run_hold_start(&h, l, o);
 
-	if (code)
-		return code;
+	if (err != 0 && err != EOWNERDEAD)
+		return lock_fail(c, o, err);
+	owner_dead = err == EOWNERDEAD;
 	if (owner_dead)
 		fprintf(stderr, "bakery: run %s: the previous holder died holding the lock; "
 		        "running the command with " OWNER_DEAD_ENV "=1\n", c->what);
-	code = command_run(c, o, owner_dead);
-	if (owner_dead)
-		owner_dead_settle(c, l, code);
-	bakery_unlock(l);
+	code = run_exec(c, o, owner_dead, &signaled);
+	run_hold_finish(&h, verdict_of(c, owner_dead, code, signaled));
 	return code;
 }
 
@@ -245,11 +245,6 @@ static int lock_open_fail(struct cli *c, bakery_t *b, const struct run_opts *o, 
 {
 	const char *have;
 
-	if (err == EINVAL)
-		return cli_fail(c, "invalid lock name (1 to %d printable characters, no '/')",
-		                BAKERY_LOCK_NAME_MAX);
-	if (err == ENAMETOOLONG)
-		return cli_fail(c, "lock name longer than %d characters", BAKERY_LOCK_NAME_MAX);
 	if (err == BAKERY_EALGO && (have = lock_algo(b, o->lock)))
 		return cli_fail(c, "the lock uses %s; --algo %s cannot take part in it",
 		                have, bakery_algo_name(o->algo));
@@ -258,6 +253,7 @@ static int lock_open_fail(struct cli *c, bakery_t *b, const struct run_opts *o, 
 
 int cmd_run(struct cli *c, int argc, char **argv)
 {
+	const struct bakery_config cfg = { .slots = RUN_REGION_SLOTS };
 	struct run_opts o;
 	bakery_lock_t *l;
 	bakery_t *b;
@@ -265,8 +261,7 @@ int cmd_run(struct cli *c, int argc, char **argv)
 
 	if ((err = run_parse(c, argc, argv, &o)))
 		return err < 0 ? 0 : err;
-	cli_set_what(c, o.region, o.lock);
-	if ((err = cli_open(c, o.region, BAKERY_CREATE, NULL, &b)))
+	if ((err = cli_open(c, o.region, BAKERY_CREATE, &cfg, &b)))
 		return err;
 	err = bakery_lock_open(b, o.lock, o.algo, &l);
 	if (err) {

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,11 +109,74 @@ static const char *owner_word(const struct bakery_slot_info *si)
 	return si->alive > 0 ? "alive" : si->alive == 0 ? "dead" : "unknown";
 }
 
-static const char *lock_state_word(const struct bakery_lock_info *li)
+/* The slot at registry index INDEX, if it is in use, or NULL. */
+static const struct bakery_slot_info *slot_at(const struct snapshot *s, int index)
+{
+	for (unsigned i = 0; i < s->nslots; i++)
+		if ((int)s->slots[i].index == index)
+			return &s->slots[i];
+	return NULL;
+}
+
+/* Owner died: the flag a recoverer set, or, before anyone recovered, a
+ * holder whose death the kernel has already proven (a token marked dead
+ * reads as alive == 0, which needs no write access to see). */
+static bool owner_died(const struct snapshot *s, const struct bakery_lock_info *li)
+{
+	const struct bakery_slot_info *holder = slot_at(s, li->holder);
+
+	return li->owner_dead || (holder && holder->alive == 0);
+}
+
+static const char *lock_state_word(const struct snapshot *s, const struct bakery_lock_info *li)
 {
 	if (li->not_recoverable)
 		return "not-recoverable";
-	return li->owner_dead ? "owner-died" : "ok";
+	return owner_died(s, li) ? "owner-died" : "ok";
+}
+
+/* The start time of process PID (clock ticks since boot, field 22 of
+ * /proc/PID/stat), or 0 if it cannot be read. */
+static unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the command name (field 2) may hold spaces and ')': skip past the last */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+	           "%*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+/* The command name of the process that owns slot SI ("?" if it cannot be
+ * read: gone, or the PID is another process's, as when the owner runs in
+ * another PID namespace: the start times differ), into BUF. */
+static const char *command_name(const struct bakery_slot_info *si, char *buf, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(buf, size, "?");
+	if (si->pid <= 0 || proc_start_time(si->pid) != si->start_time)
+		return buf;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)si->pid);
+	if (!(f = fopen(path, "r")))
+		return buf;
+	if (!fgets(buf, (int)size, f))
+		snprintf(buf, size, "?");
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
 }
 
 static const char *algo_word(enum bakery_algo a)
@@ -173,7 +237,7 @@ static void human_slots(const struct snapshot *s)
 
 static void human_locks(const struct snapshot *s)
 {
-	char buf[BAKERY_LOCK_NAME_MAX + 1], holder[16];
+	char buf[BAKERY_LOCK_NAME_MAX + 1], holder[16], comm[32];
 	int w = 4;
 
 	if (!s->nlocks) {
@@ -183,18 +247,20 @@ static void human_locks(const struct snapshot *s)
 	for (unsigned i = 0; i < s->nlocks; i++)
 		if ((int)strlen(s->locks[i].name) > w)
 			w = (int)strlen(s->locks[i].name);
-	printf("\n%-*s  %-11s %6s %7s %12s %12s %10s %12s %6s  %s\n", w, "LOCK", "ALGORITHM",
-	       "HOLDER", "WAITERS", "PARTICIPANTS", "ACQUISITIONS", "RECOVERIES", "OWNER-DEATHS",
-	       "ABORTS", "STATE");
+	printf("\n%-*s  %-11s %8s %-15s %7s %12s %12s %10s %12s %6s  %s\n", w, "LOCK",
+	       "ALGORITHM", "HOLDER", "COMMAND", "WAITERS", "PARTICIPANTS", "ACQUISITIONS",
+	       "RECOVERIES", "OWNER-DEATHS", "ABORTS", "STATE");
 	for (unsigned i = 0; i < s->nlocks; i++) {
 		const struct bakery_lock_info *li = &s->locks[i];
+		const struct bakery_slot_info *h = slot_at(s, li->holder);
 
-		snprintf(holder, sizeof(holder), li->holder < 0 ? "-" : "%d", li->holder);
-		printf("%-*s  %-11s %6s %7u %12u %12llu %10llu %12llu %6llu  %s\n", w,
+		snprintf(holder, sizeof(holder), h ? "%ld" : "-", h ? (long)h->pid : 0L);
+		printf("%-*s  %-11s %8s %-15s %7u %12u %12llu %10llu %12llu %6llu  %s\n", w,
 		       printable(li->name, buf, sizeof(buf)), algo_word(li->algo), holder,
-		       li->waiters, li->participants, (unsigned long long)li->acquisitions,
+		       h ? command_name(h, comm, sizeof(comm)) : "-", li->waiters,
+		       li->participants, (unsigned long long)li->acquisitions,
 		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
-		       (unsigned long long)li->aborts, lock_state_word(li));
+		       (unsigned long long)li->aborts, lock_state_word(s, li));
 	}
 }
 
@@ -256,8 +322,11 @@ static void json_slot(const struct snapshot *s, const struct bakery_slot_info *s
 	printf(", \"lock_index\": %d}", si->lock);
 }
 
-static void json_lock(const struct bakery_lock_info *li)
+static void json_lock(const struct snapshot *s, const struct bakery_lock_info *li)
 {
+	const struct bakery_slot_info *h = slot_at(s, li->holder);
+	char comm[32];
+
 	printf("    {\"index\": %u, \"name\": ", li->index);
 	json_string(li->name);
 	printf(", \"algorithm\": \"%s\", \"holder\": ", algo_word(li->algo));
@@ -265,14 +334,20 @@ static void json_lock(const struct bakery_lock_info *li)
 		printf("null");
 	else
 		printf("%d", li->holder);
+	if (h) {
+		printf(", \"holder_pid\": %ld, \"holder_command\": ", (long)h->pid);
+		json_string(command_name(h, comm, sizeof(comm)));
+	} else {
+		printf(", \"holder_pid\": null, \"holder_command\": null");
+	}
 	printf(", \"waiters\": %u, \"participants\": %u, \"acquisitions\": %llu, ", li->waiters,
 	       li->participants, (unsigned long long)li->acquisitions);
 	printf("\"recoveries\": %llu, \"owner_deaths\": %llu, \"aborts\": %llu, ",
 	       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 	       (unsigned long long)li->aborts);
 	printf("\"owner_dead\": %s, \"not_recoverable\": %s, \"state\": \"%s\"}",
-	       li->owner_dead ? "true" : "false", li->not_recoverable ? "true" : "false",
-	       lock_state_word(li));
+	       owner_died(s, li) ? "true" : "false", li->not_recoverable ? "true" : "false",
+	       lock_state_word(s, li));
 }
 
 static void json_print(const struct snapshot *s, const char *region)
@@ -286,7 +361,7 @@ static void json_print(const struct snapshot *s, const char *region)
 	printf("%s],\n  \"locks\": [", s->nslots ? "\n  " : "");
 	for (unsigned i = 0; i < s->nlocks; i++) {
 		printf("%s\n", i ? "," : "");
-		json_lock(&s->locks[i]);
+		json_lock(s, &s->locks[i]);
 	}
 	printf("%s]\n}\n", s->nlocks ? "\n  " : "");
 }
@@ -296,17 +371,19 @@ static void json_print(const struct snapshot *s, const char *region)
 int cmd_status(struct cli *c, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_opt opts[] = { { "json", NULL, &json }, { NULL, NULL, NULL } };
+	const struct cli_opt opts[] = { { "json", 'j', NULL, &json }, { NULL, 0, NULL, NULL } };
 	struct snapshot snap;
 	struct cli_args a;
 	bakery_t *b;
 	int err;
 
-	if ((err = cli_parse(c, argc, argv, opts, 1, false, &a)))
+	if ((err = cli_parse(c, argc, argv, opts, NULL, 1, false, &a)))
 		return err < 0 ? 0 : err;
-	cli_set_what(c, a.pos[0], NULL);
-	/* NORECOVER: show dead slots as they are; `bakery recover` clears them */
-	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER, NULL, &b)))
+	if ((err = cli_region_arg(c, a.pos[0])))
+		return err;
+	/* read-only: show dead slots as they are (`bakery recover` clears
+	 * them), and read permission on the region is enough */
+	if ((err = cli_open(c, a.pos[0], BAKERY_RDONLY, NULL, &b)))
 		return err;
 	err = snapshot_take(b, &snap);
 	bakery_close(b);

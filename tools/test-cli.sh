@@ -2,7 +2,9 @@
 # test-cli.sh - `make check` for the bakery tool (docs/bakery.1): every
 # subcommand's error path, `status --json` parsed by a JSON parser, `run`
 # passing on the command's status and holding the lock while the command
-# runs, the owner-died hand-over, and `recover`.
+# runs, the wrapper and its command living and dying together, the
+# owner-died hand-over (also after a failed repair), `reset`, `recover`,
+# flock(1)'s options and `run --file`.
 #
 # Uses jq or python3 to parse JSON; exits 77 (skipped) if neither is there.
 set -u
@@ -10,7 +12,9 @@ set -u
 build=${top_builddir:-.}
 src=${top_srcdir:-.}
 bakery=$build/tools/bakery
+unrepaired=$build/tools/test-unrepaired
 region=/bakery-cli-test-$$
+fresh=/bakery-cli-fresh-$$
 junk=bakery-cli-junk-$$
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bakery-cli-test.XXXXXX")
 failures=0
@@ -24,7 +28,12 @@ cleanup() {
 		kill -9 "$(cat "$tmp/cmd.pid")" 2>/dev/null
 	fi
 	"$bakery" unlink "$region" 2>/dev/null
+	"$bakery" unlink "$fresh" 2>/dev/null
+	if [ -n "${file_region:-}" ]; then
+		"$bakery" unlink "$file_region" 2>/dev/null
+	fi
 	rm -f "/dev/shm/$junk"
+	rmdir "/dev/shm/$junk.d" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -89,6 +98,20 @@ status_json() {
 	json "$1" <"$tmp/json"
 }
 
+# lock_json NAME FIELD: FIELD of the lock called NAME in `status --json`.
+lock_json() {
+	n=$(status_json '.locks | length')
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		if [ "$(json ".locks[$i].name" <"$tmp/json")" = "$1" ]; then
+			json ".locks[$i].$2" <"$tmp/json"
+			return
+		fi
+		i=$((i + 1))
+	done
+	echo "no lock $1"
+}
+
 # Start `bakery run REGION LOCK` with a command that holds the lock until
 # $tmp/release exists; returns once the command runs.  Pid in $holder.
 hold() {
@@ -110,7 +133,7 @@ kill_holder() {
 	wait "$holder" 2>/dev/null
 	holder=
 	if [ -s "$tmp/cmd.pid" ]; then
-		kill "$(cat "$tmp/cmd.pid")"
+		kill "$(cat "$tmp/cmd.pid")" 2>/dev/null
 		rm -f "$tmp/cmd.pid"
 	fi
 }
@@ -123,6 +146,16 @@ test_usage_errors() {
 	error 2 "$bakery" create "$region" --locks 5000
 	error 2 "$bakery" create "$region" --mode 0999
 	error 2 "$bakery" create "$region" extra
+	# bad names are bad arguments too, like bad numbers
+	error 2 "$bakery" create ''
+	same "empty name" "$(cut -d'(' -f1 "$tmp/err")" "bakery: create: empty region name "
+	error 2 "$bakery" create "bad/name"
+	error 2 "$bakery" status "$(printf 'x%.0s' $(seq 1 250))"
+	# modes within 0666 only: no setuid, setgid, sticky or execute bits
+	for mode in 04777 07777 02660 01666 0700 0777; do
+		error 2 "$bakery" create "$fresh" --mode "$mode"
+	done
+	error 1 "$bakery" status "$fresh"       # and nothing was created
 	error 2 "$bakery" status
 	error 2 "$bakery" status "$region" --bogus
 	error 2 "$bakery" recover
@@ -133,6 +166,12 @@ test_usage_errors() {
 	error 125 "$bakery" run "$region" lock --algo nonesuch -- true
 	error 125 "$bakery" run "$region" lock --timeout -1 -- true
 	error 125 "$bakery" run "$region" lock --timeout soon -- true
+	error 125 "$bakery" run -n -w 1 "$region" lock -- true
+	error 125 "$bakery" run -E 256 "$region" lock -- true
+	error 125 "$bakery" run -c 'true' "$region" lock extra
+	error 125 "$bakery" run -x "$region" lock -- true
+	error 125 "$bakery" run "$region" lock -w
+	error 125 "$bakery" run "$region" lock --file "$tmp/f" -- true
 }
 
 test_missing_region() {
@@ -140,23 +179,28 @@ test_missing_region() {
 	same "message" "$(cat "$tmp/err")" "bakery: status $region: no such region"
 	error 1 "$bakery" recover "$region"
 	error 1 "$bakery" unlink "$region"
-	error 1 "$bakery" create "bad/name"
-	error 1 "$bakery" status "$(printf 'x%.0s' $(seq 1 250))"
+	if [ -d /dev/shm ]; then
+		mkdir "/dev/shm/$junk.d"
+		error 1 "$bakery" status "/$junk.d"
+		same "directory" "$(cat "$tmp/err")" \
+			"bakery: status /$junk.d: a directory in /dev/shm/, not a region"
+		rmdir "/dev/shm/$junk.d"
+	fi
 }
 
 test_create_and_json() {
-	run 0 "$bakery" create "$region" --slots 8 --locks 6 --mode 0640
+	run 0 "$bakery" create "$region" --slots 8 --locks 16 --mode 0640
 	error 1 "$bakery" create "$region"
 	same "create twice" "$(cat "$tmp/err")" "bakery: create $region: region exists"
 	same "region" "$(status_json .region)" "$region"
 	same "slots_capacity" "$(status_json .slots_capacity)" 8
-	same "locks_capacity" "$(status_json .locks_capacity)" 6
+	same "locks_capacity" "$(status_json .locks_capacity)" 16
 	same "mode" "$(status_json .mode)" 0640
 	same "creator_pid > 0" "$(status_json .creator_pid | grep -c '^[1-9]')" 1
 	same "slots" "$(status_json '.slots | length')" 0
 	same "locks" "$(status_json '.locks | length')" 0
 	run 0 "$bakery" status "$region"
-	grep -q "^slots: 0 of 8 in use; locks: 0 of 6 in use" "$tmp/out" ||
+	grep -q "^slots: 0 of 8 in use; locks: 0 of 16 in use" "$tmp/out" ||
 		fail "status table: $(cat "$tmp/out")"
 	if [ -w /dev/full ]; then
 		"$bakery" status "$region" >/dev/full 2>/dev/null && fail "status >/dev/full succeeded"
@@ -168,12 +212,15 @@ test_run_status() {
 	run 0 "$bakery" run "$region" jobs true
 	same "command output" "$("$bakery" run "$region" jobs echo hi)" hi
 	run 143 "$bakery" run "$region" jobs -- sh -c 'kill -TERM $$'
+	# a command that died of a signal: the next holder is told
+	run 0 "$bakery" run "$region" jobs -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
+	same "after a command's death by signal" "$(cat "$tmp/out")" "owner_dead=1"
 	error 127 "$bakery" run "$region" jobs -- /nonexistent/command
 	error 126 "$bakery" run "$region" jobs -- /dev/null
 	error 125 "$bakery" run "$region" 'bad/lock' -- true
 	run 0 "$bakery" run "$region" 'we"ird\name' -- true
 	error 125 "$bakery" run "$region" jobs --algo jayanti -- true
-	same "acquisitions" "$(status_json .locks[0].acquisitions)" 6
+	same "acquisitions" "$(status_json .locks[0].acquisitions)" 7
 	same "lock name" "$(status_json .locks[0].name)" jobs
 	same "escaped lock name" "$(status_json .locks[1].name)" 'we"ird\name'
 	run 0 "$bakery" run "$region" jay --algo jayanti -- true
@@ -193,17 +240,21 @@ test_run_holds_lock() {
 	wait "$holder" || fail "the holding bakery run exited $?"
 	holder=
 
-	# SIGTERM to bakery run ends the command; the lock is released cleanly
+	# SIGTERM to bakery run is passed on and ends the command, which dies
+	# of it inside its critical section: the lock is left owner-died
 	hold held
 	kill -TERM "$holder"
 	wait "$holder"
 	same "status after SIGTERM" "$?" 143
 	holder=
 	kill -0 "$(cat "$tmp/cmd.pid")" 2>/dev/null && fail "the command outlived SIGTERM"
-	same "no owner death" "$(status_json .locks[3].owner_deaths)" 0
-	same "released" "$(status_json .locks[3].holder)" null
+	same "owner died, told before any recovery" "$(status_json .locks[3].state)" owner-died
 	run 0 "$bakery" run --timeout 0.2 "$region" held -- touch "$tmp/ran"
 	[ -e "$tmp/ran" ] || fail "the command did not run once the lock was free"
+	grep -q "BAKERY_OWNER_DEAD=1" "$tmp/err" || fail "not told of the death: $(cat "$tmp/err")"
+	same "owner deaths" "$(status_json .locks[3].owner_deaths)" 1
+	same "released" "$(status_json .locks[3].holder)" null
+	same "repaired" "$(status_json .locks[3].state)" ok
 	same "aborts" "$(status_json .locks[3].aborts)" 2
 	same "acquisitions" "$(status_json .locks[3].acquisitions)" 3
 }
@@ -227,16 +278,264 @@ test_owner_died() {
 	run 0 "$bakery" recover "$region"
 	same "recover" "$(cat "$tmp/out")" "1 slot reclaimed"
 	same "owner died" "$(status_json .locks[4].state)" owner-died
-	run 3 "$bakery" run "$region" dies -- sh -c 'exit 3'
-	error 125 "$bakery" run "$region" dies -- true
-	same "not recoverable" "$(status_json .locks[4].state)" not-recoverable
 	run 0 "$bakery" recover "$region"
 	same "recover again" "$(cat "$tmp/out")" "0 slots reclaimed"
+	run 0 "$bakery" run "$region" dies -- true
+	same "repaired" "$(status_json .locks[4].state)" ok
+}
+
+# Killing the wrapper, with any signal, must not let a second job in while
+# the first job's command still runs.  The command appends to a file every
+# 50 ms; the next job checks that nothing is appended while it holds the
+# lock (an occupancy check independent of the library).
+# Is process $1 running (not gone, not a zombie waiting for its reaper)?
+running() {
+	state=$(sed -n 's/^[0-9]* (.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
+# shellcheck disable=SC2016
+tick_hold() {
+	rm -f "$tmp/held" "$tmp/cmd.pid" "$tmp/ticks"
+	"$bakery" run "$region" "$1" -- sh -c "echo \$\$ >'$tmp/cmd.pid'; touch '$tmp/held';
+		while :; do echo t >>'$tmp/ticks'; sleep 0.05; done" 2>"$tmp/hold.err" &
+	holder=$!
+	n=0
+	while [ ! -e "$tmp/held" ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	[ -e "$tmp/held" ] || fail "bakery run never started its command"
+}
+
+# shellcheck disable=SC2016
+tick_check() {
+	run 0 "$bakery" run "$region" "$1" -- sh -c "a=\$(wc -l <'$tmp/ticks'); sleep 0.5;
+		b=\$(wc -l <'$tmp/ticks'); echo \"\${BAKERY_OWNER_DEAD:-0} \$a \$b\""
+	# a command that outlived its wrapper would tick on for ever
+	if running "$(cat "$tmp/cmd.pid")"; then
+		fail "$2: the command outlived its wrapper"
+		kill -9 "$(cat "$tmp/cmd.pid")"
+	fi
+	read -r told before after <"$tmp/out"
+	same "$2: next job told the owner died" "$told" 1
+	[ "$before" = "$after" ] ||
+		fail "$2: the first job's command ran on inside the next job's lock"
+}
+
+test_wrapper_dies() {
+	for sig in KILL USR1 ALRM TERM; do
+		tick_hold "wrapped"
+		kill -"$sig" "$holder"
+		wait "$holder"
+		got=$?
+		holder=
+		if [ "$sig" != KILL ]; then
+			# passed on: the wrapper ends with its command, of that signal
+			same "wrapper status after SIG$sig" "$(kill -l "$got")" "$sig"
+			grep -q "died of signal" "$tmp/hold.err" || fail "SIG$sig: $(cat "$tmp/hold.err")"
+		fi
+		tick_check "wrapped" "SIG$sig"
+	done
+}
+
+# The command, not the wrapper, dies of a signal inside the lock: the lock
+# is owner-died at once (status, without recovery), and the next job told.
+test_command_killed() {
+	hold killed
+	kill -9 "$(cat "$tmp/cmd.pid")"
+	wait "$holder"
+	same "wrapper status" "$?" 137
+	holder=
+	same "state after the command's death" "$(lock_json killed state)" owner-died
+	same "owner_dead" "$(lock_json killed owner_dead)" true
+	run 0 "$bakery" run "$region" killed -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
+	same "next job" "$(cat "$tmp/out")" "owner_dead=1"
+}
+
+# A failed repair (a job told the owner died exits non-zero) passes the
+# owner-died state on; it never makes the lock unusable.
+test_failed_repair() {
+	hold repair
+	kill_holder
+	run 3 "$bakery" run "$region" repair -- sh -c 'exit 3'
+	grep -q "lock left owner-died" "$tmp/err" || fail "failed repair: $(cat "$tmp/err")"
+	same "still owner-died" "$(lock_json repair state)" owner-died
+	run 0 "$bakery" run "$region" repair -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
+	same "told again" "$(cat "$tmp/out")" "owner_dead=1"
+	run 0 "$bakery" run "$region" repair -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
+	same "repaired" "$(cat "$tmp/out")" "owner_dead="
+	same "state" "$(lock_json repair state)" ok
+}
+
+# A lock a library user left not recoverable: `bakery reset` makes it
+# usable again, the next job being told the owner died.
+test_reset() {
+	hold unrepaired
+	kill_holder
+	run 0 "$unrepaired" "$region" unrepaired
+	same "not recoverable" "$(lock_json unrepaired state)" not-recoverable
+	error 125 "$bakery" run "$region" unrepaired -- true
+	grep -q "bakery reset" "$tmp/err" || fail "no hint of reset: $(cat "$tmp/err")"
+	run 0 "$bakery" reset "$region" unrepaired
+	same "after reset" "$(lock_json unrepaired state)" owner-died
+	run 0 "$bakery" run "$region" unrepaired -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
+	same "next job" "$(cat "$tmp/out")" "owner_dead=1"
+	same "usable" "$(lock_json unrepaired state)" ok
+	error 1 "$bakery" reset "$region" unrepaired
+	same "nothing to reset" "$(cat "$tmp/err")" \
+		"bakery: reset $region unrepaired: the lock is not in the not-recoverable state; nothing to reset"
+	error 1 "$bakery" reset "$region" nonesuch
+	error 2 "$bakery" reset "$region"
+	error 1 "$bakery" reset "$fresh" lock
+}
+
+# A run refused for its arguments creates nothing.
+test_refused_run_creates_nothing() {
+	error 125 "$bakery" run "$fresh" 'bad/lock' -- true
+	error 125 "$bakery" run "$fresh" "$(printf 'x%.0s' $(seq 1 64))" -- true
+	error 125 "$bakery" run "$fresh" lock --algo nonesuch -- true
+	error 1 "$bakery" status "$fresh"
+	same "refused runs" "$(cat "$tmp/err")" "bakery: status $fresh: no such region"
+}
+
+# flock(1)'s options: -n, -w, -E, -c, short options, and --file.
+# shellcheck disable=SC2016
+test_flock_options() {
+	rm -f "$tmp/ran"
+	hold busy
+	error 75 "$bakery" run -n "$region" busy -- touch "$tmp/ran"
+	same "nonblock message" "$(cat "$tmp/err")" "bakery: run $region busy: lock is busy (--nonblock)"
+	error 9 "$bakery" run -n -E 9 "$region" busy -- touch "$tmp/ran"
+	error 75 "$bakery" run -w 0.2 "$region" busy -- touch "$tmp/ran"
+	same "timeout message" "$(cat "$tmp/err")" \
+		"bakery: run $region busy: lock not acquired: timed out after 0.2 s of waiting"
+	error 4 "$bakery" run --wait=0.1 --conflict-exit-code=4 "$region" busy true
+	[ -e "$tmp/ran" ] && fail "a command ran while another held its lock"
+	same "holder pid" "$(lock_json busy holder_pid)" "$holder"
+	same "holder command" "$(lock_json busy holder_command)" bakery
+	run 0 "$bakery" status "$region"
+	grep -q "^busy .* $holder bakery " "$tmp/out" || fail "HOLDER column: $(cat "$tmp/out")"
+	touch "$tmp/release"
+	wait "$holder" || fail "the holding bakery run exited $?"
+	holder=
+	run 3 "$bakery" run -c 'echo "$((1 + 2))"; exit 3' "$region" busy
+	same "-c output" "$(cat "$tmp/out")" 3
+	run 0 "$bakery" run -a jayanti "$region" short -- true
+	same "-a" "$(lock_json short algorithm)" jayanti
+
+	# --file: the region is named after the file, whatever the path to it
+	mkdir "$tmp/d"
+	run 0 "$bakery" run --file "$tmp/d/lockfile" -- true
+	[ -e "$tmp/d/lockfile" ] || fail "--file did not create the file"
+	ln -s "$tmp/d/lockfile" "$tmp/link"
+	rm -f "$tmp/held" "$tmp/release"
+	"$bakery" run -F "$tmp/d/lockfile" sh -c "touch '$tmp/held';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
+	holder=$!
+	n=0
+	while [ ! -e "$tmp/held" ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	error 75 "$bakery" run -n --file "$tmp/link" -- true
+	file_region=$(sed -n 's/^bakery: run \([^ ]*\) file: .*/\1/p' "$tmp/err")
+	touch "$tmp/release"
+	wait "$holder" || fail "the --file holder exited $?"
+	holder=
+	run 0 "$bakery" run -n --file "$tmp/link" -- true
+	case $file_region in
+	/bakery-file-*) ;;
+	*) fail "--file region: '$file_region'" ;;
+	esac
+}
+
+# `status` and `list` need read permission only: a monitoring user reads
+# a 0644 region; `list` shows every region the caller can read.
+test_readers() {
+	run 0 "$bakery" create "$fresh" --mode 0644
+	run 0 "$bakery" list
+	grep -q "^$region  *0640 " "$tmp/out" || fail "list: no $region: $(cat "$tmp/out")"
+	grep -q "^$fresh  *0644 " "$tmp/out" || fail "list: no $fresh: $(cat "$tmp/out")"
+	"$bakery" list --json >"$tmp/list.json" || fail "list --json exited $?"
+	n=$(json '. | length' <"$tmp/list.json")
+	i=0
+	found=
+	while [ "$i" -lt "$n" ]; do
+		if [ "$(json ".[$i].region" <"$tmp/list.json")" = "$region" ]; then
+			found=$(json ".[$i].locks_used" <"$tmp/list.json")
+		fi
+		i=$((i + 1))
+	done
+	same "list --json: locks of $region" "$found" "$(status_json .locks_used)"
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+		as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+		run 0 $as_nobody "$bakery" status "$fresh"
+		grep -q "mode 0644" "$tmp/out" || fail "status as another user: $(cat "$tmp/out")"
+		run 0 $as_nobody "$bakery" list
+		grep -q "^$fresh " "$tmp/out" || fail "list as another user: $(cat "$tmp/out")"
+		grep -q "^$region " "$tmp/out" && fail "list shows a region the user cannot read"
+	fi
+	run 0 "$bakery" unlink "$fresh"
+}
+
+# A region that `bakery run` creates has room for more concurrent jobs than
+# the library's default 64 slots: 70 jobs queue behind a holder, and all
+# of them run once it lets go.
+test_run_room() {
+	rm -f "$tmp/held" "$tmp/release"
+	"$bakery" run "$fresh" queue -- sh -c "touch '$tmp/held';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
+	first=$!
+	n=0
+	while [ ! -e "$tmp/held" ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	pids=
+	for i in $(seq 70); do
+		"$bakery" run "$fresh" queue -- true 2>>"$tmp/queue.err" &
+		pids="$pids $!"
+	done
+	n=0
+	waiters=0
+	while [ "$waiters" != 70 ] && [ "$n" -lt 600 ]; do
+		sleep 0.1
+		waiters=$("$bakery" status "$fresh" --json | json '.locks[0].waiters')
+		n=$((n + 1))
+	done
+	touch "$tmp/release"
+	failed=0
+	for p in $first $pids; do
+		wait "$p" || failed=$((failed + 1))
+	done
+	same "jobs queued at once" "$waiters" 70
+	same "jobs that failed" "$failed" 0
+	run 0 "$bakery" unlink "$fresh"
+}
+
+# The bash completion offers every subcommand and run's options.
+test_completion() {
+	command -v bash >/dev/null 2>&1 || return 0
+	completion=${top_srcdir:-.}/tools/bakery.bash-completion
+	# shellcheck disable=SC2016
+	complete_words() {
+		bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
+			_bakery; printf "%s\n" "${COMPREPLY[@]}"' bash "$completion" "$@"
+	}
+	offered=$(complete_words bakery "")
+	for sub in create status list recover reset unlink run; do
+		printf '%s\n' "$offered" | grep -qx "$sub" || fail "completion: no '$sub'"
+	done
+	offered=$(complete_words bakery run --n)
+	same "completion of run --n" "$offered" "--nonblock"
+	offered=$(complete_words bakery run --algo j)
+	same "completion of --algo" "$offered" "jayanti"
 }
 
 test_help_and_unlink() {
 	run 0 "$bakery" --help
-	for sub in create status recover unlink run; do
+	for sub in create status list recover reset unlink run; do
 		grep -q "bakery $sub" "$tmp/out" || fail "--help does not mention $sub"
 	done
 	run 0 "$bakery" help
@@ -265,6 +564,15 @@ test_create_and_json
 test_run_status
 test_run_holds_lock
 test_owner_died
+test_wrapper_dies
+test_command_killed
+test_failed_repair
+test_reset
+test_refused_run_creates_nothing
+test_flock_options
+test_readers
+test_run_room
+test_completion
 test_help_and_unlink
 
 if [ "$failures" -ne 0 ]; then

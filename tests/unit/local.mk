@@ -15,6 +15,9 @@ unit_tests = \
 	tests/unit/test_timed \
 	tests/unit/test_errors \
 	tests/unit/test_owner_dead \
+	tests/unit/test_lock_reset \
+	tests/unit/test_rdonly \
+	tests/unit/test_lock_lookup \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_guard \
@@ -77,6 +80,21 @@ tests_unit_test_owner_dead_SOURCES = tests/unit/test_owner_dead.c $(unit_helpers
 tests_unit_test_owner_dead_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_owner_dead_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_owner_dead_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_lock_reset_SOURCES = tests/unit/test_lock_reset.c $(unit_helpers)
+tests_unit_test_lock_reset_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_lock_reset_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_lock_reset_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_rdonly_SOURCES = tests/unit/test_rdonly.c $(unit_helpers)
+tests_unit_test_rdonly_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_rdonly_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_rdonly_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_lock_lookup_SOURCES = tests/unit/test_lock_lookup.c $(unit_helpers)
+tests_unit_test_lock_lookup_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_lock_lookup_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_lock_lookup_LDADD = $(bakery_test_ldadd)
 
 tests_unit_bug_trylock_dead_SOURCES = tests/unit/bug-trylock-dead.c $(unit_helpers)
 tests_unit_bug_trylock_dead_CPPFLAGS = $(bakery_test_cppflags)

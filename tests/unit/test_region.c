@@ -177,6 +177,11 @@ START_TEST(config_out_of_range)
 		{ .locks = BAKERY_MAX_LOCKS + 1 },
 		{ .mode = 010000 },
 		{ .mode = 0600 | 0100000 },
+		/* outside 0666: a setuid, setgid, sticky or executable region */
+		{ .mode = 04777 },
+		{ .mode = 02660 },
+		{ .mode = 01666 },
+		{ .mode = 0700 },
 	};
 	char name[UNIT_NAME_SIZE];
 	bakery_t *b = NULL;
@@ -236,7 +241,7 @@ static mode_t created_mode(mode_t mode, mode_t *reported)
 
 START_TEST(mode_default_and_exact)
 {
-	static const mode_t modes[] = { 0640, 0666, 0604, 0660, 0700 };
+	static const mode_t modes[] = { 0640, 0666, 0604, 0660, 0400 };
 	mode_t reported;
 
 	umask(022);     /* the mode is applied exactly, whatever the umask */

@@ -1,0 +1,133 @@
+/*
+ * list.c - `bakery list [--json]`: every region in the shm directory that
+ * the caller may read (lslocks' system-wide view), one line each: its
+ * mode and owner, slots and locks in use, locks held and locks whose
+ * holder died.  Objects that are not regions, or that the caller may not
+ * read, are left out.  Regions are opened read-only (BAKERY_RDONLY): the
+ * list changes nothing, and read permission is enough.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+struct region_row {
+	char name[BAKERY_REGION_NAME_MAX + 2];
+	struct bakery_region_info info;
+	uid_t uid;
+	unsigned held, owner_died;
+};
+
+/* Is the holder of lock LI proven dead (or the lock marked owner-died)? */
+static bool holder_dead(bakery_t *b, const struct bakery_lock_info *li)
+{
+	struct bakery_slot_info si;
+
+	if (li->owner_dead)
+		return true;
+	return li->holder >= 0 && bakery_slot_info(b, (unsigned)li->holder, &si) == 0 &&
+	       si.alive == 0;
+}
+
+static void count_locks(bakery_t *b, struct region_row *r)
+{
+	struct bakery_lock_info li;
+
+	for (unsigned i = 0; i < r->info.locks; i++) {
+		if (bakery_lock_info(b, i, &li))
+			continue;
+		r->held += li.holder >= 0;
+		r->owner_died += holder_dead(b, &li);
+	}
+}
+
+/* The region NAME (a directory entry), if it is one the caller may read. */
+static bool row_read(const char *name, struct region_row *r)
+{
+	char path[sizeof(CLI_SHM_DIR) + 256];
+	struct stat st;
+	bakery_t *b;
+
+	snprintf(path, sizeof(path), CLI_SHM_DIR "%s", name);
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || strlen(name) > BAKERY_REGION_NAME_MAX)
+		return false;
+	if (bakery_open(name, BAKERY_RDONLY, NULL, &b))
+		return false;
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "/%s", name);
+	r->uid = st.st_uid;
+	if (bakery_region_info(b, &r->info) == 0)
+		count_locks(b, r);
+	bakery_close(b);
+	return true;
+}
+
+static void row_print(const struct region_row *r)
+{
+	char slots[32], locks[32];
+
+	snprintf(slots, sizeof(slots), "%u/%u", r->info.slots_used, r->info.slots);
+	snprintf(locks, sizeof(locks), "%u/%u", r->info.locks_used, r->info.locks);
+	printf("%-30s %04o %6lu %9s %9s %5u %10u\n", r->name, (unsigned)r->info.mode,
+	       (unsigned long)r->uid, slots, locks, r->held, r->owner_died);
+}
+
+static void row_json(const struct region_row *r, bool first)
+{
+	/* region names are printable ASCII without '/' (bakery_open's rule),
+	 * but '"' and '\\' may be in them */
+	printf("%s\n  {\"region\": \"", first ? "" : ",");
+	for (const char *p = r->name; *p; p++)
+		printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+	printf("\", \"mode\": \"%04o\", \"uid\": %lu, \"slots_used\": %u, \"slots_capacity\": %u, ",
+	       (unsigned)r->info.mode, (unsigned long)r->uid, r->info.slots_used, r->info.slots);
+	printf("\"locks_used\": %u, \"locks_capacity\": %u, \"held\": %u, \"owner_died\": %u}",
+	       r->info.locks_used, r->info.locks, r->held, r->owner_died);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+int cmd_list(struct cli *c, int argc, char **argv)
+{
+	bool json = false;
+	const struct cli_opt opts[] = { { "json", 'j', NULL, &json }, { NULL, 0, NULL, NULL } };
+	struct dirent **names;
+	struct region_row r;
+	struct cli_args a;
+	unsigned shown = 0;
+	int err, n;
+
+	if ((err = cli_parse(c, argc, argv, opts, NULL, 0, false, &a)))
+		return err < 0 ? 0 : err;
+	n = scandir(CLI_SHM_DIR, &names, NULL, by_name);
+	if (n < 0)
+		return cli_fail(c, "%s: %s", CLI_SHM_DIR, strerror(errno));
+	if (json)
+		printf("[");
+	else
+		printf("%-30s %4s %6s %9s %9s %5s %10s\n", "REGION", "MODE", "UID", "SLOTS",
+		       "LOCKS", "HELD", "OWNER-DIED");
+	for (int i = 0; i < n; i++) {
+		if (names[i]->d_name[0] != '.' && row_read(names[i]->d_name, &r)) {
+			if (json)
+				row_json(&r, shown == 0);
+			else
+				row_print(&r);
+			shown++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (json)
+		printf("%s]\n", shown ? "\n" : "");
+	return 0;
+}

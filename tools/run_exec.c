@@ -1,0 +1,136 @@
+/*
+ * run_exec.c - `bakery run`'s command: started as a child of the main
+ * thread, tied to the wrapper's life with PR_SET_PDEATHSIG, sent every
+ * signal the wrapper is sent, and waited for.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run.h"
+
+static volatile sig_atomic_t child_pid;
+static pid_t wrapper_pid;
+
+/* Signals a fault raises in the thread that faulted: forwarding them would
+ * loop on the fault (and the library's SIGBUS guard needs its own). */
+static bool raised_by_faults(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+	       sig == SIGTRAP || sig == SIGSYS;
+}
+
+static bool forwardable(int sig)
+{
+	if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || raised_by_faults(sig))
+		return false;
+	/* glibc keeps the two below SIGRTMIN for itself */
+	return sig < 32 || (sig >= SIGRTMIN && sig <= SIGRTMAX);
+}
+
+void run_forwarded_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (forwardable(sig))
+			sigaddset(set, sig);
+}
+
+static void forward(int sig, siginfo_t *info, void *ctx)
+{
+	(void)ctx;
+	/* A signal from the terminal (si_code > 0) reached the command already
+	 * (same process group); one a process sent to us is passed on, unless
+	 * we raised it ourselves (SIGPIPE of our own write). */
+	if (child_pid > 0 && info->si_code <= 0 && info->si_pid != wrapper_pid)
+		kill((pid_t)child_pid, sig);
+}
+
+/* Catch every forwarded signal, held back until child_pid is known. */
+static void forwarding_start(sigset_t *old)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	run_forwarded_set(&set);
+	sigprocmask(SIG_BLOCK, &set, old);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&set, sig))
+			sigaction(sig, &sa, NULL);
+}
+
+static void child_exec(const struct run_opts *o, pid_t parent, const sigset_t *mask)
+{
+	sigset_t set;
+	int e;
+
+	run_forwarded_set(&set);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&set, sig))
+			signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* die with the wrapper; if it died before this took effect, we were
+	 * reparented already and must not run at all */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(EXIT_RUN_FAIL);
+	execvp(o->argv[0], o->argv);
+	e = errno;
+	fprintf(stderr, "bakery: run: %s: %s\n", o->argv[0], strerror(e));
+	_exit(e == ENOENT ? EXIT_RUN_NOTFOUND : EXIT_RUN_NOEXEC);
+}
+
+/* The shell's convention: the exit status, or 128 + the signal's number. */
+static int status_code(int status, bool *signaled)
+{
+	*signaled = WIFSIGNALED(status);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_RUN_FAIL;
+}
+
+int run_exec(struct cli *c, const struct run_opts *o, bool owner_dead, bool *signaled)
+{
+	sigset_t old;
+	int status;
+	pid_t pid, r;
+
+	*signaled = false;
+	/* the environment is set here, not in the child: between fork and
+	 * exec a child of a threaded process may call only async-signal-safe
+	 * functions, which setenv is not */
+	if (owner_dead)
+		setenv(OWNER_DEAD_ENV, "1", 1);
+	else
+		unsetenv(OWNER_DEAD_ENV);      /* not inherited from an outer run */
+	fflush(NULL);
+	wrapper_pid = getpid();
+	forwarding_start(&old);
+	pid = fork();
+	if (pid == 0)
+		child_exec(o, wrapper_pid, &old);
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return cli_fail(c, "cannot start a process: %s", strerror(errno));
+	}
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	do
+		r = waitpid(pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+	/* the forwarded signals stay caught: until the lock is given up the
+	 * wrapper must not die of one */
+	child_pid = 0;
+	return r < 0 ? cli_fail(c, "waiting for the command: %s", strerror(errno))
+	             : status_code(status, signaled);
+}
