@@ -21,10 +21,39 @@ def _algo_word(algo: int) -> str:
     return name.decode("ascii") if name and algo != _native.ALGO_DEFAULT else "unknown"
 
 
-def _lock_state(li: _native.LockInfo) -> str:
+def _owner_died(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> bool:
+    # the flag a recoverer set, or a holder whose death the kernel has
+    # already proven (its token reads as dead: alive == 0), as the tool says
+    return bool(li.owner_dead) or (holder is not None and holder.alive == 0)
+
+
+def _lock_state(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> str:
     if li.not_recoverable:
         return "not-recoverable"
-    return "owner-died" if li.owner_dead else "ok"
+    return "owner-died" if _owner_died(li, holder) else "ok"
+
+
+def _proc_start_time(pid: int) -> int:
+    """Field 22 of /proc/PID/stat (0 if it cannot be read)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            raw = f.read()
+        # the command name (field 2) may hold spaces and ')': skip past the last
+        return int(raw[raw.rindex(b")") + 1:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _command_name(si: _native.SlotInfo) -> str:
+    """The holder's command name, or "?" when the pid is not (or no longer)
+    the slot owner's process."""
+    if si.pid <= 0 or _proc_start_time(si.pid) != si.start_time:
+        return "?"
+    try:
+        with open("/proc/%d/comm" % si.pid, "rb") as f:
+            return f.read().decode("utf-8", "replace").split("\n")[0]
+    except OSError:
+        return "?"
 
 
 def _name(raw: bytes) -> str:
@@ -33,15 +62,27 @@ def _name(raw: bytes) -> str:
     return raw.decode("latin-1")
 
 
-def _lock_dict(li: _native.LockInfo) -> Dict[str, Any]:
+def _holder_slot(pointer: int, li: _native.LockInfo) -> Optional[_native.SlotInfo]:
+    if li.holder < 0:
+        return None
+    si = _native.SlotInfo()
+    if lib.bakery_slot_info(pointer, li.holder, ctypes.byref(si)):
+        return None
+    return si if si.state != _native.SLOT_FREE else None
+
+
+def _lock_dict(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> Dict[str, Any]:
     return {
         "index": li.index, "name": _name(li.name), "algorithm": _algo_word(li.algo),
         "holder": li.holder if li.holder >= 0 else None,
+        "holder_pid": holder.pid if holder is not None else None,
+        "holder_command": _command_name(holder) if holder is not None else None,
         "waiters": li.waiters, "participants": li.participants,
         "acquisitions": li.acquisitions, "recoveries": li.recoveries,
         "owner_deaths": li.owner_deaths, "aborts": li.aborts,
-        "owner_dead": bool(li.owner_dead), "not_recoverable": bool(li.not_recoverable),
-        "state": _lock_state(li),
+        "owner_dead": _owner_died(li, holder),
+        "not_recoverable": bool(li.not_recoverable),
+        "state": _lock_state(li, holder),
     }
 
 
@@ -63,7 +104,7 @@ def lock_info(pointer: int, index: int, what: str) -> Dict[str, Any]:
     err = lib.bakery_lock_info(pointer, index, ctypes.byref(li))
     if err:
         raise make_error(err, what)
-    return _lock_dict(li)
+    return _lock_dict(li, _holder_slot(pointer, li))
 
 
 def _locks(pointer: int, capacity: int, what: str) -> List[Dict[str, Any]]:
@@ -75,7 +116,7 @@ def _locks(pointer: int, capacity: int, what: str) -> List[Dict[str, Any]]:
             continue
         if err:
             raise make_error(err, what)
-        out.append(_lock_dict(li))
+        out.append(_lock_dict(li, _holder_slot(pointer, li)))
     return out
 
 
