@@ -3,7 +3,7 @@
  * parts.  Never installed.
  *
  * Region layout (every offset and size is recomputed from nslots/nlocks by
- * layout_compute() and compared with the header before anything is trusted):
+ * bakery__layout_compute() and compared with the header before anything is trusted):
  *
  *   header              one page
  *   slot table          nslots x struct bakery_shm_slot   (one cache line pair each)
@@ -179,8 +179,8 @@ static inline uint64_t token_offset(uint64_t tokens_off, uint32_t page, unsigned
 	       8u * (i % TOKENS_PER_PAGE);
 }
 
-BAKERY_HIDDEN int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out);
-BAKERY_HIDDEN uint64_t layout_hash(const struct bakery_shm_header *h);
+BAKERY_HIDDEN int bakery__layout_compute(unsigned nslots, unsigned nlocks, struct layout *out);
+BAKERY_HIDDEN uint64_t bakery__layout_hash(const struct bakery_shm_header *h);
 
 /* --------------------------------------------------- process-local side -- */
 
@@ -242,7 +242,7 @@ static inline unsigned slots_bound(struct bakery *b)
 
 /* ------------------------------------------------------------- regions -- */
 
-BAKERY_HIDDEN int name_check(const char *name, size_t max);
+BAKERY_HIDDEN int bakery__name_check(const char *name, size_t max);
 
 /* Has the object been cut short under this process (guard.c)? */
 static inline bool region_lost(struct bakery *b)
@@ -274,29 +274,29 @@ static inline uint32_t *token_word(struct bakery *b, unsigned i)
 }
 
 /* Can this process hold tokens (64-bit glibc robust-list ABI)?  0 or ENOTSUP. */
-BAKERY_HIDDEN int token_abi_check(uint32_t page_size);
+BAKERY_HIDDEN int bakery__token_abi_check(uint32_t page_size);
 /* Take token I unless a live thread holds it: 0 (it was free), EOWNERDEAD
  * (its holder died: the caller alone owns the recovery), EBUSY (held), or an
  * error from mapping the window (ENOMEM...).  On 0/EOWNERDEAD, H holds it. */
-BAKERY_HIDDEN int token_try(struct bakery *b, unsigned i, struct token_hold *h);
-/* token_try, waiting while it is held, until UNTIL (CLOCK_MONOTONIC):
+BAKERY_HIDDEN int bakery__token_try(struct bakery *b, unsigned i, struct token_hold *h);
+/* bakery__token_try, waiting while it is held, until UNTIL (CLOCK_MONOTONIC):
  * ETIMEDOUT then. */
-BAKERY_HIDDEN int token_wait(struct bakery *b, unsigned i, struct token_hold *h,
+BAKERY_HIDDEN int bakery__token_wait(struct bakery *b, unsigned i, struct token_hold *h,
                              const struct timespec *until);
 /* Give the token back (free). */
-BAKERY_HIDDEN void token_give(struct token_hold *h);
+BAKERY_HIDDEN void bakery__token_give(struct token_hold *h);
 /* Give it back marked owner-died: the others recover what it stood for. */
-BAKERY_HIDDEN void token_abandon(struct token_hold *h);
+BAKERY_HIDDEN void bakery__token_abandon(struct token_hold *h);
 /* In a fork child: the window is the parent thread's; drop it. */
-BAKERY_HIDDEN void token_forget(struct token_hold *h);
+BAKERY_HIDDEN void bakery__token_forget(struct token_hold *h);
 /* Unmap B's spare windows (the mapping is going away). */
-BAKERY_HIDDEN void token_spares_free(struct bakery *b);
+BAKERY_HIDDEN void bakery__token_spares_free(struct bakery *b);
 
 /* ---------------------------------------------------------------- guard -- */
 
 /*
  * A shared mapping of an object another process cut short (ftruncate) raises
- * SIGBUS on any access past the new end.  guard_add() watches [base,
+ * SIGBUS on any access past the new end.  bakery__guard_add() watches [base,
  * base + len): such a SIGBUS is answered by replacing the whole range with
  * private zero-filled pages (the access is then retried and reads zeros) and
  * setting *lost to 1, which the library checks to answer BAKERY_EBADREGION.
@@ -304,8 +304,8 @@ BAKERY_HIDDEN void token_spares_free(struct bakery *b);
  * ours, or kills the process as it would have.  guard.c.
  */
 struct guard;
-BAKERY_HIDDEN int guard_add(void *base, size_t len, int *lost, struct guard **out);
-BAKERY_HIDDEN void guard_remove(struct guard *g);
+BAKERY_HIDDEN int bakery__guard_add(void *base, size_t len, int *lost, struct guard **out);
+BAKERY_HIDDEN void bakery__guard_remove(struct guard *g);
 
 /* ------------------------------------------------------------ registry -- */
 
@@ -319,33 +319,32 @@ struct thread_slot {
 };
 
 /* This thread's slot in B, claimed on first use. */
-BAKERY_HIDDEN int slot_self(struct bakery *b, unsigned *slot);
+BAKERY_HIDDEN int bakery__slot_self(struct bakery *b, unsigned *slot);
 /* This thread's slot in B if it has one (no claim): 0 or ENOENT. */
-BAKERY_HIDDEN int slot_self_peek(struct bakery *b, unsigned *slot);
+BAKERY_HIDDEN int bakery__slot_self_peek(struct bakery *b, unsigned *slot);
 /* Release the calling thread's slot of B (bakery_close). */
-BAKERY_HIDDEN void slot_release_self(struct bakery *b);
+BAKERY_HIDDEN void bakery__slot_release_self(struct bakery *b);
 /* Does any thread of this process hold a lock of B? */
-BAKERY_HIDDEN bool mapping_holds_lock(struct bakery *b);
+BAKERY_HIDDEN bool bakery__mapping_holds_lock(struct bakery *b);
 
 enum liveness { SLOT_ALIVE, SLOT_GONE };
 /* Is the owner of SLOT alive?  A proven death is recovered on the spot, so
  * SLOT_GONE means the slot's registers have been cleared. */
-BAKERY_HIDDEN enum liveness slot_check(struct bakery *b, unsigned slot);
+BAKERY_HIDDEN enum liveness bakery__slot_check(struct bakery *b, unsigned slot);
 /* Reap every dead slot and drive pending proxy passages (HELPER: the
  * caller's slot, or UINT_MAX); returns how many slots were freed. */
-BAKERY_HIDDEN unsigned registry_reap(struct bakery *b, unsigned helper);
+BAKERY_HIDDEN unsigned bakery__registry_reap(struct bakery *b, unsigned helper);
 /* The futex word of slot's liveness token (for futex_waitv). */
 static inline uint32_t *slot_token_word(struct bakery *b, unsigned slot)
 {
 	return token_word(b, slot);
 }
-BAKERY_HIDDEN void registry_atfork_child(void);
-BAKERY_HIDDEN void mapping_register(struct bakery *b);
-BAKERY_HIDDEN void mapping_unregister(struct bakery *b);
-BAKERY_HIDDEN void mapping_put(struct bakery *b);
-BAKERY_HIDDEN int slot_is_recovering(struct bakery *b, unsigned slot);
-BAKERY_HIDDEN void slot_settle(struct bakery *b, unsigned slot);
-BAKERY_HIDDEN void region_destroy(struct bakery *b);
+BAKERY_HIDDEN void bakery__mapping_register(struct bakery *b);
+BAKERY_HIDDEN void bakery__mapping_unregister(struct bakery *b);
+BAKERY_HIDDEN void bakery__mapping_put(struct bakery *b);
+BAKERY_HIDDEN int bakery__slot_is_recovering(struct bakery *b, unsigned slot);
+BAKERY_HIDDEN void bakery__slot_settle(struct bakery *b, unsigned slot);
+BAKERY_HIDDEN void bakery__region_destroy(struct bakery *b);
 
 /* ----------------------------------------------------------------- wait -- */
 
@@ -374,28 +373,28 @@ struct passage;
  * cond is evaluated again on the cleared registers.  Wakes on a change of j's
  * registers, on the death of j's owner, and on a change of p->also.
  */
-BAKERY_HIDDEN int await_slot(struct passage *p, unsigned j, await_fn cond, void *arg);
+BAKERY_HIDDEN int bakery__await_slot(struct passage *p, unsigned j, await_fn cond, void *arg);
 /*
  * Wait for j to leave its doorway (choosing = 0).  The doorway is wait-free
  * and short, so even a trylock spins for it briefly before giving up: a
  * trylock that failed on every doorway in progress would livelock a storm of
  * trylocks (each one's doorway failing all the others).
  */
-BAKERY_HIDDEN int await_doorway(struct passage *p, unsigned j, await_fn cond);
+BAKERY_HIDDEN int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond);
 
 /*
- * reg_signal: after a register change made with store_mb(), wake the
+ * bakery__reg_signal: after a register change made with store_mb(), wake the
  * threads asleep on REG, if any registered before that barrier.  The futex
  * word `seq` is bumped only then: a waiter reads seq before raising the
  * waiter count and re-reads the registers after a barrier, so either we see
  * its count (and bump seq, which fails its futex wait or wakes it) or it sees
  * our change.  An uncontended release makes no system call and no extra
  * atomic operation.
- * reg_publish: the same after plain stores (slow paths: recovery, proxy).
+ * bakery__reg_publish: the same after plain stores (slow paths: recovery, proxy).
  */
-BAKERY_HIDDEN void reg_signal(struct bakery_shm_reg *reg);
-BAKERY_HIDDEN void reg_publish(struct bakery_shm_reg *reg);
-BAKERY_HIDDEN void futex_wake_all(uint32_t *word);
+BAKERY_HIDDEN void bakery__reg_signal(struct bakery_shm_reg *reg);
+BAKERY_HIDDEN void bakery__reg_publish(struct bakery_shm_reg *reg);
+BAKERY_HIDDEN void bakery__futex_wake_all(uint32_t *word);
 
 /* ---------------------------------------------------------- algorithms -- */
 
@@ -433,9 +432,9 @@ struct algo_ops {
 	int (*prepare)(struct passage *p);
 };
 
-BAKERY_HIDDEN const struct algo_ops *algo_ops_of(enum bakery_algo algo);
-BAKERY_HIDDEN extern const struct algo_ops algo_lamport, algo_boulangerie,
-	algo_black_white, algo_jayanti;
+BAKERY_HIDDEN const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo);
+BAKERY_HIDDEN extern const struct algo_ops bakery__algo_lamport, bakery__algo_boulangerie,
+	bakery__algo_black_white, bakery__algo_jayanti;
 
 /*
  * A walk over a lock's active set: the getset() of the papers.  Each word of
@@ -495,11 +494,11 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
 		for (unsigned j = 0; active_walk_next(&walk, &j);)
 
 /* Join LOCK's active set (once per slot ownership). */
-BAKERY_HIDDEN void active_join(struct passage *p);
-BAKERY_HIDDEN void active_leave(struct bakery *b, unsigned lock, unsigned slot);
+BAKERY_HIDDEN void bakery__active_join(struct passage *p);
+BAKERY_HIDDEN void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot);
 
 /* Owner-died bookkeeping shared by all algorithms (lock.c). */
-BAKERY_HIDDEN void lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot);
+BAKERY_HIDDEN void bakery__lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot);
 
 /* ---------------------------------------------------------- test hooks -- */
 
@@ -509,10 +508,10 @@ BAKERY_HIDDEN void lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned
  * "name:N" to crash at the N-th passage there).  Compiled out otherwise.
  */
 #ifdef BAKERY_TESTING
-BAKERY_HIDDEN void crash_point(const char *name);
-#define CRASH_POINT(name) crash_point(name)
-#define BAKERY_ASSERT(cond) do { if (!(cond)) bakery_assert_fail(#cond, __FILE__, __LINE__); } while (0)
-BAKERY_HIDDEN void bakery_assert_fail(const char *what, const char *file, int line);
+BAKERY_HIDDEN void bakery__crash_point(const char *name);
+#define CRASH_POINT(name) bakery__crash_point(name)
+#define BAKERY_ASSERT(cond) do { if (!(cond)) bakery__assert_fail(#cond, __FILE__, __LINE__); } while (0)
+BAKERY_HIDDEN void bakery__assert_fail(const char *what, const char *file, int line);
 #else
 #define CRASH_POINT(name) do { } while (0)
 #define BAKERY_ASSERT(cond) do { } while (0)

@@ -18,20 +18,20 @@
 
 #define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
 
-const struct algo_ops *algo_ops_of(enum bakery_algo algo)
+const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo)
 {
 	switch (algo) {
-	case BAKERY_ALGO_LAMPORT:     return &algo_lamport;
-	case BAKERY_ALGO_BOULANGERIE: return &algo_boulangerie;
-	case BAKERY_ALGO_BLACK_WHITE: return &algo_black_white;
-	case BAKERY_ALGO_JAYANTI:     return &algo_jayanti;
+	case BAKERY_ALGO_LAMPORT:     return &bakery__algo_lamport;
+	case BAKERY_ALGO_BOULANGERIE: return &bakery__algo_boulangerie;
+	case BAKERY_ALGO_BLACK_WHITE: return &bakery__algo_black_white;
+	case BAKERY_ALGO_JAYANTI:     return &bakery__algo_jayanti;
 	default:                      return NULL;
 	}
 }
 
 /* ----------------------------------------------------------- active set -- */
 
-void active_join(struct passage *p)
+void bakery__active_join(struct passage *p)
 {
 	uint64_t *set = active_of(p->b, p->lock);
 
@@ -42,7 +42,7 @@ void active_join(struct passage *p)
 	cmm_smp_mb();
 }
 
-void active_leave(struct bakery *b, unsigned lock, unsigned slot)
+void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot)
 {
 	uint64_t *set = active_of(b, lock);
 
@@ -85,7 +85,7 @@ static int table_lock(struct bakery *b, struct token_hold *h)
 	 * a new lock for ever */
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += TABLE_WAIT_S;
-	r = token_wait(b, TOKEN_TABLE(b), h, &until);
+	r = bakery__token_wait(b, TOKEN_TABLE(b), h, &until);
 	/* r == EOWNERDEAD: a creator died mid-entry; entries turn READY last,
 	 * so a half-made one is still FREE and is simply overwritten */
 	if (r == 0 || r == EOWNERDEAD)
@@ -124,7 +124,7 @@ static int table_create(struct bakery *b, const char *name, size_t len,
 		break;
 	}
 out:
-	token_give(&h);
+	bakery__token_give(&h);
 	return err;
 }
 
@@ -156,7 +156,7 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 		return EINVAL;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
-	err = name_check(lock_name, BAKERY_LOCK_NAME_MAX);
+	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
 	len = strlen(lock_name);
@@ -180,7 +180,7 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 	l->b = b;
 	l->index = index;
 	l->algo = run;
-	l->ops = algo_ops_of(run);
+	l->ops = bakery__algo_ops_of(run);
 	*out = l;
 	return 0;
 }
@@ -191,7 +191,7 @@ int bakery_lock_close(bakery_lock_t *l)
 
 	if (!l)
 		return EINVAL;
-	if (slot_self_peek(l->b, &self) == 0 &&
+	if (bakery__slot_self_peek(l->b, &self) == 0 &&
 	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
 		return EBUSY;
 	free(l);
@@ -210,7 +210,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	b = l->b;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
-	err = slot_self(b, &p->self);
+	err = bakery__slot_self(b, &p->self);
 	if (err)
 		return err;
 	p->b = b;
@@ -224,7 +224,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
 		return ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
-		active_join(p);
+		bakery__active_join(p);
 	return 0;
 }
 
@@ -265,7 +265,7 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 	CMM_STORE_SHARED(p.mine->acquisitions, p.mine->acquisitions + 1);
 	CRASH_POINT("critical");
 	/* the registers that let us in before the flags a recoverer set ahead
-	 * of clearing them (load->load; pairs with lock_note_dead_slot) */
+	 * of clearing them (load->load; pairs with bakery__lock_note_dead_slot) */
 	cmm_smp_rmb();
 	flags = CMM_LOAD_SHARED(p.b->locks[p.lock].flags);
 	if (caa_unlikely(flags & LOCK_NOT_RECOVERABLE)) {
@@ -316,7 +316,7 @@ static struct bakery_shm_reg *held_reg(struct bakery_lock *l, unsigned *self)
 {
 	struct bakery_shm_reg *r;
 
-	if (slot_self_peek(l->b, self))
+	if (bakery__slot_self_peek(l->b, self))
 		return NULL;
 	r = reg_of(l->b, l->index, *self);
 	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL ? r : NULL;
@@ -371,7 +371,7 @@ int bakery_consistent(bakery_lock_t *l)
 
 /* ------------------------------------------------------------- recovery -- */
 
-void lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
+void bakery__lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
 {
 	struct bakery_shm_lock *e = &b->locks[lock];
 
@@ -394,9 +394,9 @@ int bakery_recover(bakery_t *b, unsigned *reclaimed)
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
 	/* a slot of our own lets us finish proxy passages; not required */
-	if (slot_self(b, &self))
+	if (bakery__slot_self(b, &self))
 		self = UINT32_MAX;
-	n = registry_reap(b, self);
+	n = bakery__registry_reap(b, self);
 	if (reclaimed)
 		*reclaimed = n;
 	return 0;

@@ -33,7 +33,7 @@
 
 /* ---------------------------------------------------------------- names -- */
 
-int name_check(const char *name, size_t max)
+int bakery__name_check(const char *name, size_t max)
 {
 	size_t len;
 
@@ -59,7 +59,7 @@ static int region_name(const char *name, char *out)
 		return EINVAL;
 	if (*name == '/')
 		name++;
-	err = name_check(name, BAKERY_REGION_NAME_MAX);
+	err = bakery__name_check(name, BAKERY_REGION_NAME_MAX);
 	if (err)
 		return err;
 	if (!strcmp(name, ".") || !strcmp(name, ".."))
@@ -75,7 +75,7 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out)
+int bakery__layout_compute(unsigned nslots, unsigned nlocks, struct layout *out)
 {
 	uint64_t off;
 
@@ -107,7 +107,7 @@ int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out)
 }
 
 /* FNV-1a over the immutable part of the header. */
-uint64_t layout_hash(const struct bakery_shm_header *h)
+uint64_t bakery__layout_hash(const struct bakery_shm_header *h)
 {
 	const unsigned char *p = (const unsigned char *)h;
 	size_t n = offsetof(struct bakery_shm_header, layout_check);
@@ -132,7 +132,7 @@ static int header_validate(const struct bakery_shm_header *h, uint64_t file_size
 		return BAKERY_EVERSION;
 	if (h->init_state != REGION_READY)
 		return BAKERY_EBADREGION;
-	if (layout_compute(h->nslots, h->nlocks, &l))
+	if (bakery__layout_compute(h->nslots, h->nlocks, &l))
 		return BAKERY_EBADREGION;
 	if (h->header_size != sizeof(struct bakery_shm_header) ||
 	    h->slot_size != sizeof(struct bakery_shm_slot) ||
@@ -143,7 +143,7 @@ static int header_validate(const struct bakery_shm_header *h, uint64_t file_size
 	    h->active_off != l.active_off || h->regs_off != l.regs_off ||
 	    h->tokens_off != l.tokens_off || h->total_size != l.total_size)
 		return BAKERY_EBADREGION;
-	if (h->layout_check != layout_hash(h))
+	if (h->layout_check != bakery__layout_hash(h))
 		return BAKERY_EBADREGION;
 	if (l.total_size > file_size)
 		return BAKERY_EBADREGION;   /* truncated */
@@ -196,16 +196,16 @@ static int region_attach(struct bakery *b, int fd)
 		return BAKERY_EBADREGION;
 	err = header_validate(&h, (uint64_t)st.st_size);
 	if (!err)
-		err = token_abi_check(h.page_size);
+		err = bakery__token_abi_check(h.page_size);
 	if (err)
 		return err;
-	layout_compute(h.nslots, h.nlocks, &l);
+	bakery__layout_compute(h.nslots, h.nlocks, &l);
 	p = mmap(NULL, l.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
 	/* from here a shrink of the object costs us the region, not the
 	 * process */
-	err = guard_add(p, l.total_size, &b->lost, &b->guard);
+	err = bakery__guard_add(p, l.total_size, &b->lost, &b->guard);
 	if (err) {
 		munmap(p, l.total_size);
 		return err;
@@ -246,7 +246,7 @@ static void region_format(unsigned char *base, const struct layout *l)
 	CRASH_POINT("create-format");
 	h->magic = BAKERY_MAGIC;
 	h->init_state = REGION_READY;
-	h->layout_check = layout_hash(h);
+	h->layout_check = bakery__layout_hash(h);
 }
 
 /*
@@ -359,7 +359,7 @@ static int config_resolve(const struct bakery_config *cfg, struct layout *l, mod
 	*mode = cfg && cfg->mode ? cfg->mode : 0600;
 	if (*mode & ~(mode_t)07777)
 		return EINVAL;
-	return layout_compute(slots, locks, l);
+	return bakery__layout_compute(slots, locks, l);
 }
 
 static int region_open_existing(const char *shm_name, int *fd)
@@ -406,19 +406,19 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 		free(b);
 		return err;
 	}
-	mapping_register(b);
+	bakery__mapping_register(b);
 	/* DESIGN part A: whoever opens the region proves and clears deaths */
 	if (!(flags & BAKERY_NORECOVER))
-		registry_reap(b, UINT32_MAX);
+		bakery__registry_reap(b, UINT32_MAX);
 	*out = b;
 	return 0;
 }
 
 /* Unmap and free; called when the last reference goes (registry.c). */
-void region_destroy(struct bakery *b)
+void bakery__region_destroy(struct bakery *b)
 {
-	token_spares_free(b);
-	guard_remove(b->guard);
+	bakery__token_spares_free(b);
+	bakery__guard_remove(b->guard);
 	munmap(b->base, b->size);
 	close(b->fd);
 	free(b);
@@ -428,12 +428,12 @@ int bakery_close(bakery_t *b)
 {
 	if (!b || b->closed)
 		return EINVAL;
-	if (mapping_holds_lock(b))
+	if (bakery__mapping_holds_lock(b))
 		return EBUSY;
-	slot_release_self(b);
+	bakery__slot_release_self(b);
 	b->closed = 1;
-	mapping_unregister(b);
-	mapping_put(b);
+	bakery__mapping_unregister(b);
+	bakery__mapping_put(b);
 	return 0;
 }
 

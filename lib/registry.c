@@ -64,8 +64,8 @@ static void atfork_child(void)
 	tls_slots = NULL;
 	while (t) {
 		struct thread_slot *next = t->next;
-		token_forget(&t->token);
-		mapping_put(t->b);
+		bakery__token_forget(&t->token);
+		bakery__mapping_put(t->b);
 		free(t);
 		t = next;
 	}
@@ -77,7 +77,7 @@ static void tls_init(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-void mapping_register(struct bakery *b)
+void bakery__mapping_register(struct bakery *b)
 {
 	pthread_once(&tls_once, tls_init);
 	pthread_mutex_lock(&maps_lock);
@@ -86,7 +86,7 @@ void mapping_register(struct bakery *b)
 	pthread_mutex_unlock(&maps_lock);
 }
 
-void mapping_unregister(struct bakery *b)
+void bakery__mapping_unregister(struct bakery *b)
 {
 	pthread_mutex_lock(&maps_lock);
 	for (struct bakery **pp = &maps; *pp; pp = &(*pp)->next)
@@ -97,10 +97,10 @@ void mapping_unregister(struct bakery *b)
 	pthread_mutex_unlock(&maps_lock);
 }
 
-void mapping_put(struct bakery *b)
+void bakery__mapping_put(struct bakery *b)
 {
 	if (uatomic_add_return(&b->refs, -1) == 0)
-		region_destroy(b);
+		bakery__region_destroy(b);
 }
 
 /* ------------------------------------------------------------- identity -- */
@@ -139,7 +139,7 @@ static bool lock_entry_ready(struct bakery *b, unsigned lock, const struct algo_
 		return false;
 	algo = CMM_LOAD_SHARED(e->algo);
 	/* a corrupted algo still gets its registers cleared (plain reset) */
-	*ops = algo_ops_of(algo == BAKERY_ALGO_DEFAULT || algo >= BAKERY_ALGO_COUNT
+	*ops = bakery__algo_ops_of(algo == BAKERY_ALGO_DEFAULT || algo >= BAKERY_ALGO_COUNT
 	                   ? BAKERY_ALGO_LAMPORT : (enum bakery_algo)algo);
 	return true;
 }
@@ -159,7 +159,7 @@ static bool slot_proxies_pending(struct bakery *b, unsigned slot)
  * its own change (state or proxy, with a full barrier), then looks at the
  * other's, so at least one of them sees both done.
  */
-void slot_settle(struct bakery *b, unsigned slot)
+void bakery__slot_settle(struct bakery *b, unsigned slot)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
 
@@ -198,17 +198,17 @@ static void slot_clear(struct bakery *b, unsigned slot, bool dead)
 		if (!lock_entry_ready(b, l, &ops) || !CMM_LOAD_SHARED(r->joined))
 			continue;
 		if (dead)
-			lock_note_dead_slot(b, l, slot);
+			bakery__lock_note_dead_slot(b, l, slot);
 		if (ops->recover(b, l, slot) == 0) {
 			CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
 			CMM_STORE_SHARED(r->holder_inconsistent, 0);
-			active_leave(b, l, slot);
+			bakery__active_leave(b, l, slot);
 		}
-		reg_publish(r);     /* wake whoever waits on the dead registers */
+		bakery__reg_publish(r);     /* wake whoever waits on the dead registers */
 	}
 	CRASH_POINT("recover-cleared");
 	uatomic_set(&s->state, SLOT_RECOVERING);
-	slot_settle(b, slot);
+	bakery__slot_settle(b, slot);
 }
 
 /* The owner is gone and we hold its token after EOWNERDEAD. */
@@ -220,18 +220,18 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 		slot_clear(b, slot, true);
 }
 
-enum liveness slot_check(struct bakery *b, unsigned slot)
+enum liveness bakery__slot_check(struct bakery *b, unsigned slot)
 {
 	struct token_hold h;
-	int r = token_try(b, slot, &h);
+	int r = bakery__token_try(b, slot, &h);
 
 	switch (r) {
 	case EOWNERDEAD:
 		slot_recover_dead(b, slot);
-		token_give(&h);
+		bakery__token_give(&h);
 		return SLOT_GONE;
 	case 0:
-		token_give(&h);
+		bakery__token_give(&h);
 		return SLOT_GONE;
 	default:
 		/* EBUSY: alive (or our own).  An error mapping the token's
@@ -240,7 +240,7 @@ enum liveness slot_check(struct bakery *b, unsigned slot)
 	}
 }
 
-int slot_is_recovering(struct bakery *b, unsigned slot)
+int bakery__slot_is_recovering(struct bakery *b, unsigned slot)
 {
 	return CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_RECOVERING;
 }
@@ -251,14 +251,14 @@ int slot_is_recovering(struct bakery *b, unsigned slot)
  * they go without waiting, as their finisher FINISHER (we hold the token,
  * so a finisher we name after the slot itself is replaced only if we die).
  * Without this a region whose every slot awaits a proxy could never be
- * entered again.  Returns token_try's answer: 0 or EOWNERDEAD with the
+ * entered again.  Returns bakery__token_try's answer: 0 or EOWNERDEAD with the
  * token held in H; *before (if not NULL) gets the state found with it in hand.
  */
 static int slot_take_settled(struct bakery *b, unsigned slot, unsigned finisher,
                              uint32_t *before, struct token_hold *h)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = token_try(b, slot, h);
+	int r = bakery__token_try(b, slot, h);
 
 	if (r != 0 && r != EOWNERDEAD)
 		return r;
@@ -269,7 +269,7 @@ static int slot_take_settled(struct bakery *b, unsigned slot, unsigned finisher,
 		slot_recover_dead(b, slot);
 	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
 	    slot_drive_proxies(b, slot, finisher))
-		slot_settle(b, slot);
+		bakery__slot_settle(b, slot);
 	return r;
 }
 
@@ -293,11 +293,11 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 	now_free = before != SLOT_FREE && CMM_LOAD_SHARED(s->state) == SLOT_FREE;
 	if (now_free)
 		(*freed)++;
-	token_give(&h);
+	bakery__token_give(&h);
 	return now_free;
 }
 
-unsigned registry_reap(struct bakery *b, unsigned helper)
+unsigned bakery__registry_reap(struct bakery *b, unsigned helper)
 {
 	unsigned freed = 0, bound = slots_bound(b);
 	bool again = true;
@@ -337,7 +337,7 @@ static int slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
 		return r;
 	if (CMM_LOAD_SHARED(s->state) != SLOT_FREE) {
 		/* RECOVERING: a proxy passage still needs the registers */
-		token_give(h);
+		bakery__token_give(h);
 		return EBUSY;
 	}
 	CRASH_POINT("claim");
@@ -383,9 +383,9 @@ static void slot_give_back(struct bakery *b, unsigned slot, struct token_hold *h
 	 * pages, so the clearing above may not have reached the others: leave
 	 * the slot as a dead owner's, for them to recover. */
 	if (region_lost(b))
-		token_abandon(h);
+		bakery__token_abandon(h);
 	else
-		token_give(h);
+		bakery__token_give(h);
 }
 
 /* ------------------------------------------------------- thread records -- */
@@ -427,7 +427,7 @@ static void record_unlink(struct thread_slot *t)
 	pthread_mutex_unlock(&t->b->recs_lock);
 }
 
-bool mapping_holds_lock(struct bakery *b)
+bool bakery__mapping_holds_lock(struct bakery *b)
 {
 	bool held = false;
 
@@ -443,7 +443,7 @@ static void record_release(struct thread_slot *t)
 {
 	record_unlink(t);
 	slot_give_back(t->b, t->slot, &t->token);
-	mapping_put(t->b);
+	bakery__mapping_put(t->b);
 	free(t);
 }
 
@@ -463,7 +463,7 @@ static void records_prune_closed(void)
 	}
 }
 
-int slot_self_peek(struct bakery *b, unsigned *slot)
+int bakery__slot_self_peek(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t = tls_slots;
 
@@ -479,12 +479,12 @@ int slot_self_peek(struct bakery *b, unsigned *slot)
 	return 0;
 }
 
-int slot_self(struct bakery *b, unsigned *slot)
+int bakery__slot_self(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t;
 	int err;
 
-	if (caa_likely(slot_self_peek(b, slot) == 0))
+	if (caa_likely(bakery__slot_self_peek(b, slot) == 0))
 		return 0;
 	records_prune_closed();
 	t = calloc(1, sizeof(*t));
@@ -505,7 +505,7 @@ int slot_self(struct bakery *b, unsigned *slot)
 	return 0;
 }
 
-void slot_release_self(struct bakery *b)
+void bakery__slot_release_self(struct bakery *b)
 {
 	for (struct thread_slot **pp = &tls_slots; *pp; pp = &(*pp)->next) {
 		struct thread_slot *t = *pp;

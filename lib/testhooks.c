@@ -18,7 +18,7 @@
 #include "internal.h"
 
 #ifdef BAKERY_TESTING
-void crash_point(const char *name)
+void bakery__crash_point(const char *name)
 {
 	static unsigned long hits;
 	const char *want = getenv("BAKERY_CRASH_AT");
@@ -36,7 +36,7 @@ void crash_point(const char *name)
 		kill(getpid(), SIGKILL);
 }
 
-void bakery_assert_fail(const char *what, const char *file, int line)
+void bakery__assert_fail(const char *what, const char *file, int line)
 {
 	fprintf(stderr, "libbakery: assertion failed: %s (%s:%d)\n", what, file, line);
 	abort();

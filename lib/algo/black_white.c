@@ -72,12 +72,12 @@ static void bw_doorway(struct passage *p)
 	}
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
-	BAKERY_ASSERT(max + 1 <= p->b->nslots || lock_faulted(p->b, p->lock));
+	BAKERY_ASSERT(max + 1 <= p->b->nslots || bakery__lock_faulted(p->b, p->lock));
 	CMM_STORE_SHARED(me->number, ticket(mycolor, max + 1));  /* line 5 */
 	/* line 6, fenced on both sides: the ticket before choosing = 0
 	 * (store->store), both before the loads of line 7 on (store->load) */
 	store_mb(&me->choosing, 0);
-	reg_signal(me);
+	bakery__reg_signal(me);
 }
 
 struct bw_wait {
@@ -109,7 +109,7 @@ static void bw_abort(struct passage *p)
 	/* number := 0; the colour bit stays untouched */
 	count_abort(p);
 	store_mb(&p->mine->number, ticket(t_color(p->mine->number), 0));
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
 static int bw_wait(struct passage *p)
@@ -124,9 +124,9 @@ static int bw_wait(struct passage *p)
 	for_each_other(p, j, bound) {                                   /* lines 7-8 */
 		struct bw_wait w = { mine, p->self, -1 };
 
-		err = await_doorway(p, j, not_choosing);             /* line 9 */
+		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* line 9 */
 		if (!err)
-			err = await_slot(p, j, bw_passed, &w);          /* lines 10-12 */
+			err = bakery__await_slot(p, j, bw_passed, &w);          /* lines 10-12 */
 		if (err) {
 			bw_abort(p);
 			return err;
@@ -149,16 +149,16 @@ static void bw_exit(struct passage *p)
 	 * paper stresses lines 15 and 16 must stay in order), and both before
 	 * the loads of the waiter counts (store->load) */
 	store_mb(&p->mine->number, ticket(mycolor, 0));
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 	if (CMM_LOAD_SHARED(e->bw_waiters))
-		futex_wake_all(&e->bw_color);
+		bakery__futex_wake_all(&e->bw_color);
 }
 
-const struct algo_ops algo_black_white = {
+const struct algo_ops bakery__algo_black_white = {
 	.id = BAKERY_ALGO_BLACK_WHITE,
 	.name = "black-white",
 	.doorway = bw_doorway,                                          /* lines 1-6 */
 	.wait = bw_wait,                                                /* lines 7-13 */
 	.exit = bw_exit,                                                /* lines 15-17 */
-	.recover = plain_reset,
+	.recover = bakery__plain_reset,
 };

@@ -7,12 +7,12 @@
 
 #include "common.h"
 
-bool not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused)
+bool bakery__not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused)
 {
 	return CMM_LOAD_SHARED(reg_of(b, lock, j)->choosing) == 0;
 }
 
-void number_doorway(struct passage *p)
+void bakery__number_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
 	uint64_t max = 0;
@@ -37,28 +37,28 @@ void number_doorway(struct passage *p)
 	 * must read the new number), and both before we load anyone's
 	 * choosing/number in the waiting loop or the waiter count (store->load). */
 	store_mb(&me->choosing, 0);
-	reg_signal(me);
+	bakery__reg_signal(me);
 }
 
-void number_exit(struct passage *p)
+void bakery__number_exit(struct passage *p)
 {
 	/* number[i] := 0.  The barrier before it keeps every access of the
 	 * critical section before the store that lets the next holder in; the
 	 * one after orders it before the load of the waiter count. */
 	store_mb(&p->mine->number, 0);
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
-void number_abort(struct passage *p)
+void bakery__number_abort(struct passage *p)
 {
 	/* leaving the waiting room: choosing is already 0; number := 0 is the
 	 * abort the model checker shows safe (DESIGN part B) */
 	count_abort(p);
 	store_mb(&p->mine->number, 0);
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
-unsigned plain_reset(struct bakery *b, unsigned lock, unsigned slot)
+unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot)
 {
 	struct bakery_shm_reg *r = reg_of(b, lock, slot);
 
@@ -69,7 +69,7 @@ unsigned plain_reset(struct bakery *b, unsigned lock, unsigned slot)
 }
 
 #ifdef BAKERY_TESTING
-bool lock_faulted(struct bakery *b, unsigned lock)
+bool bakery__lock_faulted(struct bakery *b, unsigned lock)
 {
 	if (CMM_LOAD_SHARED(b->locks[lock].recoveries))
 		return true;

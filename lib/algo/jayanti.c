@@ -109,12 +109,12 @@ static void jay_doorway(struct passage *p)
 	 * modular form is what the code relies on; proxy completion after a
 	 * crash or abort is checked by the model, not by this bound. */
 	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(e->jay_x) % m) % m <= b->nslots ||
-	              lock_faulted(b, p->lock));
+	              bakery__lock_faulted(b, p->lock));
 	CRASH_POINT("doorway-token");
 	/* line 5, fenced on both sides: the token before gettoken = false
 	 * (store->store), both before the loads of lines 6-7 (store->load) */
 	store_mb(&p->mine->choosing, 0);
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
 /* --------------------------------------------------------------- proxy -- */
@@ -126,7 +126,7 @@ static bool finisher_gone(struct bakery *b, uint64_t w)
 
 	if (s >= b->nslots || CMM_LOAD_SHARED(b->slots[s].gen) != FIN_GEN(w))
 		return true;
-	return slot_check(b, s) == SLOT_GONE;
+	return bakery__slot_check(b, s) == SLOT_GONE;
 }
 
 /* Lines 6-7 of slot D's loop, from slot FROM on: the first j that still
@@ -165,10 +165,10 @@ static void proxy_finish(struct bakery *b, unsigned lock, unsigned d)
 	CMM_STORE_SHARED(r->choosing, 0);
 	CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
 	uatomic_set(&r->proxy, 0);
-	reg_publish(r);
-	if (slot_is_recovering(b, d)) {
-		active_leave(b, lock, d);
-		slot_settle(b, d);
+	bakery__reg_publish(r);
+	if (bakery__slot_is_recovering(b, d)) {
+		bakery__active_leave(b, lock, d);
+		bakery__slot_settle(b, d);
 	}
 }
 
@@ -299,18 +299,18 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, u
 			break;
 		dr.proxy = CMM_LOAD_SHARED(rd->proxy);
 		if (k == NO_SLOT)
-			err = await_slot(p, d, proxy_moved, &dr);
+			err = bakery__await_slot(p, d, proxy_moved, &dr);
 		else if (depth >= p->b->nslots)
 			/* a chain longer than the slots: a cycle, which only a
 			 * damaged region makes; wait (and time out) as for any
 			 * blocker, never spin */
-			err = await_slot(p, k, proxy_unblocked, &dr);
+			err = bakery__await_slot(p, k, proxy_unblocked, &dr);
 		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy))
 			/* k is itself a passage left to a proxy: nobody else may
 			 * be driving it, so drive it first */
 			err = proxy_drive(p, k, NULL, depth + 1);
 		else
-			err = await_slot(p, k, proxy_unblocked_or_left, &dr);
+			err = bakery__await_slot(p, k, proxy_unblocked_or_left, &dr);
 		if (err)
 			return err;
 	}
@@ -322,7 +322,7 @@ static int wait_turn(struct passage *p, unsigned j, const struct turn *t)
 	int err;
 
 	for (;;) {
-		err = await_slot(p, j, turn_or_proxy, (void *)t);
+		err = bakery__await_slot(p, j, turn_or_proxy, (void *)t);
 		if (err)
 			return err;
 		if (turn_holds(p->b, p->lock, j, t))
@@ -341,7 +341,7 @@ static void jay_abort(struct passage *p)
 	 * before this slot starts another (jay_prepare) or is reused. */
 	count_abort(p);
 	uatomic_set(&p->mine->proxy, PROXY_STEP);
-	reg_publish(p->mine);
+	bakery__reg_publish(p->mine);
 }
 
 static int jay_wait(struct passage *p)
@@ -350,7 +350,7 @@ static int jay_wait(struct passage *p)
 	int err;
 
 	for_each_other(p, j, bound) {
-		err = await_doorway(p, j, gettoken_clear);           /* line 6 */
+		err = bakery__await_doorway(p, j, gettoken_clear);           /* line 6 */
 		if (!err)
 			err = wait_turn(p, j, &t);                      /* line 7 */
 		if (err) {
@@ -369,7 +369,7 @@ static void jay_exit(struct passage *p)
 	/* line 10: token_i := -1, fenced: the critical section before it, the
 	 * waiter-count load after it */
 	store_mb(&p->mine->number, 0);
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
 /* A previous passage of ours that was abandoned must be complete first. */
@@ -387,7 +387,7 @@ static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
 	if (CMM_LOAD_SHARED(r->proxy))
 		return 1;               /* already being completed */
 	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL || !CMM_LOAD_SHARED(r->number))
-		return plain_reset(b, lock, d);   /* X written, or no token yet */
+		return bakery__plain_reset(b, lock, d);   /* X written, or no token yet */
 	CMM_STORE_SHARED(r->choosing, 0);        /* gettoken_d := false */
 	uatomic_set(&r->proxy, PROXY_STEP);
 	return 1;
@@ -400,7 +400,7 @@ static bool jay_settle(struct bakery *b, unsigned lock, unsigned d, unsigned hel
 	return proxy_step(b, lock, d, helper, &blocked);
 }
 
-const struct algo_ops algo_jayanti = {
+const struct algo_ops bakery__algo_jayanti = {
 	.id = BAKERY_ALGO_JAYANTI,
 	.name = "jayanti",
 	.prepare = jay_prepare,

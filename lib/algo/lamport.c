@@ -37,22 +37,22 @@ static int lamport_wait(struct passage *p)
 	int err;
 
 	for_each_other(p, j, bound) {                                   /* line 8 */
-		err = await_doorway(p, j, not_choosing);             /* line 10 */
+		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* line 10 */
 		if (!err)
-			err = await_slot(p, j, goes_after_us, &me);     /* line 13 */
+			err = bakery__await_slot(p, j, goes_after_us, &me);     /* line 13 */
 		if (err) {
-			number_abort(p);
+			bakery__number_abort(p);
 			return err;
 		}
 	}
 	return 0;
 }
 
-const struct algo_ops algo_lamport = {
+const struct algo_ops bakery__algo_lamport = {
 	.id = BAKERY_ALGO_LAMPORT,
 	.name = "lamport",
-	.doorway = number_doorway,                                      /* lines 5-7 */
+	.doorway = bakery__number_doorway,                                      /* lines 5-7 */
 	.wait = lamport_wait,                                           /* lines 8-14 */
-	.exit = number_exit,                                            /* line 18 */
-	.recover = plain_reset,
+	.exit = bakery__number_exit,                                            /* line 18 */
+	.recover = bakery__plain_reset,
 };

@@ -2,7 +2,7 @@
 # helpers (unique region names, children with time limits, a lock-holding
 # thread).  test_region_crash, test_corrupt and test_guard need the test
 # build (crash points; the internal header layout and its hash; the hidden
-# guard_add/guard_remove, which only a convenience library lets a program
+# bakery__guard_add/bakery__guard_remove, which only a convenience library lets a program
 # link).
 if HAVE_CHECK
 
@@ -98,3 +98,8 @@ tests_unit_test_token_list_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_token_list_LDADD = $(bakery_test_ldadd)
 
 endif
+
+# The library's symbol table: only bakery_ and bakery__ names (scripts, no
+# Check needed).
+TESTS += tests/unit/test-symbols.sh
+EXTRA_DIST += tests/unit/test-symbols.sh

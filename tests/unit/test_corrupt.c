@@ -7,7 +7,7 @@
  * consistent but larger than the object, and foreign objects.
  *
  * The damage is done with plain open/pwrite/ftruncate on /dev/shm/NAME.
- * Field offsets come from lib/internal.h, and layout_hash/layout_compute
+ * Field offsets come from lib/internal.h, and bakery__layout_hash/bakery__layout_compute
  * from the test build, so the forgeries follow the layout they attack.
  */
 #include "config.h"
@@ -56,7 +56,7 @@ static void header_write(struct victim *v, bool rehash)
 	unsigned char raw[sizeof(v->h)];
 
 	if (rehash)
-		v->h.layout_check = layout_hash(&v->h);
+		v->h.layout_check = bakery__layout_hash(&v->h);
 	/* through a byte copy: some GCC builds take &v->h for its first member */
 	memcpy(raw, &v->h, sizeof(raw));
 	ck_assert_int_eq(pwrite(v->fd, raw, sizeof(raw), 0), (ssize_t)sizeof(raw));
@@ -137,7 +137,7 @@ static void forged_bigger_layout(struct victim *v)
 {
 	struct layout l;
 
-	ck_assert_int_eq(layout_compute(64, v->h.nlocks, &l), 0);
+	ck_assert_int_eq(bakery__layout_compute(64, v->h.nlocks, &l), 0);
 	v->h.nslots = l.nslots;
 	v->h.active_words = l.active_words;
 	v->h.slots_off = l.slots_off;
