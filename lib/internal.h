@@ -201,6 +201,8 @@ struct bakery {
 	 * from then on every call answers BAKERY_EBADREGION */
 	int lost;
 	struct guard *guard;
+	/* the per-lock half of recovery, registered at open (api.c) */
+	const struct recovery_ops *recovery;
 	/* lifetime: one reference for the user's handle, one per thread slot */
 	unsigned long refs;
 	int closed;
@@ -242,7 +244,22 @@ static inline unsigned slots_bound(struct bakery *b)
 
 /* ------------------------------------------------------------- regions -- */
 
+/* "No slot": a caller without a slot of its own (registry reap, proxy
+ * finisher). */
+#define BAKERY_NO_SLOT UINT32_MAX
+
 BAKERY_HIDDEN int bakery__name_check(const char *name, size_t max);
+/* Map the region NAME (bakery_open's flags and config, already checked):
+ * a new handle with one reference, the user's. */
+BAKERY_HIDDEN int bakery__region_open(const char *name, unsigned flags,
+                                      const struct bakery_config *cfg, struct bakery **out);
+/* Mark the handle closed and drop the user's reference. */
+BAKERY_HIDDEN void bakery__region_close(struct bakery *b);
+BAKERY_HIDDEN int bakery__region_unlink(const char *name);
+/* References: the user's handle and each thread slot hold one; the last
+ * put unmaps and frees the handle. */
+BAKERY_HIDDEN void bakery__region_get(struct bakery *b);
+BAKERY_HIDDEN void bakery__region_put(struct bakery *b);
 
 /* Has the object been cut short under this process (guard.c)? */
 static inline bool region_lost(struct bakery *b)
@@ -325,26 +342,45 @@ BAKERY_HIDDEN int bakery__slot_self_peek(struct bakery *b, unsigned *slot);
 /* Release the calling thread's slot of B (bakery_close). */
 BAKERY_HIDDEN void bakery__slot_release_self(struct bakery *b);
 /* Does any thread of this process hold a lock of B? */
-BAKERY_HIDDEN bool bakery__mapping_holds_lock(struct bakery *b);
+BAKERY_HIDDEN bool bakery__registry_holds_lock(struct bakery *b);
+
+/*
+ * The per-lock half of crash recovery, as the registry sees it: registered
+ * in each handle at open (api.c: lock_recovery.c's), so that the registry,
+ * which proves deaths and owns the slots, reaches per-lock state without
+ * calling up into the lock layer.  SLOT's token is held by the caller.
+ */
+struct recovery_ops {
+	/* Clear SLOT's part in every lock (DEAD: its owner died holding the
+	 * token; record an owner death where it held the lock). */
+	void (*clear_slot)(struct bakery *b, unsigned slot, bool dead);
+	/* Drive SLOT's pending proxy passages without blocking, as the
+	 * finisher HELPER; true when none is left. */
+	bool (*finish_proxies)(struct bakery *b, unsigned slot, unsigned helper);
+	/* Is a proxy passage of SLOT still pending in some lock? */
+	bool (*proxies_pending)(struct bakery *b, unsigned slot);
+	/* Does SLOT's owner hold a lock? */
+	bool (*holds_lock)(struct bakery *b, unsigned slot);
+};
+BAKERY_HIDDEN extern const struct recovery_ops bakery__lock_recovery;
 
 enum liveness { SLOT_ALIVE, SLOT_GONE };
-/* Is the owner of SLOT alive?  A proven death is recovered on the spot, so
+/* Is the owner of SLOT alive?  A proven death is recovered on the spot
+ * (this writes: the dead owner's registers in every lock are cleared), so
  * SLOT_GONE means the slot's registers have been cleared. */
-BAKERY_HIDDEN enum liveness bakery__slot_check(struct bakery *b, unsigned slot);
+BAKERY_HIDDEN enum liveness bakery__slot_recover_if_dead(struct bakery *b, unsigned slot);
 /* Reap every dead slot and drive pending proxy passages (HELPER: the
- * caller's slot, or UINT_MAX); returns how many slots were freed. */
+ * caller's slot, or BAKERY_NO_SLOT); returns how many slots were freed. */
 BAKERY_HIDDEN unsigned bakery__registry_reap(struct bakery *b, unsigned helper);
 /* The futex word of slot's liveness token (for futex_waitv). */
 static inline uint32_t *slot_token_word(struct bakery *b, unsigned slot)
 {
 	return token_word(b, slot);
 }
-BAKERY_HIDDEN void bakery__mapping_register(struct bakery *b);
-BAKERY_HIDDEN void bakery__mapping_unregister(struct bakery *b);
-BAKERY_HIDDEN void bakery__mapping_put(struct bakery *b);
 BAKERY_HIDDEN int bakery__slot_is_recovering(struct bakery *b, unsigned slot);
+/* Settle SLOT: a RECOVERING slot becomes FREE once no proxy passage of it
+ * is pending (the only meaning of "settle"). */
 BAKERY_HIDDEN void bakery__slot_settle(struct bakery *b, unsigned slot);
-BAKERY_HIDDEN void bakery__region_destroy(struct bakery *b);
 
 /* ----------------------------------------------------------------- wait -- */
 
@@ -426,7 +462,7 @@ struct algo_ops {
 	unsigned (*recover)(struct bakery *b, unsigned lock, unsigned slot);
 	/* Drive a pending proxy passage of SLOT in LOCK without blocking;
 	 * true when none is left.  HELPER is the caller's own slot. */
-	bool (*settle)(struct bakery *b, unsigned lock, unsigned slot, unsigned helper);
+	bool (*finish_proxy)(struct bakery *b, unsigned lock, unsigned slot, unsigned helper);
 	/* Before a new doorway: finish what a previous passage of ours left
 	 * (Jayanti's aborted passage).  0, EBUSY or ETIMEDOUT.  May be NULL. */
 	int (*prepare)(struct passage *p);
@@ -493,12 +529,10 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
 	     walk.set = NULL)                                                   \
 		for (unsigned j = 0; active_walk_next(&walk, &j);)
 
-/* Join LOCK's active set (once per slot ownership). */
+/* Join LOCK's active set (once per slot ownership); leave it with the
+ * slot's registers clear (algo/common.c). */
 BAKERY_HIDDEN void bakery__active_join(struct passage *p);
 BAKERY_HIDDEN void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot);
-
-/* Owner-died bookkeeping shared by all algorithms (lock.c). */
-BAKERY_HIDDEN void bakery__lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot);
 
 /* ---------------------------------------------------------- test hooks -- */
 

@@ -8,12 +8,15 @@ include_HEADERS = lib/bakery.h
 
 bakery_sources = \
 	lib/internal.h \
-	lib/region.c \
-	lib/registry.c \
-	lib/lock.c \
-	lib/wait.c \
+	lib/futex.c \
 	lib/guard.c \
 	lib/token.c \
+	lib/region.c \
+	lib/registry.c \
+	lib/wait.c \
+	lib/lock.c \
+	lib/lock_recovery.c \
+	lib/api.c \
 	lib/error.c \
 	lib/introspect.c \
 	lib/testhooks.c \

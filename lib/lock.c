@@ -5,9 +5,9 @@
  *
  * Owner-died, as for a robust pthread mutex: the recoverer of a slot that
  * died inside the critical section sets LOCK_OWNER_DIED before clearing the
- * slot's registers; whoever acquires next sees the flag and gets EOWNERDEAD.
- * bakery_consistent() clears it; an unlock without it sets
- * LOCK_NOT_RECOVERABLE for good.
+ * slot's registers (lock_recovery.c); whoever acquires next sees the flag
+ * and gets EOWNERDEAD.  bakery_consistent() clears it; an unlock without it
+ * sets LOCK_NOT_RECOVERABLE for good.
  */
 #include "config.h"
 
@@ -17,39 +17,6 @@
 #include "internal.h"
 
 #define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
-
-const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo)
-{
-	switch (algo) {
-	case BAKERY_ALGO_LAMPORT:     return &bakery__algo_lamport;
-	case BAKERY_ALGO_BOULANGERIE: return &bakery__algo_boulangerie;
-	case BAKERY_ALGO_BLACK_WHITE: return &bakery__algo_black_white;
-	case BAKERY_ALGO_JAYANTI:     return &bakery__algo_jayanti;
-	default:                      return NULL;
-	}
-}
-
-/* ----------------------------------------------------------- active set -- */
-
-void bakery__active_join(struct passage *p)
-{
-	uint64_t *set = active_of(p->b, p->lock);
-
-	uatomic_or(&set[p->self / 64], UINT64_C(1) << (p->self % 64));
-	CMM_STORE_SHARED(p->mine->joined, 1);
-	/* Our membership before any register of ours can be non-zero
-	 * (store->store and store->load: a doorway's getset must see us). */
-	cmm_smp_mb();
-}
-
-void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot)
-{
-	uint64_t *set = active_of(b, lock);
-
-	/* called with the slot's registers already clear */
-	CMM_STORE_SHARED(reg_of(b, lock, slot)->joined, 0);
-	uatomic_and(&set[slot / 64], ~(UINT64_C(1) << (slot % 64)));
-}
 
 /* ----------------------------------------------------------- lock table -- */
 
@@ -265,7 +232,7 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 	CMM_STORE_SHARED(p.mine->acquisitions, p.mine->acquisitions + 1);
 	CRASH_POINT("critical");
 	/* the registers that let us in before the flags a recoverer set ahead
-	 * of clearing them (load->load; pairs with bakery__lock_note_dead_slot) */
+	 * of clearing them (load->load; pairs with note_dead_slot in lock_recovery.c) */
 	cmm_smp_rmb();
 	flags = CMM_LOAD_SHARED(p.b->locks[p.lock].flags);
 	if (caa_unlikely(flags & LOCK_NOT_RECOVERABLE)) {
@@ -366,38 +333,5 @@ int bakery_consistent(bakery_lock_t *l)
 		return EINVAL;
 	uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
 	CMM_STORE_SHARED(r->holder_inconsistent, 0);
-	return 0;
-}
-
-/* ------------------------------------------------------------- recovery -- */
-
-void bakery__lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
-{
-	struct bakery_shm_lock *e = &b->locks[lock];
-
-	if (CMM_LOAD_SHARED(reg_of(b, lock, slot)->stage) == BAKERY_PASS_CRITICAL) {
-		uatomic_or(&e->flags, LOCK_OWNER_DIED);
-		uatomic_inc(&e->owner_deaths);
-	}
-	uatomic_inc(&e->recoveries);
-	/* the flag before the register reset that lets the next holder in
-	 * (store->store; pairs with the read barrier in lock_acquire) */
-	cmm_smp_mb();
-}
-
-int bakery_recover(bakery_t *b, unsigned *reclaimed)
-{
-	unsigned self = UINT32_MAX, n;
-
-	if (!b || b->closed)
-		return EINVAL;
-	if (region_lost(b))
-		return BAKERY_EBADREGION;
-	/* a slot of our own lets us finish proxy passages; not required */
-	if (bakery__slot_self(b, &self))
-		self = UINT32_MAX;
-	n = bakery__registry_reap(b, self);
-	if (reclaimed)
-		*reclaimed = n;
 	return 0;
 }

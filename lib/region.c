@@ -11,6 +11,10 @@
  *
  * Opening trusts nothing: the header is read with pread() and every size and
  * offset is recomputed from the capacities and compared before mapping.
+ *
+ * This file also owns the handle's whole lifetime: struct bakery is made
+ * here, counted (one reference for the user's handle, one per thread slot,
+ * registry.c) and freed here when the last reference goes.
  */
 #include "config.h"
 
@@ -368,7 +372,80 @@ static int region_open_existing(const char *shm_name, int *fd)
 	return *fd < 0 ? errno : 0;
 }
 
-int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
+/* ------------------------------------------------------------ mappings -- */
+
+/* All open mappings of the process, for fork(). */
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bakery *maps;
+static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+
+static void atfork_prepare(void) { pthread_mutex_lock(&maps_lock); }
+static void atfork_parent(void) { pthread_mutex_unlock(&maps_lock); }
+
+/* In the child only the forking thread survives: the handles' mutexes may
+ * have been held by threads that are gone, and their lists of thread
+ * records name the parent's threads (registry.c forgets the forking
+ * thread's own records). */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&maps_lock, NULL);
+	for (struct bakery *b = maps; b; b = b->next) {
+		pthread_mutex_init(&b->recs_lock, NULL);
+		pthread_mutex_init(&b->spare_lock, NULL);
+		b->recs = NULL;
+	}
+}
+
+static void maps_init(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+static void mapping_register(struct bakery *b)
+{
+	pthread_once(&maps_once, maps_init);
+	pthread_mutex_lock(&maps_lock);
+	b->next = maps;
+	maps = b;
+	pthread_mutex_unlock(&maps_lock);
+}
+
+static void mapping_unregister(struct bakery *b)
+{
+	pthread_mutex_lock(&maps_lock);
+	for (struct bakery **pp = &maps; *pp; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	pthread_mutex_unlock(&maps_lock);
+}
+
+/* Unmap and free: the last reference is gone. */
+static void region_destroy(struct bakery *b)
+{
+	bakery__token_spares_free(b);
+	bakery__guard_remove(b->guard);
+	munmap(b->base, b->size);
+	close(b->fd);
+	free(b);
+}
+
+void bakery__region_get(struct bakery *b)
+{
+	uatomic_inc(&b->refs);
+}
+
+void bakery__region_put(struct bakery *b)
+{
+	if (uatomic_add_return(&b->refs, -1) == 0)
+		region_destroy(b);
+}
+
+/* ---------------------------------------------------------------- open -- */
+
+int bakery__region_open(const char *name, unsigned flags, const struct bakery_config *cfg,
+                        struct bakery **out)
 {
 	char shm_name[BAKERY_REGION_NAME_MAX + 2];
 	struct layout l;
@@ -376,9 +453,6 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 	mode_t mode;
 	int fd = -1, err;
 
-	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL | BAKERY_NORECOVER)) ||
-	    ((flags & BAKERY_EXCL) && !(flags & BAKERY_CREATE)))
-		return EINVAL;
 	err = region_name(name, shm_name);
 	if (err)
 		return err;
@@ -406,38 +480,19 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 		free(b);
 		return err;
 	}
-	bakery__mapping_register(b);
-	/* DESIGN part A: whoever opens the region proves and clears deaths */
-	if (!(flags & BAKERY_NORECOVER))
-		bakery__registry_reap(b, UINT32_MAX);
+	mapping_register(b);
 	*out = b;
 	return 0;
 }
 
-/* Unmap and free; called when the last reference goes (registry.c). */
-void bakery__region_destroy(struct bakery *b)
+void bakery__region_close(struct bakery *b)
 {
-	bakery__token_spares_free(b);
-	bakery__guard_remove(b->guard);
-	munmap(b->base, b->size);
-	close(b->fd);
-	free(b);
-}
-
-int bakery_close(bakery_t *b)
-{
-	if (!b || b->closed)
-		return EINVAL;
-	if (bakery__mapping_holds_lock(b))
-		return EBUSY;
-	bakery__slot_release_self(b);
 	b->closed = 1;
-	bakery__mapping_unregister(b);
-	bakery__mapping_put(b);
-	return 0;
+	mapping_unregister(b);
+	bakery__region_put(b);
 }
 
-int bakery_unlink(const char *name)
+int bakery__region_unlink(const char *name)
 {
 	char shm_name[BAKERY_REGION_NAME_MAX + 2];
 	int err = region_name(name, shm_name);

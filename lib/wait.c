@@ -22,7 +22,6 @@
  */
 #include "config.h"
 
-#include <limits.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -62,11 +61,6 @@ struct waitv {                          /* struct futex_waitv of the kernel ABI 
 };
 
 static int have_waitv = 1;              /* cleared once if the kernel lacks it */
-
-void bakery__futex_wake_all(uint32_t *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
 
 void bakery__reg_signal(struct bakery_shm_reg *reg)
 {
@@ -161,7 +155,7 @@ static uint32_t token_arm(struct bakery *b, unsigned j)
 		uint32_t v = uatomic_read(word);
 
 		if (v & FUTEX_OWNER_DIED) {
-			bakery__slot_check(b, j);       /* proves and recovers */
+			bakery__slot_recover_if_dead(b, j);       /* proves and recovers */
 			return 0;
 		}
 		if (!(v & FUTEX_TID_MASK))
@@ -184,7 +178,7 @@ static int busy_unless_gone(struct passage *p, unsigned j, await_fn cond, void *
 {
 	uint32_t w = CMM_LOAD_SHARED(*slot_token_word(p->b, j));
 
-	if ((w & FUTEX_OWNER_DIED) && bakery__slot_check(p->b, j) == SLOT_GONE &&
+	if ((w & FUTEX_OWNER_DIED) && bakery__slot_recover_if_dead(p->b, j) == SLOT_GONE &&
 	    cond(p->b, p->lock, j, arg))
 		return 0;
 	return EBUSY;
@@ -227,7 +221,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		 * that finds the token marked dead recovers it at once
 		 * instead of spinning first (a late arrival after a crash). */
 		if (i == 0 && caa_unlikely(CMM_LOAD_SHARED(*slot_token_word(b, j)) & FUTEX_OWNER_DIED)) {
-			bakery__slot_check(b, j);
+			bakery__slot_recover_if_dead(b, j);
 			continue;
 		}
 		caa_cpu_relax();

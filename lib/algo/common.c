@@ -1,11 +1,49 @@
 /*
  * common.c - the steps Lamport's Bakery and the Boulangerie share
  * (Boulangerie keeps Lamport's doorway and exit, seed 001 Fig. 2 lines 3-5
- * and 10), and the plain reset of a dead slot.
+ * and 10), the plain reset of a dead slot, the table of the algorithms and
+ * the lock's active set (the getset() of the papers).
  */
 #include "config.h"
 
 #include "common.h"
+
+/* ------------------------------------------------------- the algorithms -- */
+
+const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo)
+{
+	switch (algo) {
+	case BAKERY_ALGO_LAMPORT:     return &bakery__algo_lamport;
+	case BAKERY_ALGO_BOULANGERIE: return &bakery__algo_boulangerie;
+	case BAKERY_ALGO_BLACK_WHITE: return &bakery__algo_black_white;
+	case BAKERY_ALGO_JAYANTI:     return &bakery__algo_jayanti;
+	default:                      return NULL;
+	}
+}
+
+/* ----------------------------------------------------------- active set -- */
+
+void bakery__active_join(struct passage *p)
+{
+	uint64_t *set = active_of(p->b, p->lock);
+
+	uatomic_or(&set[p->self / 64], UINT64_C(1) << (p->self % 64));
+	CMM_STORE_SHARED(p->mine->joined, 1);
+	/* Our membership before any register of ours can be non-zero
+	 * (store->store and store->load: a doorway's getset must see us). */
+	cmm_smp_mb();
+}
+
+void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot)
+{
+	uint64_t *set = active_of(b, lock);
+
+	/* called with the slot's registers already clear */
+	CMM_STORE_SHARED(reg_of(b, lock, slot)->joined, 0);
+	uatomic_and(&set[slot / 64], ~(UINT64_C(1) << (slot % 64)));
+}
+
+/* ------------------------------------------------------- shared steps -- */
 
 bool bakery__not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused)
 {

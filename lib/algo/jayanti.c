@@ -39,8 +39,6 @@
 
 #include "common.h"
 
-#define NO_SLOT UINT_MAX
-
 /* proxy word: 0 = none; STEP|j = slots below j verified; FIN|gen|slot = the
  * final writes claimed by that slot (of that generation) */
 #define PROXY_STEP  (UINT64_C(1) << 62)
@@ -126,7 +124,7 @@ static bool finisher_gone(struct bakery *b, uint64_t w)
 
 	if (s >= b->nslots || CMM_LOAD_SHARED(b->slots[s].gen) != FIN_GEN(w))
 		return true;
-	return bakery__slot_check(b, s) == SLOT_GONE;
+	return bakery__slot_recover_if_dead(b, s) == SLOT_GONE;
 }
 
 /* Lines 6-7 of slot D's loop, from slot FROM on: the first j that still
@@ -174,7 +172,7 @@ static void proxy_finish(struct bakery *b, unsigned lock, unsigned d)
 
 /*
  * Advance D's proxy passage as far as it goes without waiting.  True when it
- * is complete; else *blocked is the slot it waits on (NO_SLOT: a live
+ * is complete; else *blocked is the slot it waits on (BAKERY_NO_SLOT: a live
  * finisher is at work, or HELPER has no slot to claim the finish with).
  */
 static bool proxy_step(struct bakery *b, unsigned lock, unsigned d, unsigned helper,
@@ -188,8 +186,8 @@ static bool proxy_step(struct bakery *b, unsigned lock, unsigned d, unsigned hel
 
 		if (!w)
 			return true;
-		*blocked = NO_SLOT;
-		if (helper == NO_SLOT)
+		*blocked = BAKERY_NO_SLOT;
+		if (helper == BAKERY_NO_SLOT)
 			return false;
 		fin = PROXY_FIN | ((uint64_t)CMM_LOAD_SHARED(b->slots[helper].gen) << 16) | helper;
 		if (PROXY_TAG(w) == PROXY_FIN) {
@@ -298,7 +296,7 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, u
 		if (proxy_step(p->b, p->lock, d, p->self, &k))
 			break;
 		dr.proxy = CMM_LOAD_SHARED(rd->proxy);
-		if (k == NO_SLOT)
+		if (k == BAKERY_NO_SLOT)
 			err = bakery__await_slot(p, d, proxy_moved, &dr);
 		else if (depth >= p->b->nslots)
 			/* a chain longer than the slots: a cycle, which only a
@@ -393,7 +391,7 @@ static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
 	return 1;
 }
 
-static bool jay_settle(struct bakery *b, unsigned lock, unsigned d, unsigned helper)
+static bool jay_finish_proxy(struct bakery *b, unsigned lock, unsigned d, unsigned helper)
 {
 	unsigned blocked;
 
@@ -408,5 +406,5 @@ const struct algo_ops bakery__algo_jayanti = {
 	.wait = jay_wait,                                       /* lines 6-8 */
 	.exit = jay_exit,                                       /* line 10 */
 	.recover = jay_recover,
-	.settle = jay_settle,
+	.finish_proxy = jay_finish_proxy,
 };

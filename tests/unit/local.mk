@@ -99,7 +99,7 @@ tests_unit_test_token_list_LDADD = $(bakery_test_ldadd)
 
 endif
 
-# The library's symbol table: only bakery_ and bakery__ names (scripts, no
-# Check needed).
-TESTS += tests/unit/test-symbols.sh
-EXTRA_DIST += tests/unit/test-symbols.sh
+# The library's symbol tables (scripts, no Check needed): only bakery_ and
+# bakery__ names; no cycle of calls between the files of lib/.
+TESTS += tests/unit/test-symbols.sh tests/unit/test-layers.sh
+EXTRA_DIST += tests/unit/test-symbols.sh tests/unit/test-layers.sh
