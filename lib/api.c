@@ -6,7 +6,9 @@
  */
 #include "config.h"
 
-#include "internal.h"
+#include "lock_recovery.h"
+#include "region.h"
+#include "registry.h"
 
 int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
 {

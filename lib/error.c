@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "private.h"
 
 /* One table for the library's own codes: value, message. */
 #define BAKERY_ERRORS(X)                                                          \

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "futex.h"
 
 void bakery__futex_wake_all(uint32_t *word)
 {

@@ -46,7 +46,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "guard.h"
 
 /*
  * A watched range.  Publishing hi last (hi = 0 to retire, then lo and lost,

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "registry.h"
 
 /* RC, unless the region was cut short before or while we read it: what we
  * read was then the guard's zero pages, not the region. */

@@ -7,7 +7,16 @@ noinst_LTLIBRARIES += lib/libbakery-test.la lib/libbakery-mutant.la
 include_HEADERS = lib/bakery.h
 
 bakery_sources = \
-	lib/internal.h \
+	lib/private.h \
+	lib/shm_layout.h \
+	lib/handle.h \
+	lib/futex.h \
+	lib/guard.h \
+	lib/token.h \
+	lib/region.h \
+	lib/registry.h \
+	lib/wait.h \
+	lib/lock_recovery.h \
 	lib/futex.c \
 	lib/guard.c \
 	lib/token.c \
@@ -20,6 +29,7 @@ bakery_sources = \
 	lib/error.c \
 	lib/introspect.c \
 	lib/testhooks.c \
+	lib/algo/algo.h \
 	lib/algo/common.h \
 	lib/algo/common.c \
 	lib/algo/lamport.c \

@@ -12,7 +12,8 @@
  */
 #include "config.h"
 
-#include "internal.h"
+#include "algo.h"
+#include "lock_recovery.h"
 
 /* Only entries in use have registers anyone wrote: testing the lock table
  * first keeps a per-slot sweep from touching (and faulting in) one register

@@ -29,7 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "guard.h"
+#include "region.h"
+#include "token.h"
 
 /* glibc's shm_open() keeps its objects here; link() needs real paths. */
 #define SHM_DIR "/dev/shm/"

@@ -27,7 +27,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "region.h"
+#include "registry.h"
 
 /* ----------------------------------------------------- per-thread state -- */
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "private.h"
 
 #ifdef BAKERY_TESTING
 void bakery__crash_point(const char *name)

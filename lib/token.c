@@ -36,7 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "futex.h"
+#include "guard.h"
+#include "token.h"
 
 /* glibc links a node by the address of its `next`, with the node's `prev`
  * one pointer before it. */

@@ -27,7 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "futex.h"
+#include "registry.h"
+#include "wait.h"
 
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449

@@ -4,7 +4,9 @@
 #ifndef BAKERY_ALGO_COMMON_H
 #define BAKERY_ALGO_COMMON_H
 
-#include "internal.h"
+#include "algo.h"
+#include "futex.h"
+#include "registry.h"
 
 /* Numbers never wrap: a value near the top of the register can only come
  * from a corrupted or hostile region (2^62 passages are centuries away). */

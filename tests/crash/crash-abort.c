@@ -23,7 +23,8 @@
  *     do expire, never breaks mutual exclusion (occupancy object), always
  *     completes, and leaves every register idle.
  *
- * The register checks read the region through lib/internal.h (white box):
+ * The register checks read the region through lib/shm_layout.h and
+ * lib/handle.h (white box):
  * the public introspection shows stages, not register contents.
  */
 #include "config.h"
@@ -39,7 +40,8 @@
 #include <urcu/system.h>
 #include <urcu/uatomic.h>
 
-#include "internal.h"
+#include "shm_layout.h"
+#include "handle.h"
 #include "scene.h"
 
 enum { A, B, C };

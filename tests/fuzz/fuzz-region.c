@@ -42,7 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "shm_layout.h"
+#include "handle.h"
 #include "fuzz-region.h"
 
 #define CTL_SLOTS(c)     (((c) & 3u) + 1)

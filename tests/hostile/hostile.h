@@ -16,7 +16,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "internal.h"
+#include "shm_layout.h"
+#include "handle.h"
 
 #define H_NAME_SIZE 96
 

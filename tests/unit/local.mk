@@ -1,7 +1,7 @@
 # Check unit suites, one program per concern.  unit.c/unit.h are the shared
 # helpers (unique region names, children with time limits, a lock-holding
 # thread).  test_region_crash, test_corrupt and test_guard need the test
-# build (crash points; the internal header layout and its hash; the hidden
+# build (crash points; the shared-memory layout and its hash; the hidden
 # bakery__guard_add/bakery__guard_remove, which only a convenience library lets a program
 # link).
 if HAVE_CHECK

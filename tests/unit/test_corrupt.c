@@ -7,7 +7,8 @@
  * consistent but larger than the object, and foreign objects.
  *
  * The damage is done with plain open/pwrite/ftruncate on /dev/shm/NAME.
- * Field offsets come from lib/internal.h, and bakery__layout_hash/bakery__layout_compute
+ * Field offsets come from lib/shm_layout.h, and bakery__layout_hash and
+ * bakery__layout_compute
  * from the test build, so the forgeries follow the layout they attack.
  */
 #include "config.h"
@@ -19,7 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "shm_layout.h"
+#include "handle.h"
 #include "unit.h"
 
 /* ------------------------------------------------------------- helpers -- */

@@ -42,7 +42,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "guard.h"
 #include "unit.h"
 
 /* ------------------------------------------------------------- helpers -- */
