@@ -134,13 +134,27 @@ struct bakery_config {
 
 /* ------------------------------------------------------- library errors -- */
 
+/*
+ * The library's own error codes, one list: X(name, message) for each, in
+ * the order of their values (BAKERY_ERRBASE, then one less each; the
+ * library's build checks it).  The values are fixed; bakery_strerror and
+ * bakery_errname are built from this list, and a program may use it too:
+ *   #define NAME(code, msg) case BAKERY_##code: return #code;
+ */
+#define BAKERY_ERRNO_MAP(X)                                                          \
+	X(EBADREGION, "not a valid libbakery region (bad magic, truncated or corrupted)") \
+	X(EVERSION,   "region created by an incompatible libbakery layout version")      \
+	X(EALGO,      "lock exists with an algorithm this handle cannot take part in")   \
+	X(ESLOTS,     "no free participant slot in the region")                          \
+	X(ELOCKS,     "no free entry in the region's lock table")
+
 /* Negative, from a reserved block, so they never collide with errno values. */
 #define BAKERY_ERRBASE     (-40700)
-#define BAKERY_EBADREGION  (BAKERY_ERRBASE - 0)  /* not a valid region: wrong magic, truncated, corrupted */
-#define BAKERY_EVERSION    (BAKERY_ERRBASE - 1)  /* region made by an incompatible layout version        */
-#define BAKERY_EALGO       (BAKERY_ERRBASE - 2)  /* the lock exists with an algorithm this handle cannot join */
-#define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)  /* no free participant slot, even after reaping dead ones */
-#define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)  /* no free entry in the region's lock table             */
+#define BAKERY_EBADREGION  (BAKERY_ERRBASE - 0)
+#define BAKERY_EVERSION    (BAKERY_ERRBASE - 1)
+#define BAKERY_EALGO       (BAKERY_ERRBASE - 2)
+#define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)
+#define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)
 #define BAKERY_ERRLAST     BAKERY_ELOCKS
 
 /* ------------------------------------------------------------- regions -- */
@@ -259,6 +273,10 @@ BAKERY_API int bakery_recover(bakery_t *b, unsigned *reclaimed);
 
 /* A fixed string for every value above and for any errno value. */
 BAKERY_API const char *bakery_strerror(int err);
+/* The symbolic name of an error number, a fixed string: "BAKERY_EBADREGION"
+ * for the library's codes, "EOWNERDEAD" for errno values, "0" for 0, and
+ * "UNKNOWN" for a value that has no name. */
+BAKERY_API const char *bakery_errname(int err);
 
 /* ------------------------------------------------------- introspection -- */
 
