@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench.h - declarations shared by the parts of bakery-bench, the benchmark
  * that measures every libbakery algorithm side by side with the locks users

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/: bakery-bench, every libbakery algorithm against the locks users
 # would pick instead.  Not part of `make check`:
 #   make bench        the full set (a few minutes), CSV in bench/results.csv,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * procs.c - process plumbing of bakery-bench: the control block children
  * share with the parent, futex flags to sequence them without burning the

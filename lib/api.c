@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * api.c - the region calls of the public API: bakery_open, bakery_close,
  * bakery_unlink and bakery_recover.  The top layer: it puts together the

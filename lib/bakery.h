@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bakery.h - fair, crash-proof mutual exclusion between unrelated processes.
  *
@@ -92,11 +93,9 @@ typedef struct bakery_lock bakery_lock_t;  /* one named lock inside a region    
  * Which to choose: BLACK_WHITE is the default.  Proof: like all four it is
  * model-checked with crashes, aborts and slot reuse (tests/model), and its
  * crash recovery is the plain register reset; unlike Lamport's its numbers
- * stay bounded by n.  Measurement (docs/performance.md, 2 CPUs): within 12%
- * of the fastest uncontended (30 ns against 27 ns; robust mutex 15 ns),
- * 0.94x a robust mutex's throughput with 2 processes, and with 4 processes
- * on 2 CPUs 5.6-6.0 M acquisitions/s where the others convoy at 0.7-1.2 M/s.
- * Every algorithm costs the same in a 64-slot and a 1024-slot region (an
+ * stay bounded by n.  Measurement (docs/performance.md): close to the
+ * fastest uncontended, and under contention it keeps its throughput where
+ * the others convoy.  Every algorithm costs the same in a 64-slot and a 1024-slot region (an
  * adaptive active set: the cost grows with the threads using the lock).
  * LAMPORT is the reference and the simplest to audit.  BOULANGERIE waits
  * less than LAMPORT under low contention and may share a lock with LAMPORT
@@ -106,10 +105,10 @@ typedef struct bakery_lock bakery_lock_t;  /* one named lock inside a region    
  */
 enum bakery_algo {
 	BAKERY_ALGO_DEFAULT = 0,   /* open: whatever the lock was created with; create: library default */
-	BAKERY_ALGO_LAMPORT,       /* Lamport 1974, unbounded (64-bit) numbers            — seeds 000, 003 */
-	BAKERY_ALGO_BOULANGERIE,   /* Moses & Patkin: Lamport + two blocking optimisations — seed 001      */
-	BAKERY_ALGO_BLACK_WHITE,   /* Taubenfeld: coloured tickets, numbers bounded by n  — seed 002       */
-	BAKERY_ALGO_JAYANTI,       /* Jayanti, Tan, Friedland, Katz B-Bakery, tokens mod 2n-1 — seed 004   */
+	BAKERY_ALGO_LAMPORT,       /* Lamport 1974, unbounded (64-bit) numbers                    */
+	BAKERY_ALGO_BOULANGERIE,   /* Moses & Patkin 2018: Lamport + two blocking optimisations   */
+	BAKERY_ALGO_BLACK_WHITE,   /* Taubenfeld 2004: coloured tickets, numbers bounded by n     */
+	BAKERY_ALGO_JAYANTI,       /* Jayanti, Tan, Friedland, Katz 2001: B-Bakery, tokens mod 2n-1 */
 };
 #define BAKERY_ALGO_COUNT 5
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * error.c - bakery_strerror(), bakery_errname() and the algorithm names.
  * The library's own codes come from one list, BAKERY_ERRNO_MAP (bakery.h).

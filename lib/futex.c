@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * futex.c - the futex system calls the other files share: waking every
  * sleeper on a word.  The lowest layer with token.c's words above it.

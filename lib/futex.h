@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * futex.h - futex.c: the futex system calls the other files share.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.c - surviving a region that another process cut short.
  *

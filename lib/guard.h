@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.h - guard.c: the SIGBUS guard.  Tests of the guard include it.
  */

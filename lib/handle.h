@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * handle.h - struct bakery, a process's handle on a mapped region (made,
  * counted and freed by region.c), struct bakery_lock, and the accessors

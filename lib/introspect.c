@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * introspect.c - read-only views of a region for `bakery status` and users.
  * Everything read here comes from shared memory, so it is a snapshot that

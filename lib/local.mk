@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libbakery itself, plus two uninstalled variants built from the same sources:
 #   libbakery-test.la    BAKERY_TESTING: crash points and bound assertions
 #   libbakery-mutant.la  BAKERY_NO_BARRIERS: the algorithms' barriers removed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lock.c - the named-lock table, the public lock calls and the owner-died
  * state machine.  Algorithm-agnostic: the algorithm steps are behind
@@ -104,7 +105,8 @@ static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_a
 		*run = have;
 		return 0;
 	}
-	/* seed 001 section 4: any mix of Bakery and Boulangerie is correct */
+	/* Moses & Patkin, "Mutual exclusion as a matter of priority" (2018),
+	 * section 4: any mix of Bakery and Boulangerie is correct */
 	if ((have == BAKERY_ALGO_LAMPORT || have == BAKERY_ALGO_BOULANGERIE) &&
 	    (want == BAKERY_ALGO_LAMPORT || want == BAKERY_ALGO_BOULANGERIE)) {
 		*run = want;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lock_recovery.c - the per-lock half of crash recovery: what a dead (or
  * departing) slot leaves in each lock, and how it is cleared.  registry.c

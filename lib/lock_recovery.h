@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lock_recovery.h - lock_recovery.c: the per-lock half of recovery, the
  * struct recovery_ops bakery_open registers in each handle.

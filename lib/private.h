@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * private.h - what every private header of the library needs: the
  * includes, the hidden visibility of bakery__ names, one timespec

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * region.c - create, open, validate and unlink the shared-memory region.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * region.h - region.c: names, creating, opening and unlinking a region,
  * and the handle's references.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * registry.c - participant slots and their kernel-attested liveness tokens.
  *

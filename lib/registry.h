@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * registry.h - registry.c: participant slots, thread records, the proof of
  * death and the recovery path of a dead slot.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shm_layout.h - the shared-memory layout: what a region holds, where, and
  * the structures every process maps.  Never installed; white-box tests may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testhooks.c - crash points and assertions of the test build
  * (libbakery-test.la, compiled with BAKERY_TESTING).  Not in the installed

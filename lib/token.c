@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * token.c - liveness tokens: robust futex words whose list node no other
  * process can write.

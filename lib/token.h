@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * token.h - token.c: liveness tokens.
  */

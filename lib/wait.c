@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wait.c - waiting on another slot's registers without burning CPU.
  *

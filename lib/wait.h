@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wait.h - wait.c: waiting on another slot's registers, and waking its
  * waiters after a register change.

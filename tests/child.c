@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * child.c - waiting for a child process with a time limit (child.h).
  */

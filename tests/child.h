@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * child.h - waiting for a child process with a time limit, shared by the
  * test kits (tests/unit/unit.c, tests/crash/crashkit.c,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared test settings.  Every test program gets Check and the library;
 # tests that need crash points link lib/libbakery-test.la instead.
 bakery_test_cppflags = $(AM_CPPFLAGS) -I$(top_srcdir)/tests -I$(top_srcdir)/tests/stress

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.c - `bakery run REGION LOCK [--algo A] [--timeout SEC] -- COMMAND...`:
  * like flock(1), hold a named lock while a command runs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * algo.h - the interface of the algorithms (struct algo_ops), their
  * barriers, and the walk over a lock's active set they share.

@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * black_white.c - the Black-White Bakery algorithm, adaptive.
  *
  *   G. Taubenfeld, "The Black-White Bakery Algorithm and related bounded-
- *   space, adaptive, local-spinning and FIFO algorithms", DISC 2004 (seed
- *   002): Algorithm 2, made adaptive as in Algorithm 3, whose line numbers
+ *   space, adaptive, local-spinning and FIFO algorithms", DISC 2004:
+ *   Algorithm 2, made adaptive as in Algorithm 3, whose line numbers
  *   the comments cite.
  *
  * Lamport's Bakery with one shared colour bit: a ticket is (colour, number),
@@ -11,7 +12,7 @@
  * the colour on exit, so that all tickets of the old colour are served before
  * any of the new.  Without faults numbers stay <= n (asserted in the test
  * build).  Each crash or abort inside one colour epoch can push a later
- * ticket one higher (DESIGN part B), so `number` is 63 bits wide, not
+ * ticket one higher (tests/model), so `number` is 63 bits wide, not
  * log(n+1).  Mutual exclusion, deadlock freedom and FIFO hold with the plain
  * reset of a dead slot; the recoverer never touches `color` (flipping it
  * breaks FIFO and mutual exclusion: tests/model).

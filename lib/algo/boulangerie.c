@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * boulangerie.c - the Boulangerie algorithm.
  *
  *   Y. Moses, K. Patkin, "Mutual exclusion as a matter of priority",
- *   Theoretical Computer Science 751 (2018); Fig. 2 (seed 001), whose line
+ *   Theoretical Computer Science 751 (2018); Fig. 2, whose line
  *   numbers the comments cite.
  *
  * Lamport's Bakery with two changes to the testing region, both reducing

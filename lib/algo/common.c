@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.c - the steps Lamport's Bakery and the Boulangerie share
- * (Boulangerie keeps Lamport's doorway and exit, seed 001 Fig. 2 lines 3-5
+ * (Boulangerie keeps Lamport's doorway and exit, Moses and Patkin's Fig. 2, lines 3-5
  * and 10), the plain reset of a dead slot, the table of the algorithms and
  * the lock's active set (the getset() of the papers).
  */
@@ -90,7 +91,7 @@ void bakery__number_exit(struct passage *p)
 void bakery__number_abort(struct passage *p)
 {
 	/* leaving the waiting room: choosing is already 0; number := 0 is the
-	 * abort the model checker shows safe (DESIGN part B) */
+	 * abort the model checker shows safe (tests/model) */
 	count_abort(p);
 	store_mb(&p->mine->number, 0);
 	bakery__reg_signal(p->mine);

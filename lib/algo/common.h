@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.h - steps the Bakery-family algorithms share.
  */
@@ -42,8 +43,8 @@ BAKERY_HIDDEN void bakery__number_doorway(struct passage *p);
 BAKERY_HIDDEN void bakery__number_exit(struct passage *p);
 BAKERY_HIDDEN void bakery__number_abort(struct passage *p);
 
-/* A dead slot's plain reset: choosing := 0, number := 0 (DESIGN part B:
- * safe for Lamport, Boulangerie and Black-White, in either order). */
+/* A dead slot's plain reset: choosing := 0, number := 0 (model-checked,
+ * tests/model: safe for Lamport, Boulangerie and Black-White, in either order). */
 BAKERY_HIDDEN unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot);
 
 #ifdef BAKERY_TESTING

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jayanti.c - the bounded Bakery algorithm B-Bakery.
  *
  *   P. Jayanti, K. Tan, G. Friedland, A. Katz, "Bounding Lamport's Bakery
- *   Algorithm", SOFSEM 2001 (seed 004), Fig. 2, whose line numbers the
+ *   Algorithm", SOFSEM 2001, Fig. 2, whose line numbers the
  *   comments cite.
  *
  * Lamport's algorithm plus a shared register X holding the token of the last
@@ -19,7 +20,7 @@
  * values must be shifted by the same pivot, the comparing process's own
  * token: shift(v) = v + (n-1-v'_i) mod 2n-1.  That is what before() does.
  *
- * Crash and abort (DESIGN part B, tests/model/jayanti.pml): a plain reset of
+ * Crash and abort (model-checked: tests/model/jayanti.pml): a plain reset of
  * a process that published its token but had not written X lets two threads
  * into the critical section.  Such a passage is completed by PROXY: anyone
  * runs the dead (or aborted) slot's waiting loop (lines 6-7) with its token,

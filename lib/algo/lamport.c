@@ -1,15 +1,17 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lamport.c - Lamport's Bakery algorithm.
  *
  *   L. Lamport, "A New Solution of Dijkstra's Concurrent Programming
- *   Problem", CACM 17(8), 1974.  As presented in N. Lynch, Distributed
- *   Algorithms, section 10.7 (seed 000), and in the pseudocode of seed 003,
- *   whose line numbers the comments below cite.
+ *   Problem", CACM 17(8), 1974.  As presented in N. Lynch, "Distributed
+ *   Algorithms", Morgan Kaufmann, 1996, section 10.7, and in the pseudocode
+ *   of the Wikipedia article "Lamport's bakery algorithm", whose line
+ *   numbers the comments below cite.
  *
  * Properties: mutual exclusion, lockout (starvation) freedom, FIFO after the
  * wait-free doorway.  Registers: choosing (bit), number (64-bit, unbounded in
  * the paper; see NUMBER_LIMIT).  Crash: a dead slot is reset to choosing = 0,
- * number = 0, and reused only after the reset (DESIGN part B; tests/model).
+ * number = 0, and reused only after the reset (model-checked: tests/model).
  * Abort: number := 0.
  *
  * The loops run over the lock's active set rather than 1..n: a slot outside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-recover-count.c - regression test (it was the reproducer of a fixed
  * library bug).  Needs the test build (crash points).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-abort.c - trylock, timedlock and clocklock leave the protocol
  * cleanly when they give up, for every algorithm.
@@ -161,7 +162,7 @@ END_TEST
 
 /*
  * The abort form of the sequence the model checker found against Jayanti's
- * algorithm when an abort simply withdraws its token (DESIGN part B), in a
+ * algorithm when an abort simply withdraws its token (tests/model), in a
  * region of three slots (tokens mod 5): A holds with token 1 (X = 1); B
  * takes token 2 and waits with a deadline; C takes token 3 and waits with a
  * later one; B gives up and at once calls bakery_lock again; C gives up.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-chaos.c - random SIGKILLs and respawns against one lock, for every
  * algorithm, in a region with few slots (test build: its assertions on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-latency.c - recovery while waiting, and its latency, for every
  * algorithm (normal build of the library, as users get it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-pidns.c - liveness does not trust PIDs: PID reuse and PID
  * namespaces, for every algorithm.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-points.c - SIGKILL at every stage of a passage, for every algorithm.
  *
@@ -327,7 +328,7 @@ END_TEST
 
 /*
  * A sequence the model checker found against Jayanti's algorithm with a
- * plain reset of dead slots (DESIGN part B), in a region of three slots
+ * plain reset of dead slots (tests/model), in a region of three slots
  * (tokens mod 5).  H holds with token 1 (X = 1); V takes token 2 and dies
  * waiting; W2 takes token 3 (V's token still there) and waits; V is
  * recovered; W1 arrives and, with V's token gone, takes 4; W2 is killed.

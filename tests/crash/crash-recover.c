@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-recover.c - recovery is idempotent and done exactly once, for every
  * algorithm.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-threads.c - thread death, for every algorithm.
  *

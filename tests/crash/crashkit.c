@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashkit.c - helpers of the crash, recovery and abort tests (see
  * crashkit.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashkit.h - helpers of the crash, recovery and abort tests (tests/crash):
  * region names removed whatever the outcome, memory shared with forked

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # rules for tests/crash (included from the top Makefile.am)
 # Crash recovery and abort tests: SIGKILL at every crash point of the test
 # build, recovery latency, idempotent recovery, abort, thread death, PID

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scene.c - the stage of the Check crash tests (see scene.h).
  */

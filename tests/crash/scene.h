@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scene.h - the stage the Check crash tests play on: a fresh region with
  * one lock, the test's own handle for introspection (it never takes a slot:

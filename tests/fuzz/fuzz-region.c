@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-region.c - one fuzz case of region validation and of everything that
  * reads a region afterwards.  Bytes in, a POSIX shm object out; then

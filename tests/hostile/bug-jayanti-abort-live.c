@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-jayanti-abort-live.c - regression test: the reproducer of a library
  * bug fixed in commit 634074e (a proxy drive now notices that the slot it

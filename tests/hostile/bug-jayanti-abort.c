@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-jayanti-abort.c - regression test (it was the reproducer of a fixed
  * library bug).  Needs the test build (crash points); no hostile write is

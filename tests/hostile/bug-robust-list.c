@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-robust-list.c - regression test (it was the reproducer of a fixed
  * library bug: tokens are no longer glibc robust mutexes in the region).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-shrink-sigbus.c - regression test (it was the reproducer of a fixed
  * library bug: the region is now watched by a SIGBUS guard, guard.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-table-mutex-hang.c - regression test (it was the reproducer of a fixed
  * library bug: the table mutex wait is now bounded, BAKERY_EBADREGION).

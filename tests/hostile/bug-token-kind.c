@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-token-kind.c - regression test (it was the reproducer of a fixed
  * library bug; the field it forged no longer exists).

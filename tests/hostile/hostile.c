@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostile.c - helpers of the hostile-participant and misuse tests (see
  * hostile.h).  They abort() on a failure of their own (a test that cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostile.h - helpers of the hostile-participant and misuse tests: unique
  * region names removed at exit, a "raw" view of a region that writes its

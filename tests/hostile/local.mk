@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Hostile and careless participants, permissions and misuse.
 #   test_*  Check suites: what the library does with garbage in its registers
 #           and tables, forged tokens, misuse of the API, other users.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_misuse.c - careless callers: what each misuse returns.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_perm.c - permissions of the region's shm object.  Needs root, to run
  * children as another user (setuid(65534)); exits 77 (skipped) otherwise.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_registers.c - a participant that writes garbage into its own
  * registers.  Checked: the library never crashes and never reads or writes

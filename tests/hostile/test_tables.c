@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tables.c - garbage in the shared tables of a live region: indices
  * and sizes out of range, unterminated names, unknown algorithms, states

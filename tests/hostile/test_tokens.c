@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tokens.c - a liveness token (the robust futex word a slot's owner
  * holds) that someone else rewrote while the owner lives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * black_white.pml -- SPIN model of the Black-White Bakery lock as
  *                    libbakery runs it, with crashes, recovery, slot reuse

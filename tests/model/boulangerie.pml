@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * boulangerie.pml -- SPIN model of the Boulangerie lock (and of a lock
  *                    shared by Bakery and Boulangerie participants) as

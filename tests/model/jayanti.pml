@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jayanti.pml -- SPIN model of Jayanti, Tan, Friedland and Katz's bounded
  *                Bakery lock (B-Bakery) as libbakery runs it, with crashes,

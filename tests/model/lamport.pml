@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lamport.pml -- SPIN model of Lamport's Bakery lock as libbakery runs it,
  *                with crashes, recovery, slot reuse and aborts.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Multi-process stress tests.  bakery-hammer is one participant (see
 # hammer.c); bakery-hammer-test is the same program on the test build
 # (crash points, bound assertions); bakery-hammer-mutant runs without the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mutants.c - the barriers matter: the occupancy check catches the library
  * built without them (libbakery-mutant: store_mb() a plain store instead of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * occupancy.h - an independent check of mutual exclusion, shared by the
  * stress, chaos and mutant tests: it does not trust the lock under test.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-trylock-dead.c - a holder dies while nobody waits on it, for every
  * algorithm, and the survivor only ever calls bakery_trylock, retrying on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Check unit suites, one program per concern.  unit.c/unit.h are the shared
 # helpers (unique region names, children with time limits, a lock-holding
 # thread).  test_region_crash, test_corrupt and test_guard need the test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_corrupt.c - opening a shm object that is not a sound region gives
  * BAKERY_EBADREGION (or BAKERY_EVERSION for another layout version), never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_errors.c - bakery_strerror gives a fixed, non-empty string for every
  * library code (each its own), for errno values and for unknown values;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_guard.c - lib/guard.c: a SIGBUS from a shm object cut short under a
  * watched mapping becomes zero pages and a `lost` flag; everything else keeps

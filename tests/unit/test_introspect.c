@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_introspect.c - bakery_region_info, bakery_slot_info and
  * bakery_lock_info report what the test set up, for every algorithm:

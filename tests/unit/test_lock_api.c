@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lock_api.c - the lock calls' error codes (as bakery.h lists them): NULL
  * handles, lock names, a full lock table, algorithm joining rules, relock by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_owner_dead.c - the robust-mutex contract, for every algorithm: a
  * holder SIGKILLed (or a thread exiting) inside the critical section makes

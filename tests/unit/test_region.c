@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_region.c - regions: create, open, exclusive create, names ("/x" and
  * "x" alike; bad and too long ones refused), flags, configuration limits,

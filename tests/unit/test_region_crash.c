@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_region_crash.c - a creator killed in the middle of building a region
  * (test build: BAKERY_CRASH_AT=create-format or create-link) leaves nothing

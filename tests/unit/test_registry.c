@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_registry.c - participant slots: a thread takes its slot lazily at its
  * first lock call and gives it back at thread exit and at bakery_close; a
@@ -400,7 +401,7 @@ START_TEST(recover_reaps_killed_process_slot)
 }
 END_TEST
 
-/* Opening the region proves and clears deaths too (DESIGN part A), unless
+/* Opening the region proves and clears deaths too (bakery.h: bakery_open), unless
  * the opener asks not to (BAKERY_NORECOVER, for inspection tools). */
 START_TEST(open_reaps_killed_process_slot)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_threads.c - threads of one process contending on one lock, for every
  * algorithm: mutual exclusion (an atomic count of threads inside never goes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_timed.c - deadlines, for every algorithm: timedlock and clocklock on
  * a held lock give ETIMEDOUT no earlier than the deadline and soon after it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_token_list.c - liveness tokens share each thread's robust list with
  * glibc's robust mutexes (token.c links its private nodes in glibc's way).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * unit.c - helpers shared by the Check unit suites (see unit.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * unit.h - helpers shared by the Check unit suites: unique region names that
  * are removed even when a test fails, child processes with a time limit,
