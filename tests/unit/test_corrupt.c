@@ -28,7 +28,7 @@
 /* ------------------------------------------------------------- helpers -- */
 
 struct victim {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	int fd;                    /* the object, opened behind the library's back */
 	uint64_t size;
 	struct bakery_shm_header h;
@@ -37,7 +37,7 @@ struct victim {
 /* A fresh region (4 slots, 4 locks, one lock used), closed, then opened raw. */
 static void victim_make(struct victim *v)
 {
-	char path[UNIT_NAME_SIZE + 16];
+	char path[TK_NAME_SIZE + 16];
 	struct bakery_region_info ri;
 	bakery_t *b = unit_region(v->name, "corrupt", 4, 4);
 	bakery_lock_t *l = unit_lock(b, "victim", BAKERY_ALGO_DEFAULT);
@@ -216,7 +216,7 @@ END_TEST
  * repeated up to SIZE bytes. */
 static void foreign_make(const char *name, const void *p, size_t len, size_t size)
 {
-	char path[UNIT_NAME_SIZE + 16];
+	char path[TK_NAME_SIZE + 16];
 	int fd;
 
 	unit_shm_path(path, sizeof(path), name);
@@ -241,9 +241,9 @@ START_TEST(foreign_objects)
 	};
 
 	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
-		char name[UNIT_NAME_SIZE], what[32];
+		char name[TK_NAME_SIZE], what[32];
 
-		unit_name(name, sizeof(name), "foreign");
+		tk_name(name, sizeof(name), "foreign");
 		foreign_make(name, objects[i].p, objects[i].len, objects[i].size);
 		snprintf(what, sizeof(what), "foreign object %zu", i);
 		expect_open(name, BAKERY_EBADREGION, what);

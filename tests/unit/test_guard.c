@@ -57,10 +57,10 @@ static size_t page_size(void)
  * alive, and nothing is left in /dev/shm whatever happens); -1 on error. */
 static int object_make(const char *tag, size_t pages)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	int fd;
 
-	unit_name(name, sizeof(name), tag);
+	tk_name(name, sizeof(name), tag);
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
@@ -187,7 +187,7 @@ START_TEST(truncated_range_reads_zeros)
 	ck_assert_int_eq(lost_of(&lost), 0);
 
 	/* another process cuts the object to one page */
-	ck_assert_int_eq(unit_reap(unit_fork(cut_to_one_page, &fd), 10), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(cut_to_one_page, &fd), 10), 0);
 
 	ck_assert_uint_eq(peek(m + 3 * pg), 0);      /* not SIGBUS */
 	ck_assert_int_eq(lost_of(&lost), 1);
@@ -242,7 +242,7 @@ START_TEST(unwatched_range_still_dies)
 {
 	enum unwatched how = (enum unwatched)_i;
 
-	ck_assert_int_eq(unit_reap(unit_fork(unwatched_child, &how), 10), 128 + SIGBUS);
+	ck_assert_int_eq(tk_reap(tk_fork(unwatched_child, &how), 10), 128 + SIGBUS);
 }
 END_TEST
 
@@ -333,7 +333,7 @@ START_TEST(previous_handler_is_chained)
 {
 	bool siginfo = _i == 0;
 
-	ck_assert_int_eq(unit_reap(unit_fork(chain_child, &siginfo), 10), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(chain_child, &siginfo), 10), 0);
 }
 END_TEST
 
@@ -393,7 +393,7 @@ START_TEST(sent_sigbus_keeps_its_action)
 	bool ignored = how == SENT_IGNORED || how == SENT_WITH_ADDRESS;
 	int expect = ignored ? 0 : 128 + SIGBUS;
 
-	ck_assert_int_eq(unit_reap(unit_fork(sent_child, &how), 10), expect);
+	ck_assert_int_eq(tk_reap(tk_fork(sent_child, &how), 10), expect);
 }
 END_TEST
 
@@ -561,7 +561,7 @@ START_TEST(faults_while_threads_add_and_remove)
 {
 	static struct churn c[CHURN_THREADS];
 	int fd = object_make("guard-churn", 4);
-	double end = unit_now(CLOCK_MONOTONIC) + 0.3;
+	double end = tk_now(CLOCK_MONOTONIC) + 0.3;
 	unsigned faults = 0;
 
 	ck_assert_int_ge(fd, 0);
@@ -570,7 +570,7 @@ START_TEST(faults_while_threads_add_and_remove)
 	do {
 		ck_assert_int_eq(fault_once(fd), 0);
 		faults++;
-	} while (unit_now(CLOCK_MONOTONIC) < end);
+	} while (tk_now(CLOCK_MONOTONIC) < end);
 	for (int i = 0; i < CHURN_THREADS; i++)
 		churn_stop(&c[i]);
 	ck_assert_uint_gt(faults, 0);
@@ -618,7 +618,7 @@ START_TEST(fork_child_keeps_and_adds)
 		ck_assert_ptr_nonnull(f.m);
 		f.lost = &lost;
 		ck_assert_int_eq(bakery__guard_add(f.m, 4 * pg, &lost, &g), 0);
-		ck_assert_int_eq(unit_reap(unit_fork(fork_child, &f), 10), 0);
+		ck_assert_int_eq(tk_reap(tk_fork(fork_child, &f), 10), 0);
 		ck_assert_int_eq(lost_of(&lost), 0);     /* the child's copy was set */
 		ck_assert_uint_eq(peek(f.m + 3 * pg), 0);  /* the child cut it: ours too */
 		ck_assert_int_eq(lost_of(&lost), 1);

@@ -16,8 +16,8 @@
 
 START_TEST(null_handles_and_out_pointers)
 {
-	char name[UNIT_NAME_SIZE];
-	struct timespec ts = unit_in(CLOCK_REALTIME, 1);
+	char name[TK_NAME_SIZE];
+	struct timespec ts = tk_in(CLOCK_REALTIME, 1);
 	struct bakery_region_info ri;
 	struct bakery_slot_info si;
 	struct bakery_lock_info li;
@@ -66,7 +66,7 @@ END_TEST
 START_TEST(lock_names)
 {
 	static const char *const bad[] = { "", "/", "a/b", "/lead", "ctl\x02", "nl\n", "hi\x80" };
-	char name[UNIT_NAME_SIZE], longest[BAKERY_LOCK_NAME_MAX + 2];
+	char name[TK_NAME_SIZE], longest[BAKERY_LOCK_NAME_MAX + 2];
 	struct bakery_lock_info li;
 	bakery_lock_t *l = NULL;
 	unsigned index;
@@ -97,7 +97,7 @@ END_TEST
 
 START_TEST(full_lock_table)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_lock_t *a, *c, *again, *l = NULL;
 	bakery_t *b = unit_region(name, "elocks", 2, 2);
 
@@ -128,7 +128,7 @@ static bool number_family(enum bakery_algo a)
 START_TEST(algorithm_join_rules)
 {
 	enum bakery_algo have = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_lock_info li;
 	bakery_t *b = unit_region(name, "ealgo", 2, 2);
 	bakery_lock_t *creator = unit_lock(b, "fixed", have);
@@ -160,7 +160,7 @@ END_TEST
 
 START_TEST(default_creates_a_real_algorithm)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_lock_info li;
 	bakery_t *b = unit_region(name, "dflt", 2, 2);
 	bakery_lock_t *l = unit_lock(b, "dflt", BAKERY_ALGO_DEFAULT);
@@ -180,7 +180,7 @@ END_TEST
 /* A Lamport handle and a Boulangerie handle on one lock exclude each other. */
 START_TEST(lamport_and_boulangerie_share_a_lock)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct unit_holder h;
 	bakery_t *b = unit_region(name, "mix", 4, 2);
 	bakery_lock_t *lam = unit_lock(b, "mixed", BAKERY_ALGO_LAMPORT);
@@ -230,8 +230,8 @@ static void intrude(struct intruder *t)
 START_TEST(holder_errors)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
-	struct timespec ts = unit_in(CLOCK_REALTIME, 0.05);
+	char name[TK_NAME_SIZE];
+	struct timespec ts = tk_in(CLOCK_REALTIME, 0.05);
 	struct intruder t = { 0 };
 	bakery_t *b = unit_region(name, "owner", 4, 2);
 	bakery_lock_t *l = unit_lock(b, "owned", algo);
@@ -270,7 +270,7 @@ END_TEST
 START_TEST(trylock_busy_while_another_thread_holds)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct unit_holder h;
 	bakery_t *b = unit_region(name, "busy", 4, 2);
 	bakery_lock_t *l = unit_lock(b, "busy", algo);
@@ -290,7 +290,7 @@ END_TEST
 START_TEST(close_while_holding_is_busy)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct unit_holder h;
 	bakery_t *b = unit_region(name, "closebusy", 4, 2);
 	bakery_lock_t *l = unit_lock(b, "held", algo);

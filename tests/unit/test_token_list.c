@@ -23,7 +23,7 @@
 #define NMUTEX 4
 
 struct world {
-	char name[2][UNIT_NAME_SIZE];
+	char name[2][TK_NAME_SIZE];
 	bakery_t *b[2];
 	bakery_lock_t *l[2];
 	pthread_mutex_t m[NMUTEX];
