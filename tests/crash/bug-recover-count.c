@@ -32,7 +32,7 @@
 #include "crashkit.h"
 
 struct shared {
-	struct crash_occ occ;
+	struct occupancy occ;
 	struct crash_part a, b;
 	volatile int a_ready;
 };

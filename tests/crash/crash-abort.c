@@ -302,7 +302,7 @@ END_TEST
 struct stormer {
 	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
-	struct crash_occ *occ;
+	struct occupancy *occ;
 	unsigned serial;
 	int blocker;               /* holds for 2 ms at a time until `stop` */
 	uint64_t passes, gave_up;
@@ -357,9 +357,9 @@ static int block_run(bakery_lock_t *l, struct stormer *w)
 			w->err = rc;
 			return 2;
 		}
-		crash_occ_in(w->occ, w->serial);
+		occupancy_in(w->occ, w->serial, CRASH_OCC_PAUSE);
 		tk_sleep_ms(2);
-		crash_occ_out(w->occ, w->serial);
+		occupancy_out(w->occ, w->serial);
 		uatomic_inc(&w->passes);
 		if (bakery_unlock(l))
 			return 3;
@@ -384,7 +384,7 @@ static int storm_passes(bakery_lock_t *l, struct stormer *w)
 			w->err = rc;
 			return 2;
 		}
-		crash_occ_enter(w->occ, w->serial);
+		occupancy_pass(w->occ, w->serial, CRASH_OCC_PAUSE);
 		uatomic_inc(&w->passes);
 		if (bakery_unlock(l))
 			return 3;

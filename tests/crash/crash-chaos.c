@@ -54,7 +54,7 @@ struct worker {
 };
 
 struct chaos {
-	struct crash_occ occ;
+	struct occupancy occ;
 	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	volatile int stop;
@@ -104,7 +104,7 @@ static int passage(bakery_lock_t *l, struct worker *w, unsigned *seed)
 		if (bakery_consistent(l))
 			return 3;
 	}
-	crash_occ_enter(&ch->occ, w->serial);
+	occupancy_pass(&ch->occ, w->serial, CRASH_OCC_PAUSE);
 	spin(200);
 	uatomic_inc(&w->passes);
 	CMM_STORE_SHARED(w->in_cs, 0);
@@ -159,7 +159,7 @@ static bool kill_one(struct live *lv, unsigned *next_serial, unsigned *kills, un
 
 	if (*next_serial >= CRASH_SERIALS)
 		return false;
-	crash_occ_doom(&ch->occ, v->serial);
+	occupancy_doom(&ch->occ, v->serial);
 	kill(v->pid, SIGKILL);
 	st = tk_reap(v->pid, WAIT);
 	if (st != CRASH_SIGKILLED)

@@ -40,7 +40,7 @@
 #define WAIT 10.0
 
 struct shared {
-	struct crash_occ occ;
+	struct occupancy occ;
 	struct crash_part h, w;
 };
 
@@ -89,7 +89,7 @@ static pid_t start_holder(struct bench *be, unsigned trial)
 /* Kill H and reap it; the caller's timestamp comes just before. */
 static void kill_holder(struct bench *be, pid_t h)
 {
-	crash_occ_doom(&be->sh->occ, be->sh->h.serial);
+	occupancy_doom(&be->sh->occ, be->sh->h.serial);
 	kill(h, SIGKILL);
 	if (tk_reap(h, WAIT) != CRASH_SIGKILLED)
 		fail(be, "the holder did not die of SIGKILL", 0);

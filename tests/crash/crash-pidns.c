@@ -63,7 +63,7 @@ struct inside {
 };
 
 struct shared {
-	struct crash_occ occ;
+	struct occupancy occ;
 	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	int ns_errno;
@@ -329,7 +329,7 @@ static void inside_dies(bakery_t *b, bakery_lock_t *l)
 	tk_sleep_ms(50);
 	expect(!sh->w.holding, "W got in while V, with its own PID, was alive");
 	t_kill = tk_ns();
-	crash_occ_doom(&sh->occ, sh->v.part.serial);
+	occupancy_doom(&sh->occ, sh->v.part.serial);
 	kill(sh->v.outer_pid, SIGKILL);
 	expect(tk_reap(w, WAIT) == 0, "W did not get through");
 	expect(sh->w.rc == EOWNERDEAD, "W got %s", bakery_strerror(sh->w.rc));
@@ -357,7 +357,7 @@ static void outside_dies(bakery_t *b, bakery_lock_t *l)
 	expect(!sh->x.part.holding, "W got in while H, with its own PID, was alive");
 	expect(sh->x.ns_pid == h, "W got PID %d inside, not %d", sh->x.ns_pid, h);
 	t_kill = tk_ns();
-	crash_occ_doom(&sh->occ, sh->h.serial);
+	occupancy_doom(&sh->occ, sh->h.serial);
 	kill(h, SIGKILL);
 	expect(tk_reap(h, WAIT) == CRASH_SIGKILLED, "H did not die");
 	expect_ns_exit(n);
@@ -381,7 +381,7 @@ static void reused_pid(bakery_t *b, bakery_lock_t *l)
 	sh->x.ready = 0;
 	n = ns_run(script_reuse_other);
 	expect(tk_wait_flag(&sh->v.part.holding, 1, WAIT), "V never got the lock");
-	crash_occ_doom(&sh->occ, sh->v.part.serial);
+	occupancy_doom(&sh->occ, sh->v.part.serial);
 	kill(sh->v.outer_pid, SIGKILL);
 	expect(tk_wait_flag(&sh->x.ready, 1, WAIT), "X never started");
 	expect(sh->x.ns_pid == sh->v.ns_pid, "X got PID %d, V had %d", sh->x.ns_pid, sh->v.ns_pid);
@@ -423,7 +423,7 @@ static void reused_tid_recovers(bakery_t *b, bakery_lock_t *l)
 	part_init(&sh->x.part, 9, 0, 0);
 	n = ns_run(script_reuse);
 	expect(tk_wait_flag(&sh->v.part.holding, 1, WAIT), "V never got the lock");
-	crash_occ_doom(&sh->occ, sh->v.part.serial);
+	occupancy_doom(&sh->occ, sh->v.part.serial);
 	kill(sh->v.outer_pid, SIGKILL);
 	expect_ns_exit(n);
 	expect(sh->x.ns_pid == sh->v.ns_pid, "X got PID %d, V had %d", sh->x.ns_pid, sh->v.ns_pid);

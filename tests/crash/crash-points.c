@@ -369,7 +369,7 @@ START_TEST(test_token_drift)
 	s.retry_eslots = 1;
 	scene_start(&s, W1, NULL, 0);
 	ck_assert_msg(tk_wait_until(w1_queued, &s, 10), "%s: W1 never tried", bakery_algo_name(s.algo));
-	crash_occ_doom(&s.sh->occ, s.sh->part[W2].serial);
+	occupancy_doom(&s.sh->occ, s.sh->part[W2].serial);
 	kill(s.pid[W2], SIGKILL);
 	scene_expect_exit(&s, W2, CRASH_SIGKILLED);
 	w2s = dead_slot(&s, W2);
@@ -548,7 +548,7 @@ END_TEST
 struct hammer {
 	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
-	struct crash_occ *occ;
+	struct occupancy *occ;
 	unsigned serial;
 	volatile int stop;
 	volatile int in_cs;        /* between the lock's return and the unlock */
@@ -557,7 +557,7 @@ struct hammer {
 };
 
 struct hammers {
-	struct crash_occ occ;
+	struct occupancy occ;
 	struct hammer survivor;
 	struct hammer victim[KILL_ROUNDS];
 };
@@ -589,7 +589,7 @@ static int hammer_run(void *arg)
 			if (bakery_consistent(l))
 				return 3;
 		}
-		crash_occ_enter(h->occ, h->serial);
+		occupancy_pass(h->occ, h->serial, CRASH_OCC_PAUSE);
 		spin(500);              /* a critical section kills can land in */
 		uatomic_inc(&h->passes);
 		CMM_STORE_SHARED(h->in_cs, 0);
@@ -647,7 +647,7 @@ static void kill_round(struct scene *s, struct hammers *hs, unsigned r, unsigned
 		tk_sleep_ms((double)(rand() % 3000) / 1000.0);
 	before = crash_lock_info(s->b, s->l);
 	passes = uatomic_read(&hs->survivor.passes);
-	crash_occ_doom(&hs->occ, v->serial);
+	occupancy_doom(&hs->occ, v->serial);
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(tk_reap(pid, 10), CRASH_SIGKILLED);
 	slot = crash_slot_of(s->b, pid);

@@ -267,7 +267,7 @@ START_TEST(test_racing_waiters)
 	scene_wait_waiting(&s, W1);
 	scene_start(&s, W2, NULL, 0);
 	scene_wait_waiting(&s, W2);
-	crash_occ_doom(&s.sh->occ, s.sh->part[V].serial);
+	occupancy_doom(&s.sh->occ, s.sh->part[V].serial);
 	kill(s.pid[V], SIGKILL);
 	scene_expect_exit(&s, V, CRASH_SIGKILLED);
 	scene_expect_exit(&s, W1, 0);

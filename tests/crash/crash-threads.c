@@ -33,7 +33,7 @@ struct report {
 	/* set by the test */
 	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
-	struct crash_occ *occ;
+	struct occupancy *occ;
 	volatile int exit_thread;  /* the thread may exit now            */
 	volatile int close_now;    /* process P may close and leave now  */
 	/* set by process P and its thread */
@@ -69,7 +69,7 @@ static void *hold_and_exit(void *arg)
 	r->tid = tk_gettid();
 	r->thread_rc = bakery_lock(r->l);
 	if (r->thread_rc == 0)
-		crash_occ_enter(r->occ, 1);
+		occupancy_pass(r->occ, 1, CRASH_OCC_PAUSE);
 	CMM_STORE_SHARED(r->holding, 1);
 	while (!CMM_LOAD_SHARED(r->exit_thread))
 		usleep(100);
@@ -85,7 +85,7 @@ static void *pass_and_exit(void *arg)
 	r->tid = tk_gettid();
 	r->thread_rc = bakery_lock(r->l);
 	if (r->thread_rc == 0) {
-		crash_occ_enter(r->occ, 1);
+		occupancy_pass(r->occ, 1, CRASH_OCC_PAUSE);
 		r->unlock_rc = bakery_unlock(r->l);
 	}
 	CMM_STORE_SHARED(r->holding, 1);
@@ -138,7 +138,7 @@ static int same_process(void *arg)
 	if (r->main_rc == EOWNERDEAD)
 		r->consistent_rc = bakery_consistent(r->l);
 	if (r->main_rc == 0 || r->main_rc == EOWNERDEAD) {
-		crash_occ_enter(r->occ, 2);
+		occupancy_pass(r->occ, 2, CRASH_OCC_PAUSE);
 		r->unlock_rc = bakery_unlock(r->l);
 	}
 	bakery_slot_info(r->b, r->dead.index, &r->later);

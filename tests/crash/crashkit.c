@@ -215,48 +215,6 @@ int crash_recover_in_child(const char *name, unsigned *reclaimed)
 	return err;
 }
 
-/* ----------------------------------------------------------- occupancy -- */
-
-#define CRASH_OCC_PAUSE 50
-
-void crash_occ_in(struct crash_occ *o, unsigned serial)
-{
-	uint64_t prev = uatomic_xchg(&o->inside, (uint64_t)serial);
-	uint64_t c;
-
-	if (prev) {
-		/* the doom mark was stored before the kill that let us in */
-		if (prev < CRASH_SERIALS && uatomic_read(&o->doomed[prev]))
-			uatomic_inc(&o->stale);
-		else
-			uatomic_inc(&o->violations);
-	}
-	c = CMM_LOAD_SHARED(o->counter);
-	for (int i = 0; i < CRASH_OCC_PAUSE; i++)
-		caa_cpu_relax();
-	CMM_STORE_SHARED(o->counter, c + 1);
-	uatomic_inc(&o->entries);
-}
-
-void crash_occ_out(struct crash_occ *o, unsigned serial)
-{
-	if (uatomic_xchg(&o->inside, 0) != serial)
-		uatomic_inc(&o->violations);
-}
-
-void crash_occ_enter(struct crash_occ *o, unsigned serial)
-{
-	crash_occ_in(o, serial);
-	crash_occ_out(o, serial);
-}
-
-void crash_occ_doom(struct crash_occ *o, unsigned serial)
-{
-	if (serial < CRASH_SERIALS)
-		uatomic_set(&o->doomed[serial], 1);
-	cmm_smp_mb();   /* the mark before the kill() that follows */
-}
-
 /* --------------------------------------------------------- participant -- */
 
 static int acquire(bakery_lock_t *l, struct crash_part *p)
@@ -302,11 +260,11 @@ static int passage_body(bakery_lock_t *l, struct crash_part *p, int rc)
 	p->order = uatomic_add_return(&p->occ->order, 1);
 	if (rc == EOWNERDEAD && bakery_consistent(l))
 		return 10;
-	crash_occ_in(p->occ, p->serial);
+	occupancy_in(p->occ, p->serial, CRASH_OCC_PAUSE);
 	CMM_STORE_SHARED(p->holding, 1);
 	while (p->hold && !CMM_LOAD_SHARED(p->release))
 		usleep(100);
-	crash_occ_out(p->occ, p->serial);
+	occupancy_out(p->occ, p->serial);
 	p->t_release = tk_ns();
 	if (bakery_unlock(l))
 		return 11;

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "bakery.h"
+#include "occupancy.h"
 #include "tk.h"
 
 /* The four algorithms, in the order every test runs them. */
@@ -82,36 +83,16 @@ int crash_recover_in_child(const char *name, unsigned *reclaimed);
 /* ----------------------------------------------------------- occupancy -- */
 
 /*
- * An independent check of mutual exclusion that tolerates holders killed
- * inside the critical section.  Each passage swaps its SERIAL (unique per
- * process the test starts, 1..CRASH_SERIALS-1) into `inside` on entry
- * (crash_occ_in) and swaps 0 back on exit (crash_occ_out).  On entry any other
- * value means two holders at once, unless that serial was marked doomed
- * (crash_occ_doom) before the test killed it: the lock may let the next holder
- * in once the killed one is gone, and the dead one never swapped its serial
- * out.  On exit anything but our own serial is always a violation (we are
- * alive and still inside).  `counter` is incremented on entry with a plain
- * read, pause, write: overlapping holders lose updates (counter < entries),
- * a holder killed between its write and its `entries` increment adds one
- * (counter <= entries + kills).
+ * Mutual exclusion is checked by the occupancy object (tests/common/
+ * occupancy.h), which tolerates holders killed inside the critical
+ * section: each process the test starts has a SERIAL (1..CRASH_SERIALS-1),
+ * its ID there, and a test dooms the serial (occupancy_doom) before it
+ * kills its holder.
  */
-#define CRASH_SERIALS 4096
-struct crash_occ {
-	uint64_t inside;
-	uint64_t counter;
-	uint64_t entries;
-	uint64_t violations;
-	uint64_t stale;            /* entries that found a doomed holder's serial */
-	uint64_t order;            /* acquisition order, for FIFO checks          */
-	uint8_t doomed[CRASH_SERIALS];
-};
-
-void crash_occ_in(struct crash_occ *o, unsigned serial);
-void crash_occ_out(struct crash_occ *o, unsigned serial);
-/* crash_occ_in then crash_occ_out: a short critical section */
-void crash_occ_enter(struct crash_occ *o, unsigned serial);
-/* Mark SERIAL as about to be killed by the test: call before kill(). */
-void crash_occ_doom(struct crash_occ *o, unsigned serial);
+#define CRASH_SERIALS OCCUPANCY_IDS
+/* Relaxations between the counter's read and write in a crash test's
+ * critical section. */
+#define CRASH_OCC_PAUSE 50
 
 /* --------------------------------------------------------- participant -- */
 
@@ -146,7 +127,7 @@ struct crash_part {
 	int retry_eslots;          /* BAKERY_ESLOTS: wait a little, try again  */
 	volatile int go;
 	unsigned serial;
-	struct crash_occ *occ;
+	struct occupancy *occ;
 	volatile int release;
 	/* set by the participant */
 	volatile int opened;       /* region and lock handle open               */
@@ -159,7 +140,7 @@ struct crash_part {
 	uint64_t t_acq;            /* tk_ns() when it returned with the lock    */
 	uint64_t t_gave_up;
 	uint64_t t_release;        /* tk_ns() just before bakery_unlock         */
-	uint64_t order;            /* place among the passages of crash_occ        */
+	uint64_t order;            /* place among the passages (occupancy order)   */
 	int slot;                  /* its slot index (found by its tid)         */
 };
 

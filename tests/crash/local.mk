@@ -4,7 +4,8 @@
 # build, recovery latency, idempotent recovery, abort, thread death, PID
 # reuse and PID namespaces, chaos.  crashkit.c/h: helpers shared by all of
 # them; scene.c/h: the stage of the Check tests.
-crash_kit = tests/crash/crashkit.c tests/crash/crashkit.h tests/common/tk.c tests/common/tk.h
+crash_kit = tests/crash/crashkit.c tests/crash/crashkit.h tests/common/tk.c tests/common/tk.h \
+	tests/common/occupancy.h
 
 if HAVE_CHECK
 

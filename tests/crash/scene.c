@@ -100,7 +100,7 @@ struct bakery_slot_info scene_slot(struct scene *s, unsigned k)
 
 void scene_expect_exclusion(struct scene *s, uint64_t entries)
 {
-	struct crash_occ *o = &s->sh->occ;
+	struct occupancy *o = &s->sh->occ;
 
 	ck_assert_msg(o->violations == 0, "%s: %llu overlaps in the critical section",
 	              bakery_algo_name(s->algo), (unsigned long long)o->violations);

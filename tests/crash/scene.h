@@ -16,7 +16,7 @@
 #define SCENE_PARTS 12
 
 struct scene_shared {
-	struct crash_occ occ;
+	struct occupancy occ;
 	struct crash_part part[SCENE_PARTS];
 };
 

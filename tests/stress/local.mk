@@ -9,23 +9,23 @@
 check_PROGRAMS += tests/stress/bakery-hammer tests/stress/bakery-hammer-test \
 	tests/stress/bakery-hammer-mutant tests/stress/bakery-stress \
 	tests/stress/bakery-fifo tests/stress/bakery-mutants
-EXTRA_DIST += tests/stress/occupancy.h
+EXTRA_DIST += tests/common/occupancy.h
 TESTS += tests/stress/bakery-stress tests/stress/bakery-fifo tests/stress/bakery-mutants
 
-tests_stress_bakery_hammer_SOURCES = tests/stress/hammer.c tests/stress/occupancy.h
+tests_stress_bakery_hammer_SOURCES = tests/stress/hammer.c tests/common/occupancy.h
 tests_stress_bakery_hammer_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_hammer_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
 
-tests_stress_bakery_hammer_test_SOURCES = tests/stress/hammer.c tests/stress/occupancy.h
+tests_stress_bakery_hammer_test_SOURCES = tests/stress/hammer.c tests/common/occupancy.h
 tests_stress_bakery_hammer_test_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_hammer_test_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
 
-tests_stress_bakery_hammer_mutant_SOURCES = tests/stress/hammer.c tests/stress/occupancy.h
+tests_stress_bakery_hammer_mutant_SOURCES = tests/stress/hammer.c tests/common/occupancy.h
 tests_stress_bakery_hammer_mutant_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_hammer_mutant_LDADD = lib/libbakery-mutant.la $(URCU_LIBS) $(BAKERY_LIBS)
 
 # bakery-stress and bakery-mutants spawn the hammers above (swarm.c).
-stress_swarm_sources = tests/stress/swarm.c tests/stress/swarm.h tests/stress/occupancy.h
+stress_swarm_sources = tests/stress/swarm.c tests/stress/swarm.h tests/common/occupancy.h
 
 tests_stress_bakery_stress_SOURCES = tests/stress/stress.c $(stress_swarm_sources)
 tests_stress_bakery_stress_CPPFLAGS = $(bakery_test_cppflags)
