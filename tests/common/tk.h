@@ -20,7 +20,14 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "bakery.h"
+
 #define TK_SETUP_FAILED 99
+
+/* Every algorithm, as a loop test's range:
+ * tcase_add_loop_test(tc, fn, TK_ALGO_FIRST, TK_ALGO_END) */
+#define TK_ALGO_FIRST BAKERY_ALGO_LAMPORT
+#define TK_ALGO_END   (BAKERY_ALGO_JAYANTI + 1)
 
 /* ------------------------------------------------------------- regions -- */
 

@@ -22,10 +22,6 @@
 #include "handle.h"
 #include "tk.h"
 
-/* all four algorithms, for tcase_add_loop_test */
-#define H_ALGO_FIRST BAKERY_ALGO_LAMPORT
-#define H_ALGO_END   (BAKERY_ALGO_JAYANTI + 1)
-
 /* ------------------------------------------------------------- regions -- */
 
 /* A fresh region (CREATE|EXCL; 0 = default capacity); aborts the test on

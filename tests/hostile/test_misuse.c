@@ -479,17 +479,17 @@ static Suite *misuse_suite(void)
 	TCase *sig = tcase_create("signals");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, unlock_by_another_thread, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, unlock_by_another_process, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, double_unlock, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, unlock_by_another_thread, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, unlock_by_another_process, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, double_unlock, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, close_while_holding);
 	tcase_add_test(tc, close_while_another_thread_holds);
 	tcase_add_test(tc, closed_handle_is_refused);
-	tcase_add_loop_test(tc, fork_child_does_not_inherit_the_lock, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, fork_child_does_not_inherit_the_lock, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(sig, 60);
 	tcase_add_loop_test(sig, signals_keep_the_place_in_line, 0, 8);
-	tcase_add_loop_test(sig, signals_do_not_shorten_a_deadline, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(sig, signals_do_not_shorten_a_deadline, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, sig);
 	return s;
 }

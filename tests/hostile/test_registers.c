@@ -245,9 +245,9 @@ static Suite *registers_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, huge_number_is_behind_honest_tickets,
 	                    BAKERY_ALGO_LAMPORT, BAKERY_ALGO_BLACK_WHITE + 1);
-	tcase_add_loop_test(tc, choosing_stuck_then_death, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, stage_out_of_range_is_not_shown, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, scribbled_critical_stage_then_death, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, choosing_stuck_then_death, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, stage_out_of_range_is_not_shown, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, scribbled_critical_stage_then_death, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -135,8 +135,8 @@ static Suite *tokens_suite(void)
 	TCase *tc = tcase_create("tokens");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, token_cleared_while_owner_holds, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, forged_owner_died_while_owner_holds, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, token_cleared_while_owner_holds, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, forged_owner_died_while_owner_holds, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

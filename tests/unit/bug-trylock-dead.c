@@ -48,7 +48,7 @@ static Suite *trylock_dead_suite(void)
 	TCase *tc = tcase_create("trylock-dead");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, trylock_retries_find_the_dead_holder, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, trylock_retries_find_the_dead_holder, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -226,7 +226,7 @@ static Suite *introspect_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, region_info_reports_the_setup);
-	tcase_add_loop_test(tc, lock_and_slot_info_follow_a_passage, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, lock_and_slot_info_follow_a_passage, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

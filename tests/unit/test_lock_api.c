@@ -326,11 +326,11 @@ static Suite *lock_api_suite(void)
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(per_algo, 30);
-	tcase_add_loop_test(per_algo, algorithm_join_rules, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(per_algo, holder_errors, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(per_algo, algorithm_join_rules, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(per_algo, holder_errors, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(per_algo, trylock_busy_while_another_thread_holds,
-	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(per_algo, close_while_holding_is_busy, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	                    TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(per_algo, close_while_holding_is_busy, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, per_algo);
 	return s;
 }

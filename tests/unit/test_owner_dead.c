@@ -251,12 +251,12 @@ static Suite *owner_dead_suite(void)
 	TCase *tc = tcase_create("owner-dead");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, consistent_then_unlock_restores_the_lock, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, consistent_then_unlock_restores_the_lock, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, unlock_without_consistent_is_not_recoverable,
-	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, timed_finds_the_dead_holder, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, blocked_waiter_wakes_when_holder_dies, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, thread_exit_while_holding, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	                    TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, timed_finds_the_dead_holder, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, blocked_waiter_wakes_when_holder_dies, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, thread_exit_while_holding, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -446,15 +446,15 @@ static Suite *registry_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, slot_taken_lazily_given_back_at_exit_and_close);
 	tcase_add_loop_test(tc, forked_child_takes_fresh_slot_and_holds_nothing,
-	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	                    TK_ALGO_FIRST, TK_ALGO_END);
 #if !defined(__SANITIZE_ADDRESS__)
 	tcase_add_test(tc, lock_says_enomem_when_no_window_can_be_mapped);
 #endif
 	tcase_add_test(tc, full_registry_threads);
 	tcase_add_test(tc, full_registry_processes);
-	tcase_add_loop_test(tc, killed_process_slot_goes_to_newcomer, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, recover_reaps_killed_process_slot, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, open_reaps_killed_process_slot, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, killed_process_slot_goes_to_newcomer, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, recover_reaps_killed_process_slot, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, open_reaps_killed_process_slot, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

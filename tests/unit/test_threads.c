@@ -228,12 +228,12 @@ static Suite *threads_suite(void)
 	TCase *cpu = tcase_create("waiting");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, mutual_exclusion_by_lock, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, mutual_exclusion_mixed_calls, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, mutual_exclusion_by_lock, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, mutual_exclusion_mixed_calls, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(cpu, 30);
-	tcase_add_loop_test(cpu, blocked_waiter_burns_little_cpu, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(cpu, blocked_waiter_burns_little_cpu, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, cpu);
 	return s;
 }

@@ -173,11 +173,11 @@ static Suite *timed_suite(void)
 	TCase *tc = tcase_create("deadlines");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, deadline_on_held_lock_times_out, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, deadline_met_when_released_in_time, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, bad_clock_and_malformed_deadlines, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, deadline_on_held_lock_times_out, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, deadline_met_when_released_in_time, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, bad_clock_and_malformed_deadlines, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, past_deadline_still_acquires_free_lock,
-	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	                    TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -23,10 +23,6 @@
 #include "bakery.h"
 #include "tk.h"
 
-/* tcase_add_loop_test(tc, fn, UNIT_ALGO_FIRST, UNIT_ALGO_END): every algorithm */
-#define UNIT_ALGO_FIRST BAKERY_ALGO_LAMPORT
-#define UNIT_ALGO_END   (BAKERY_ALGO_JAYANTI + 1)
-
 /* ------------------------------------------------------------- regions -- */
 
 /* Create a fresh region (BAKERY_CREATE | BAKERY_EXCL) with these capacities
