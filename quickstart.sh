@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # quickstart.sh - everything from a fresh clone, in one command.
 #
 #   ./quickstart.sh check   install build dependencies, build, run `make check`

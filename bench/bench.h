@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench.h - declarations shared by the parts of bakery-bench, the benchmark
  * that measures every libbakery algorithm side by side with the locks users
@@ -21,6 +22,10 @@
 #include <sys/types.h>
 
 #include "bakery.h"
+/* the independent check of mutual exclusion the tests use too, done inside
+ * every contended critical section: it trusts nothing of the mechanism
+ * under test (tests/common/occupancy.h) */
+#include "occupancy.h"
 
 #define BENCH_MAX_PROCS   8        /* most processes in one contended run   */
 #define BENCH_SAMPLE_CAP  16384    /* wait-time samples kept per process    */
@@ -83,17 +88,6 @@ void mech_free(struct mech *m);
 
 /* --------------------------------------------------------- control block -- */
 
-/* The independent check of mutual exclusion, done inside every contended
- * critical section: it trusts nothing of the mechanism under test. */
-struct occupancy {
-	int32_t inside;            /* pid of the holder, swapped in and out  */
-	uint32_t pad;
-	uint64_t counter;          /* read-pause-write: overlaps lose updates */
-	uint64_t violations;       /* overlaps the swaps saw                  */
-	int32_t last;              /* pid of the previous holder             */
-	uint32_t pad2;
-	uint64_t handoffs;         /* acquisitions by another process than the last */
-} __attribute__((aligned(BENCH_CACHE_LINE)));
 
 /* What one child process reports. */
 struct child_result {
@@ -166,6 +160,7 @@ pid_t spawn(child_fn fn, struct mech *m, struct control *c, unsigned id);
 bool reap(const pid_t *pids, unsigned n, int64_t timeout_ns);
 
 /* The critical section's body: swap our pid in, count, swap it out. */
+/* The contended critical section's check, as process ME. */
 void occupancy_visit(struct occupancy *o, int32_t me);
 
 /* -------------------------------------------------------------- results -- */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/: bakery-bench, every libbakery algorithm against the locks users
 # would pick instead.  Not part of `make check`:
 #   make bench        the full set (a few minutes), CSV in bench/results.csv,
@@ -11,11 +12,13 @@ CLEANFILES += bench/results.csv bench/results-quick.csv
 
 bench_bakery_bench_SOURCES = \
 	bench/bench.h \
+	tests/common/occupancy.h \
 	bench/main.c \
 	bench/mechs.c \
 	bench/procs.c \
 	bench/measure.c \
 	bench/report.c
+bench_bakery_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/common
 bench_bakery_bench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
 
 # Where `make bench` draws the plots: the committed ones live in docs/.

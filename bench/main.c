@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - bakery-bench: every libbakery algorithm against the mechanisms
  * users would pick instead, in one run on one machine.

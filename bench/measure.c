@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * measure.c - the measurements of bakery-bench.  Every run uses a fresh
  * instance of the mechanism and fresh child processes, so that no run

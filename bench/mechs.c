@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mechs.c - the mechanisms bakery-bench compares, one adapter each:
  *

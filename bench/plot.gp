@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # plot.gp - draws the CSV of bakery-bench as SVG plots:
 #   bench-throughput.svg   contended acquisitions/s against the process count
 #   bench-cpu.svg          CPU time per acquisition against the process count

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * procs.c - process plumbing of bakery-bench: the control block children
  * share with the parent, futex flags to sequence them without burning the
@@ -207,21 +208,9 @@ bool reap(const pid_t *pids, unsigned n, int64_t timeout_ns)
 
 void occupancy_visit(struct occupancy *o, int32_t me)
 {
-	uint64_t n;
-
-	/* any overlap with another holder is seen by one of the two swaps */
-	if (__atomic_exchange_n(&o->inside, me, __ATOMIC_SEQ_CST) != 0)
-		__atomic_add_fetch(&o->violations, 1, __ATOMIC_RELAXED);
-	/* and a plain read-pause-write loses counts when holders overlap */
-	n = __atomic_load_n(&o->counter, __ATOMIC_RELAXED);
-	caa_cpu_relax();
-	__atomic_store_n(&o->counter, n + 1, __ATOMIC_RELAXED);
-	/* a lock that lets its releaser take it again at once (barging)
-	 * changes hands less often than a FIFO one */
-	if (__atomic_load_n(&o->last, __ATOMIC_RELAXED) != me) {
-		__atomic_store_n(&o->last, me, __ATOMIC_RELAXED);
-		__atomic_store_n(&o->handoffs, o->handoffs + 1, __ATOMIC_RELAXED);
-	}
-	if (__atomic_exchange_n(&o->inside, 0, __ATOMIC_SEQ_CST) != me)
-		__atomic_add_fetch(&o->violations, 1, __ATOMIC_RELAXED);
+	/* one relaxation between the counter's read and write: the
+	 * benchmark's critical section stays short */
+	occupancy_in(o, (uint64_t)me, 1);
+	occupancy_note_handoff(o, (uint64_t)me);
+	occupancy_out(o, (uint64_t)me);
 }

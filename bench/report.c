@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.c - statistics and output of bakery-bench: the machine description,
  * the tables on stdout (every figure beside its ratio to the robust mutex of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Manual pages, installed by `make install`, and a check that they render
 # without a warning.  (The Markdown documents are distributed from the top
 # Makefile.am and bench/local.mk.)

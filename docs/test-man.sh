@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-man.sh - `make check`: the manual pages render without a single
 # warning (groff -ww).  Skipped (77) without groff.
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * consumer.c - takes records out of the shared ring (ring.h), one per turn
  * of the bakery lock, and checks that nothing was lost or duplicated.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo.sh - what `make demo` (and `./quickstart.sh demo`) runs.
 #
 # One consumer and four producers, each a separate program, share a ring

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hello.c - the smallest libbakery program: every process that runs it
  * takes turns, first come first served, on one named lock. */
 #include <bakery.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Examples, built by `make` so that they cannot rot:
 #   hello               the README's example program
 #   producer, consumer  separate programs sharing a ring buffer under one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * producer.c - writes COUNT records into the shared ring (ring.h), one per
  * turn of the bakery lock, then reports how many it committed.

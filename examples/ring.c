@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring.c - the shared ring buffer of the producer/consumer example: mapping
  * it, taking its lock, repairing it after a holder died, and the record

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring.h - the bounded ring buffer that examples/producer.c and
  * examples/consumer.c share: its own POSIX shared-memory object, guarded by

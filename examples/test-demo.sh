@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-demo.sh - `make check`: the demo, shorter, once per algorithm.  Each
 # run kills a producer inside the lock and must find nothing lost or
 # duplicated, the half-written record discarded, one dead holder counted.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-hello.sh - `make check`: the README's example program (hello.c) run
 # twice at once.  The lock must keep the two turns apart: each "my turn" is
 # followed by the same process's "done" before the other one's turn.  And

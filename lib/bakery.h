@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bakery.h - fair, crash-proof mutual exclusion between unrelated processes.
  *
@@ -112,11 +113,9 @@ typedef struct bakery_lock bakery_lock_t;  /* one named lock inside a region    
  * Which to choose: BLACK_WHITE is the default.  Proof: like all four it is
  * model-checked with crashes, aborts and slot reuse (tests/model), and its
  * crash recovery is the plain register reset; unlike Lamport's its numbers
- * stay bounded by n.  Measurement (docs/performance.md, 2 CPUs): within 12%
- * of the fastest uncontended (30 ns against 27 ns; robust mutex 15 ns),
- * 0.94x a robust mutex's throughput with 2 processes, and with 4 processes
- * on 2 CPUs 5.6-6.0 M acquisitions/s where the others convoy at 0.7-1.2 M/s.
- * Every algorithm costs the same in a 64-slot and a 1024-slot region (an
+ * stay bounded by n.  Measurement (docs/performance.md): close to the
+ * fastest uncontended, and under contention it keeps its throughput where
+ * the others convoy.  Every algorithm costs the same in a 64-slot and a 1024-slot region (an
  * adaptive active set: the cost grows with the threads using the lock).
  * LAMPORT is the reference and the simplest to audit.  BOULANGERIE waits
  * less than LAMPORT under low contention and may share a lock with LAMPORT
@@ -126,10 +125,10 @@ typedef struct bakery_lock bakery_lock_t;  /* one named lock inside a region    
  */
 enum bakery_algo {
 	BAKERY_ALGO_DEFAULT = 0,   /* open: whatever the lock was created with; create: library default */
-	BAKERY_ALGO_LAMPORT,       /* Lamport 1974, unbounded (64-bit) numbers            — seeds 000, 003 */
-	BAKERY_ALGO_BOULANGERIE,   /* Moses & Patkin: Lamport + two blocking optimisations — seed 001      */
-	BAKERY_ALGO_BLACK_WHITE,   /* Taubenfeld: coloured tickets, numbers bounded by n  — seed 002       */
-	BAKERY_ALGO_JAYANTI,       /* Jayanti, Tan, Friedland, Katz B-Bakery, tokens mod 2n-1 — seed 004   */
+	BAKERY_ALGO_LAMPORT,       /* Lamport 1974, unbounded (64-bit) numbers                    */
+	BAKERY_ALGO_BOULANGERIE,   /* Moses & Patkin 2018: Lamport + two blocking optimisations   */
+	BAKERY_ALGO_BLACK_WHITE,   /* Taubenfeld 2004: coloured tickets, numbers bounded by n     */
+	BAKERY_ALGO_JAYANTI,       /* Jayanti, Tan, Friedland, Katz 2001: B-Bakery, tokens mod 2n-1 */
 };
 #define BAKERY_ALGO_COUNT 5
 
@@ -159,13 +158,27 @@ struct bakery_config {
 
 /* ------------------------------------------------------- library errors -- */
 
+/*
+ * The library's own error codes, one list: X(name, message) for each, in
+ * the order of their values (BAKERY_ERRBASE, then one less each; the
+ * library's build checks it).  The values are fixed; bakery_strerror and
+ * bakery_errname are built from this list, and a program may use it too:
+ *   #define NAME(code, msg) case BAKERY_##code: return #code;
+ */
+#define BAKERY_ERRNO_MAP(X)                                                          \
+	X(EBADREGION, "not a valid libbakery region (bad magic, truncated or corrupted)") \
+	X(EVERSION,   "region created by an incompatible libbakery layout version")      \
+	X(EALGO,      "lock exists with an algorithm this handle cannot take part in")   \
+	X(ESLOTS,     "no free participant slot in the region")                          \
+	X(ELOCKS,     "no free entry in the region's lock table")
+
 /* Negative, from a reserved block, so they never collide with errno values. */
 #define BAKERY_ERRBASE     (-40700)
-#define BAKERY_EBADREGION  (BAKERY_ERRBASE - 0)  /* not a valid region: wrong magic, truncated, corrupted */
-#define BAKERY_EVERSION    (BAKERY_ERRBASE - 1)  /* region made by an incompatible layout version        */
-#define BAKERY_EALGO       (BAKERY_ERRBASE - 2)  /* the lock exists with an algorithm this handle cannot join */
-#define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)  /* no free participant slot, even after reaping dead ones */
-#define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)  /* no free entry in the region's lock table             */
+#define BAKERY_EBADREGION  (BAKERY_ERRBASE - 0)
+#define BAKERY_EVERSION    (BAKERY_ERRBASE - 1)
+#define BAKERY_EALGO       (BAKERY_ERRBASE - 2)
+#define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)
+#define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)
 #define BAKERY_ERRLAST     BAKERY_ELOCKS
 
 /* ------------------------------------------------------------- regions -- */
@@ -286,6 +299,10 @@ BAKERY_API int bakery_recover(bakery_t *b, unsigned *reclaimed);
 
 /* A fixed string for every value above and for any errno value. */
 BAKERY_API const char *bakery_strerror(int err);
+/* The symbolic name of an error number, a fixed string: "BAKERY_EBADREGION"
+ * for the library's codes, "EOWNERDEAD" for errno values, "0" for 0, and
+ * "UNKNOWN" for a value that has no name. */
+BAKERY_API const char *bakery_errname(int err);
 
 /* ------------------------------------------------- lock administration -- */
 

@@ -1,26 +1,34 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * error.c - bakery_strerror() and the algorithm names.
+ * error.c - bakery_strerror(), bakery_errname() and the algorithm names.
+ * The library's own codes come from one list, BAKERY_ERRNO_MAP (bakery.h).
  */
 #include "config.h"
 
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "private.h"
 
-/* One table for the library's own codes: value, message. */
-#define BAKERY_ERRORS(X)                                                          \
-	X(BAKERY_EBADREGION, "not a valid libbakery region (bad magic, truncated or corrupted)") \
-	X(BAKERY_EVERSION,   "region created by an incompatible libbakery layout version") \
-	X(BAKERY_EALGO,      "lock exists with an algorithm this handle cannot take part in") \
-	X(BAKERY_ESLOTS,     "no free participant slot in the region")              \
-	X(BAKERY_ELOCKS,     "no free entry in the region's lock table")
+/* BAKERY_ERRNO_MAP lists the codes in the order of their values. */
+enum {
+#define X(code, msg) POSITION_##code,
+	BAKERY_ERRNO_MAP(X)
+#undef X
+	POSITION_COUNT
+};
+#define X(code, msg) _Static_assert(BAKERY_##code == BAKERY_ERRBASE - POSITION_##code, \
+                                    "BAKERY_ERRNO_MAP out of order at " #code);
+BAKERY_ERRNO_MAP(X)
+#undef X
+_Static_assert(BAKERY_ERRLAST == BAKERY_ERRBASE - POSITION_COUNT + 1,
+               "BAKERY_ERRLAST is not the last code of BAKERY_ERRNO_MAP");
 
 const char *bakery_strerror(int err)
 {
 	switch (err) {
-#define X(code, msg) case code: return msg;
-	BAKERY_ERRORS(X)
+#define X(code, msg) case BAKERY_##code: return msg;
+	BAKERY_ERRNO_MAP(X)
 #undef X
 	case 0:
 		return "success";
@@ -46,6 +54,44 @@ const char *bakery_strerror(int err)
 		return strerror(err);
 #endif
 	return "unknown error";
+}
+
+/* errno names for a C library without strerrorname_np: the values the
+ * API documents */
+#ifndef HAVE_STRERRORNAME_NP
+static const char *errno_name(int err)
+{
+	switch (err) {
+#define E(code) case code: return #code;
+	E(EINVAL) E(ENAMETOOLONG) E(ENOENT) E(EEXIST) E(EACCES) E(EBUSY)
+	E(ETIMEDOUT) E(EDEADLK) E(EPERM) E(EOWNERDEAD) E(ENOTRECOVERABLE)
+	E(ENOMEM) E(EMFILE) E(ENFILE) E(ENOTSUP) E(ENOSPC) E(EFBIG)
+#undef E
+	default:
+		return NULL;
+	}
+}
+#endif
+
+const char *bakery_errname(int err)
+{
+	const char *name;
+
+	switch (err) {
+#define X(code, msg) case BAKERY_##code: return "BAKERY_" #code;
+	BAKERY_ERRNO_MAP(X)
+#undef X
+	case 0:
+		return "0";
+	default:
+		break;
+	}
+#ifdef HAVE_STRERRORNAME_NP
+	name = err > 0 ? strerrorname_np(err) : NULL;
+#else
+	name = errno_name(err);
+#endif
+	return name ? name : "UNKNOWN";
 }
 
 static const char *const algo_names[BAKERY_ALGO_COUNT] = {

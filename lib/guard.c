@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.c - surviving a region that another process cut short.
  *
@@ -19,7 +20,7 @@
  * BAKERY_EBADREGION.
  *
  * What it costs the application: a process-wide SIGBUS handler, installed
- * once by the first guard_add() with SA_SIGINFO | SA_ONSTACK | SA_RESTART.
+ * once by the first bakery__guard_add() with SA_SIGINFO | SA_ONSTACK | SA_RESTART.
  * The handler found there before is kept and every SIGBUS outside our
  * ranges is passed to it (with its signal mask); where there was none
  * (SIG_DFL or SIG_IGN) the signal gets what the kernel would have done: a
@@ -30,11 +31,11 @@
  *
  * The handler takes no lock and allocates nothing.  The watched ranges are
  * nodes of a singly linked list that only grows: a node is never freed, a
- * removed one is kept on a spare list for the next guard_add().  Changes
+ * removed one is kept on a spare list for the next bakery__guard_add().  Changes
  * happen under a mutex; each node is a small seqlock the handler reads
  * without waiting, skipping a node caught mid-change (a range is watched
- * only between the return of its guard_add() and the call of its
- * guard_remove(), and the caller touches it only in between).
+ * only between the return of its bakery__guard_add() and the call of its
+ * bakery__guard_remove(), and the caller touches it only in between).
  */
 #include "config.h"
 
@@ -46,7 +47,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "guard.h"
 
 /*
  * A watched range.  Publishing hi last (hi = 0 to retire, then lo and lost,
@@ -287,7 +288,7 @@ static struct guard *node_get(void)
 	return g;
 }
 
-int guard_add(void *base, size_t len, int *lost, struct guard **out)
+int bakery__guard_add(void *base, size_t len, int *lost, struct guard **out)
 {
 	struct guard *g;
 
@@ -303,7 +304,7 @@ int guard_add(void *base, size_t len, int *lost, struct guard **out)
 	return g ? 0 : ENOMEM;
 }
 
-void guard_remove(struct guard *g)
+void bakery__guard_remove(struct guard *g)
 {
 	if (!g)
 		return;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * introspect.c - read-only views of a region for `bakery status` and users.
  * Everything read here comes from shared memory, so it is a snapshot that
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "registry.h"
 
 /* RC, unless the region was cut short before or while we read it: what we
  * read was then the guard's zero pages, not the region. */

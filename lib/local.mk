@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libbakery itself, plus two uninstalled variants built from the same sources:
 #   libbakery-test.la    BAKERY_TESTING: crash points and bound assertions
 #   libbakery-mutant.la  BAKERY_NO_BARRIERS: the algorithms' barriers removed,
@@ -7,18 +8,31 @@ noinst_LTLIBRARIES += lib/libbakery-test.la lib/libbakery-mutant.la
 include_HEADERS = lib/bakery.h
 
 bakery_sources = \
-	lib/internal.h \
-	lib/region.c \
-	lib/registry.c \
-	lib/lock.c \
-	lib/lockadmin.c \
-	lib/wait.c \
+	lib/private.h \
+	lib/shm_layout.h \
+	lib/handle.h \
+	lib/futex.h \
+	lib/guard.h \
+	lib/token.h \
+	lib/region.h \
+	lib/registry.h \
+	lib/wait.h \
+	lib/lock_recovery.h \
+	lib/futex.c \
 	lib/guard.c \
 	lib/token.c \
+	lib/region.c \
+	lib/registry.c \
+	lib/wait.c \
+	lib/lock.c \
+	lib/lock_recovery.c \
+	lib/lockadmin.c \
+	lib/api.c \
 	lib/error.c \
 	lib/version.c \
 	lib/introspect.c \
 	lib/testhooks.c \
+	lib/algo/algo.h \
 	lib/algo/common.h \
 	lib/algo/common.c \
 	lib/algo/lamport.c \

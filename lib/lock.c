@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lock.c - the named-lock table, the public lock calls and the owner-died
  * state machine.  Algorithm-agnostic: the algorithm steps are behind
@@ -5,51 +6,20 @@
  *
  * Owner-died, as for a robust pthread mutex: the recoverer of a slot that
  * died inside the critical section sets LOCK_OWNER_DIED before clearing the
- * slot's registers; whoever acquires next sees the flag and gets EOWNERDEAD.
- * bakery_consistent() clears it; an unlock without it sets
- * LOCK_NOT_RECOVERABLE for good.
+ * slot's registers (lock_recovery.c); whoever acquires next sees the flag
+ * and gets EOWNERDEAD.  bakery_consistent() clears it; an unlock without it
+ * sets LOCK_NOT_RECOVERABLE for good.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "algo.h"
+#include "region.h"
+#include "registry.h"
 
 #define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
-
-const struct algo_ops *algo_ops_of(enum bakery_algo algo)
-{
-	switch (algo) {
-	case BAKERY_ALGO_LAMPORT:     return &algo_lamport;
-	case BAKERY_ALGO_BOULANGERIE: return &algo_boulangerie;
-	case BAKERY_ALGO_BLACK_WHITE: return &algo_black_white;
-	case BAKERY_ALGO_JAYANTI:     return &algo_jayanti;
-	default:                      return NULL;
-	}
-}
-
-/* ----------------------------------------------------------- active set -- */
-
-void active_join(struct passage *p)
-{
-	uint64_t *set = active_of(p->b, p->lock);
-
-	uatomic_or(&set[p->self / 64], UINT64_C(1) << (p->self % 64));
-	CMM_STORE_SHARED(p->mine->joined, 1);
-	/* Our membership before any register of ours can be non-zero
-	 * (store->store and store->load: a doorway's getset must see us). */
-	cmm_smp_mb();
-}
-
-void active_leave(struct bakery *b, unsigned lock, unsigned slot)
-{
-	uint64_t *set = active_of(b, lock);
-
-	/* called with the slot's registers already clear */
-	CMM_STORE_SHARED(reg_of(b, lock, slot)->joined, 0);
-	uatomic_and(&set[slot / 64], ~(UINT64_C(1) << (slot % 64)));
-}
 
 /* ----------------------------------------------------------- lock table -- */
 
@@ -85,7 +55,7 @@ static int table_lock(struct bakery *b, struct token_hold *h)
 	 * a new lock for ever */
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += TABLE_WAIT_S;
-	r = token_wait(b, TOKEN_TABLE(b), h, &until);
+	r = bakery__token_wait(b, TOKEN_TABLE(b), h, &until);
 	/* r == EOWNERDEAD: a creator died mid-entry; entries turn READY last,
 	 * so a half-made one is still FREE and is simply overwritten */
 	if (r == 0 || r == EOWNERDEAD)
@@ -124,7 +94,7 @@ static int table_create(struct bakery *b, const char *name, size_t len,
 		break;
 	}
 out:
-	token_give(&h);
+	bakery__token_give(&h);
 	return err;
 }
 
@@ -135,7 +105,8 @@ static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_a
 		*run = have;
 		return 0;
 	}
-	/* seed 001 section 4: any mix of Bakery and Boulangerie is correct */
+	/* Moses & Patkin, "Mutual exclusion as a matter of priority" (2018),
+	 * section 4: any mix of Bakery and Boulangerie is correct */
 	if ((have == BAKERY_ALGO_LAMPORT || have == BAKERY_ALGO_BOULANGERIE) &&
 	    (want == BAKERY_ALGO_LAMPORT || want == BAKERY_ALGO_BOULANGERIE)) {
 		*run = want;
@@ -158,7 +129,7 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 		return EPERM;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
-	err = name_check(lock_name, BAKERY_LOCK_NAME_MAX);
+	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
 	len = strlen(lock_name);
@@ -182,7 +153,7 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 	l->b = b;
 	l->index = index;
 	l->algo = run;
-	l->ops = algo_ops_of(run);
+	l->ops = bakery__algo_ops_of(run);
 	*out = l;
 	return 0;
 }
@@ -193,7 +164,7 @@ int bakery_lock_close(bakery_lock_t *l)
 
 	if (!l)
 		return EINVAL;
-	if (slot_self_peek(l->b, &self) == 0 &&
+	if (bakery__slot_self_peek(l->b, &self) == 0 &&
 	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
 		return EBUSY;
 	free(l);
@@ -212,7 +183,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	b = l->b;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
-	err = slot_self(b, &p->self);
+	err = bakery__slot_self(b, &p->self);
 	if (err)
 		return err;
 	p->b = b;
@@ -226,7 +197,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
 		return ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
-		active_join(p);
+		bakery__active_join(p);
 	return 0;
 }
 
@@ -267,7 +238,7 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 	CMM_STORE_SHARED(p.mine->acquisitions, p.mine->acquisitions + 1);
 	CRASH_POINT("critical");
 	/* the registers that let us in before the flags a recoverer set ahead
-	 * of clearing them (load->load; pairs with lock_note_dead_slot) */
+	 * of clearing them (load->load; pairs with note_dead_slot in lock_recovery.c) */
 	cmm_smp_rmb();
 	flags = CMM_LOAD_SHARED(p.b->locks[p.lock].flags);
 	if (caa_unlikely(flags & LOCK_NOT_RECOVERABLE)) {
@@ -318,7 +289,7 @@ static struct bakery_shm_reg *held_reg(struct bakery_lock *l, unsigned *self)
 {
 	struct bakery_shm_reg *r;
 
-	if (slot_self_peek(l->b, self))
+	if (bakery__slot_self_peek(l->b, self))
 		return NULL;
 	r = reg_of(l->b, l->index, *self);
 	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL ? r : NULL;
@@ -368,40 +339,5 @@ int bakery_consistent(bakery_lock_t *l)
 		return EINVAL;
 	uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
 	CMM_STORE_SHARED(r->holder_inconsistent, 0);
-	return 0;
-}
-
-/* ------------------------------------------------------------- recovery -- */
-
-void lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
-{
-	struct bakery_shm_lock *e = &b->locks[lock];
-
-	if (CMM_LOAD_SHARED(reg_of(b, lock, slot)->stage) == BAKERY_PASS_CRITICAL) {
-		uatomic_or(&e->flags, LOCK_OWNER_DIED);
-		uatomic_inc(&e->owner_deaths);
-	}
-	uatomic_inc(&e->recoveries);
-	/* the flag before the register reset that lets the next holder in
-	 * (store->store; pairs with the read barrier in lock_acquire) */
-	cmm_smp_mb();
-}
-
-int bakery_recover(bakery_t *b, unsigned *reclaimed)
-{
-	unsigned self = UINT32_MAX, n;
-
-	if (!b || b->closed)
-		return EINVAL;
-	if (b->rdonly)
-		return EPERM;
-	if (region_lost(b))
-		return BAKERY_EBADREGION;
-	/* a slot of our own lets us finish proxy passages; not required */
-	if (slot_self(b, &self))
-		self = UINT32_MAX;
-	n = registry_reap(b, self);
-	if (reclaimed)
-		*reclaimed = n;
 	return 0;
 }

@@ -18,7 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "private.h"
+#include "handle.h"
+#include "shm_layout.h"
+#include "region.h"
 
 /* May the caller administer region B?  Its owner, or root. */
 static int caller_owns(struct bakery *b)
@@ -67,7 +70,7 @@ int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo
 
 	if (!b || !lock_name || !out || b->closed)
 		return EINVAL;
-	if ((err = name_check(lock_name, BAKERY_LOCK_NAME_MAX)))
+	if ((err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX)))
 		return err;
 	for (unsigned i = 0; i < b->nlocks; i++)
 		if (bakery_lock_info(b, i, &li) == 0 && strcmp(li.name, lock_name) == 0)

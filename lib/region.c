@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * region.c - create, open, validate and unlink the shared-memory region.
  *
@@ -11,6 +12,10 @@
  *
  * Opening trusts nothing: the header is read with pread() and every size and
  * offset is recomputed from the capacities and compared before mapping.
+ *
+ * This file also owns the handle's whole lifetime: struct bakery is made
+ * here, counted (one reference for the user's handle, one per thread slot,
+ * registry.c) and freed here when the last reference goes.
  */
 #include "config.h"
 
@@ -25,7 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "guard.h"
+#include "region.h"
+#include "token.h"
 
 /* glibc's shm_open() keeps its objects here; link() needs real paths. */
 #define SHM_DIR "/dev/shm/"
@@ -33,7 +40,7 @@
 
 /* ---------------------------------------------------------------- names -- */
 
-int name_check(const char *name, size_t max)
+int bakery__name_check(const char *name, size_t max)
 {
 	size_t len;
 
@@ -59,7 +66,7 @@ static int region_name(const char *name, char *out)
 		return EINVAL;
 	if (*name == '/')
 		name++;
-	err = name_check(name, BAKERY_REGION_NAME_MAX);
+	err = bakery__name_check(name, BAKERY_REGION_NAME_MAX);
 	if (err)
 		return err;
 	if (!strcmp(name, ".") || !strcmp(name, ".."))
@@ -75,7 +82,7 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out)
+int bakery__layout_compute(unsigned nslots, unsigned nlocks, struct layout *out)
 {
 	uint64_t off;
 
@@ -107,7 +114,7 @@ int layout_compute(unsigned nslots, unsigned nlocks, struct layout *out)
 }
 
 /* FNV-1a over the immutable part of the header. */
-uint64_t layout_hash(const struct bakery_shm_header *h)
+uint64_t bakery__layout_hash(const struct bakery_shm_header *h)
 {
 	const unsigned char *p = (const unsigned char *)h;
 	size_t n = offsetof(struct bakery_shm_header, layout_check);
@@ -132,7 +139,7 @@ static int header_validate(const struct bakery_shm_header *h, uint64_t file_size
 		return BAKERY_EVERSION;
 	if (h->init_state != REGION_READY)
 		return BAKERY_EBADREGION;
-	if (layout_compute(h->nslots, h->nlocks, &l))
+	if (bakery__layout_compute(h->nslots, h->nlocks, &l))
 		return BAKERY_EBADREGION;
 	if (h->header_size != sizeof(struct bakery_shm_header) ||
 	    h->slot_size != sizeof(struct bakery_shm_slot) ||
@@ -143,7 +150,7 @@ static int header_validate(const struct bakery_shm_header *h, uint64_t file_size
 	    h->active_off != l.active_off || h->regs_off != l.regs_off ||
 	    h->tokens_off != l.tokens_off || h->total_size != l.total_size)
 		return BAKERY_EBADREGION;
-	if (h->layout_check != layout_hash(h))
+	if (h->layout_check != bakery__layout_hash(h))
 		return BAKERY_EBADREGION;
 	if (l.total_size > file_size)
 		return BAKERY_EBADREGION;   /* truncated */
@@ -179,7 +186,7 @@ static void handle_set_layout(struct bakery *b, const struct layout *l)
 	b->page_size = l->page_size;
 }
 
-/* Validate the object behind FD and map it into B (read-only if B->rdonly). */
+/* Validate the object behind FD and map it into B. */
 static int region_attach(struct bakery *b, int fd)
 {
 	struct bakery_shm_header h;
@@ -196,17 +203,17 @@ static int region_attach(struct bakery *b, int fd)
 		return BAKERY_EBADREGION;
 	err = header_validate(&h, (uint64_t)st.st_size);
 	if (!err)
-		err = token_abi_check(h.page_size);
+		err = bakery__token_abi_check(h.page_size);
 	if (err)
 		return err;
-	layout_compute(h.nslots, h.nlocks, &l);
+	bakery__layout_compute(h.nslots, h.nlocks, &l);
 	p = mmap(NULL, l.total_size, b->rdonly ? PROT_READ : PROT_READ | PROT_WRITE,
 	         MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
 	/* from here a shrink of the object costs us the region, not the
 	 * process */
-	err = guard_add(p, l.total_size, &b->lost, &b->guard);
+	err = bakery__guard_add(p, l.total_size, &b->lost, &b->guard);
 	if (err) {
 		munmap(p, l.total_size);
 		return err;
@@ -247,7 +254,7 @@ static void region_format(unsigned char *base, const struct layout *l)
 	CRASH_POINT("create-format");
 	h->magic = BAKERY_MAGIC;
 	h->init_state = REGION_READY;
-	h->layout_check = layout_hash(h);
+	h->layout_check = bakery__layout_hash(h);
 }
 
 /*
@@ -361,7 +368,7 @@ static int config_resolve(const struct bakery_config *cfg, struct layout *l, mod
 	/* read/write bits only: no setuid, setgid, sticky or execute bits */
 	if (*mode & ~(mode_t)0666)
 		return EINVAL;
-	return layout_compute(slots, locks, l);
+	return bakery__layout_compute(slots, locks, l);
 }
 
 static int region_open_existing(const char *shm_name, unsigned flags, int *fd)
@@ -370,7 +377,80 @@ static int region_open_existing(const char *shm_name, unsigned flags, int *fd)
 	return *fd < 0 ? errno : 0;
 }
 
-int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
+/* ------------------------------------------------------------ mappings -- */
+
+/* All open mappings of the process, for fork(). */
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bakery *maps;
+static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+
+static void atfork_prepare(void) { pthread_mutex_lock(&maps_lock); }
+static void atfork_parent(void) { pthread_mutex_unlock(&maps_lock); }
+
+/* In the child only the forking thread survives: the handles' mutexes may
+ * have been held by threads that are gone, and their lists of thread
+ * records name the parent's threads (registry.c forgets the forking
+ * thread's own records). */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&maps_lock, NULL);
+	for (struct bakery *b = maps; b; b = b->next) {
+		pthread_mutex_init(&b->recs_lock, NULL);
+		pthread_mutex_init(&b->spare_lock, NULL);
+		b->recs = NULL;
+	}
+}
+
+static void maps_init(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+static void mapping_register(struct bakery *b)
+{
+	pthread_once(&maps_once, maps_init);
+	pthread_mutex_lock(&maps_lock);
+	b->next = maps;
+	maps = b;
+	pthread_mutex_unlock(&maps_lock);
+}
+
+static void mapping_unregister(struct bakery *b)
+{
+	pthread_mutex_lock(&maps_lock);
+	for (struct bakery **pp = &maps; *pp; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	pthread_mutex_unlock(&maps_lock);
+}
+
+/* Unmap and free: the last reference is gone. */
+static void region_destroy(struct bakery *b)
+{
+	bakery__token_spares_free(b);
+	bakery__guard_remove(b->guard);
+	munmap(b->base, b->size);
+	close(b->fd);
+	free(b);
+}
+
+void bakery__region_get(struct bakery *b)
+{
+	uatomic_inc(&b->refs);
+}
+
+void bakery__region_put(struct bakery *b)
+{
+	if (uatomic_add_return(&b->refs, -1) == 0)
+		region_destroy(b);
+}
+
+/* ---------------------------------------------------------------- open -- */
+
+int bakery__region_open(const char *name, unsigned flags, const struct bakery_config *cfg,
+                        struct bakery **out)
 {
 	char shm_name[BAKERY_REGION_NAME_MAX + 2];
 	struct layout l;
@@ -378,10 +458,6 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 	mode_t mode;
 	int fd = -1, err;
 
-	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL | BAKERY_NORECOVER | BAKERY_RDONLY)) ||
-	    ((flags & BAKERY_EXCL) && !(flags & BAKERY_CREATE)) ||
-	    ((flags & BAKERY_RDONLY) && (flags & BAKERY_CREATE)))
-		return EINVAL;
 	err = region_name(name, shm_name);
 	if (err)
 		return err;
@@ -411,37 +487,18 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 		return err;
 	}
 	mapping_register(b);
-	/* DESIGN part A: whoever opens the region proves and clears deaths */
-	if (!(flags & (BAKERY_NORECOVER | BAKERY_RDONLY)))
-		registry_reap(b, UINT32_MAX);
 	*out = b;
 	return 0;
 }
 
-/* Unmap and free; called when the last reference goes (registry.c). */
-void region_destroy(struct bakery *b)
+void bakery__region_close(struct bakery *b)
 {
-	token_spares_free(b);
-	guard_remove(b->guard);
-	munmap(b->base, b->size);
-	close(b->fd);
-	free(b);
-}
-
-int bakery_close(bakery_t *b)
-{
-	if (!b || b->closed)
-		return EINVAL;
-	if (mapping_holds_lock(b))
-		return EBUSY;
-	slot_release_self(b);
 	b->closed = 1;
 	mapping_unregister(b);
-	mapping_put(b);
-	return 0;
+	bakery__region_put(b);
 }
 
-int bakery_unlink(const char *name)
+int bakery__region_unlink(const char *name)
 {
 	char shm_name[BAKERY_REGION_NAME_MAX + 2];
 	int err = region_name(name, shm_name);

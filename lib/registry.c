@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * registry.c - participant slots and their kernel-attested liveness tokens.
  *
@@ -27,7 +28,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "region.h"
+#include "registry.h"
 
 /* ----------------------------------------------------- per-thread state -- */
 
@@ -36,36 +38,23 @@ static __thread struct thread_slot *tls_slots __attribute__((tls_model("initial-
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
-/* All open mappings of the process, for fork(). */
-static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct bakery *maps;
-
 static void thread_exit(void *unused);
 
-static void atfork_prepare(void) { pthread_mutex_lock(&maps_lock); }
-static void atfork_parent(void) { pthread_mutex_unlock(&maps_lock); }
-
 /*
- * In the child only the forking thread survives, and glibc has emptied its
- * robust list: the tokens its records name belong to the parent's thread.
- * Forget them (the child's threads claim fresh slots) and the parent's held
- * locks with them.
+ * In a fork child only the forking thread survives, and glibc has emptied
+ * its robust list: the tokens its records name belong to the parent's
+ * thread.  Forget them (the child's threads claim fresh slots) and the
+ * parent's held locks with them.  (region.c resets the handles' lists.)
  */
 static void atfork_child(void)
 {
 	struct thread_slot *t = tls_slots;
 
-	pthread_mutex_init(&maps_lock, NULL);
-	for (struct bakery *b = maps; b; b = b->next) {
-		pthread_mutex_init(&b->recs_lock, NULL);
-		pthread_mutex_init(&b->spare_lock, NULL);
-		b->recs = NULL;         /* the parent's threads' slots */
-	}
 	tls_slots = NULL;
 	while (t) {
 		struct thread_slot *next = t->next;
-		token_forget(&t->token);
-		mapping_put(t->b);
+		bakery__token_forget(&t->token);
+		bakery__region_put(t->b);
 		free(t);
 		t = next;
 	}
@@ -74,33 +63,7 @@ static void atfork_child(void)
 static void tls_init(void)
 {
 	pthread_key_create(&tls_key, thread_exit);
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-}
-
-void mapping_register(struct bakery *b)
-{
-	pthread_once(&tls_once, tls_init);
-	pthread_mutex_lock(&maps_lock);
-	b->next = maps;
-	maps = b;
-	pthread_mutex_unlock(&maps_lock);
-}
-
-void mapping_unregister(struct bakery *b)
-{
-	pthread_mutex_lock(&maps_lock);
-	for (struct bakery **pp = &maps; *pp; pp = &(*pp)->next)
-		if (*pp == b) {
-			*pp = b->next;
-			break;
-		}
-	pthread_mutex_unlock(&maps_lock);
-}
-
-void mapping_put(struct bakery *b)
-{
-	if (uatomic_add_return(&b->refs, -1) == 0)
-		region_destroy(b);
+	pthread_atfork(NULL, NULL, atfork_child);
 }
 
 /* ------------------------------------------------------------- identity -- */
@@ -122,36 +85,22 @@ static uint64_t proc_start_time(void)
 
 /* ------------------------------------------------------------- recovery -- */
 
-/* Only entries in use have registers anyone wrote: testing the lock table
- * first keeps a per-slot sweep from touching (and faulting in) one register
- * page per lock of the region. */
-static inline bool lock_in_use(struct bakery *b, unsigned lock)
-{
-	return CMM_LOAD_SHARED(b->locks[lock].state) == LOCK_READY;
-}
-
-static bool lock_entry_ready(struct bakery *b, unsigned lock, const struct algo_ops **ops)
-{
-	struct bakery_shm_lock *e = &b->locks[lock];
-	uint32_t algo;
-
-	if (!lock_in_use(b, lock))
-		return false;
-	algo = CMM_LOAD_SHARED(e->algo);
-	/* a corrupted algo still gets its registers cleared (plain reset) */
-	*ops = algo_ops_of(algo == BAKERY_ALGO_DEFAULT || algo >= BAKERY_ALGO_COUNT
-	                   ? BAKERY_ALGO_LAMPORT : (enum bakery_algo)algo);
-	return true;
-}
-
-/* Is a Jayanti passage of SLOT still to be completed in some lock? */
-static bool slot_proxies_pending(struct bakery *b, unsigned slot)
-{
-	for (unsigned l = 0; l < b->nlocks; l++)
-		if (lock_in_use(b, l) && CMM_LOAD_SHARED(reg_of(b, l, slot)->proxy))
-			return true;
-	return false;
-}
+/*
+ * Crash recovery, top to bottom:
+ *
+ *   bakery__registry_reap        every slot below the high-water mark
+ *     reap_one                   one slot, its token taken and given back
+ *   bakery__slot_recover_if_dead one slot a waiter found dead (wait.c)
+ *   slot_try_take                a slot being claimed
+ *       slot_take_and_recover    THE worker: take the token; if its holder
+ *                                died, clear the dead owner's part in every
+ *                                lock, then finish its proxy passages
+ *         slot_recover_dead      the clearing, through b->recovery
+ *                                (lock_recovery.c), then settle
+ *
+ * "Settle" means one thing: a RECOVERING slot becomes FREE once no proxy
+ * passage of it is left (bakery__slot_settle).
+ */
 
 /*
  * A RECOVERING slot becomes FREE once no proxy passage of it is pending.
@@ -159,26 +108,14 @@ static bool slot_proxies_pending(struct bakery *b, unsigned slot)
  * its own change (state or proxy, with a full barrier), then looks at the
  * other's, so at least one of them sees both done.
  */
-void slot_settle(struct bakery *b, unsigned slot)
+void bakery__slot_settle(struct bakery *b, unsigned slot)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
 
 	cmm_smp_mb();   /* our proxy/state store before reading the others' */
-	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING && !slot_proxies_pending(b, slot))
+	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
+	    !b->recovery->proxies_pending(b, slot))
 		uatomic_cmpxchg(&s->state, SLOT_RECOVERING, SLOT_FREE);
-}
-
-/* Drive the slot's pending proxy passages; true if none is left. */
-static bool slot_drive_proxies(struct bakery *b, unsigned slot, unsigned helper)
-{
-	bool done = true;
-	const struct algo_ops *ops;
-
-	for (unsigned l = 0; l < b->nlocks; l++)
-		if (lock_entry_ready(b, l, &ops) && CMM_LOAD_SHARED(reg_of(b, l, slot)->proxy)
-		    && ops->settle)
-			done &= ops->settle(b, l, slot, helper);
-	return done;
 }
 
 /*
@@ -189,26 +126,10 @@ static bool slot_drive_proxies(struct bakery *b, unsigned slot, unsigned helper)
  */
 static void slot_clear(struct bakery *b, unsigned slot, bool dead)
 {
-	struct bakery_shm_slot *s = &b->slots[slot];
-	const struct algo_ops *ops;
-
-	for (unsigned l = 0; l < b->nlocks; l++) {
-		struct bakery_shm_reg *r = reg_of(b, l, slot);
-
-		if (!lock_entry_ready(b, l, &ops) || !CMM_LOAD_SHARED(r->joined))
-			continue;
-		if (dead)
-			lock_note_dead_slot(b, l, slot);
-		if (ops->recover(b, l, slot) == 0) {
-			CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
-			CMM_STORE_SHARED(r->holder_inconsistent, 0);
-			active_leave(b, l, slot);
-		}
-		reg_publish(r);     /* wake whoever waits on the dead registers */
-	}
+	b->recovery->clear_slot(b, slot, dead);
 	CRASH_POINT("recover-cleared");
-	uatomic_set(&s->state, SLOT_RECOVERING);
-	slot_settle(b, slot);
+	uatomic_set(&b->slots[slot].state, SLOT_RECOVERING);
+	bakery__slot_settle(b, slot);
 }
 
 /* The owner is gone and we hold its token after EOWNERDEAD. */
@@ -220,45 +141,22 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 		slot_clear(b, slot, true);
 }
 
-enum liveness slot_check(struct bakery *b, unsigned slot)
-{
-	struct token_hold h;
-	int r = token_try(b, slot, &h);
-
-	switch (r) {
-	case EOWNERDEAD:
-		slot_recover_dead(b, slot);
-		token_give(&h);
-		return SLOT_GONE;
-	case 0:
-		token_give(&h);
-		return SLOT_GONE;
-	default:
-		/* EBUSY: alive (or our own).  An error mapping the token's
-		 * window proves nothing either: treat as alive. */
-		return SLOT_ALIVE;
-	}
-}
-
-int slot_is_recovering(struct bakery *b, unsigned slot)
-{
-	return CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_RECOVERING;
-}
-
 /*
- * Take SLOT's token unless a live thread holds it, and settle the slot:
- * recover a dead owner, then drive its pending proxy passages as far as
- * they go without waiting, as their finisher FINISHER (we hold the token,
- * so a finisher we name after the slot itself is replaced only if we die).
- * Without this a region whose every slot awaits a proxy could never be
- * entered again.  Returns token_try's answer: 0 or EOWNERDEAD with the
- * token held in H; *before (if not NULL) gets the state found with it in hand.
+ * The one recovery worker.  Take SLOT's token unless a live thread holds
+ * it; if its holder died, clear what it left in every lock; then, if
+ * FINISHER is a slot (not BAKERY_NO_SLOT), drive the slot's pending proxy
+ * passages as far as they go without waiting, as their finisher FINISHER
+ * (we hold the token, so a finisher we name after the slot itself is
+ * replaced only if we die).  Without this a region whose every slot awaits
+ * a proxy could never be entered again.  Returns bakery__token_try's
+ * answer: 0 or EOWNERDEAD with the token held in H; *before (if not NULL)
+ * gets the state found with it in hand.
  */
-static int slot_take_settled(struct bakery *b, unsigned slot, unsigned finisher,
-                             uint32_t *before, struct token_hold *h)
+static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finisher,
+                                 uint32_t *before, struct token_hold *h)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = token_try(b, slot, h);
+	int r = bakery__token_try(b, slot, h);
 
 	if (r != 0 && r != EOWNERDEAD)
 		return r;
@@ -267,10 +165,31 @@ static int slot_take_settled(struct bakery *b, unsigned slot, unsigned finisher,
 		*before = CMM_LOAD_SHARED(s->state);
 	if (r == EOWNERDEAD)
 		slot_recover_dead(b, slot);
-	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
-	    slot_drive_proxies(b, slot, finisher))
-		slot_settle(b, slot);
+	if (finisher != BAKERY_NO_SLOT && CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
+	    b->recovery->finish_proxies(b, slot, finisher))
+		bakery__slot_settle(b, slot);
 	return r;
+}
+
+enum liveness bakery__slot_recover_if_dead(struct bakery *b, unsigned slot)
+{
+	struct token_hold h;
+
+	switch (slot_take_and_recover(b, slot, BAKERY_NO_SLOT, NULL, &h)) {
+	case EOWNERDEAD:
+	case 0:
+		bakery__token_give(&h);
+		return SLOT_GONE;
+	default:
+		/* EBUSY: alive (or our own).  An error mapping the token's
+		 * window proves nothing either: treat as alive. */
+		return SLOT_ALIVE;
+	}
+}
+
+int bakery__slot_is_recovering(struct bakery *b, unsigned slot)
+{
+	return CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_RECOVERING;
 }
 
 /* Reap slot I if its owner is gone: true if this call freed it (a slot we
@@ -287,17 +206,17 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 		return false;
 	/* without a slot of our own, the one whose token we hold names the
 	 * finisher */
-	r = slot_take_settled(b, i, helper < b->nslots ? helper : i, &before, &h);
+	r = slot_take_and_recover(b, i, helper < b->nslots ? helper : i, &before, &h);
 	if (r != 0 && r != EOWNERDEAD)
 		return false;
 	now_free = before != SLOT_FREE && CMM_LOAD_SHARED(s->state) == SLOT_FREE;
 	if (now_free)
 		(*freed)++;
-	token_give(&h);
+	bakery__token_give(&h);
 	return now_free;
 }
 
-unsigned registry_reap(struct bakery *b, unsigned helper)
+unsigned bakery__registry_reap(struct bakery *b, unsigned helper)
 {
 	unsigned freed = 0, bound = slots_bound(b);
 	bool again = true;
@@ -331,13 +250,13 @@ static void hwm_raise(struct bakery *b, unsigned slot)
 static int slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = slot_take_settled(b, slot, slot, NULL, h);
+	int r = slot_take_and_recover(b, slot, slot, NULL, h);
 
 	if (r != 0 && r != EOWNERDEAD)
 		return r;
 	if (CMM_LOAD_SHARED(s->state) != SLOT_FREE) {
 		/* RECOVERING: a proxy passage still needs the registers */
-		token_give(h);
+		bakery__token_give(h);
 		return EBUSY;
 	}
 	CRASH_POINT("claim");
@@ -383,9 +302,9 @@ static void slot_give_back(struct bakery *b, unsigned slot, struct token_hold *h
 	 * pages, so the clearing above may not have reached the others: leave
 	 * the slot as a dead owner's, for them to recover. */
 	if (region_lost(b))
-		token_abandon(h);
+		bakery__token_abandon(h);
 	else
-		token_give(h);
+		bakery__token_give(h);
 }
 
 /* ------------------------------------------------------- thread records -- */
@@ -401,11 +320,7 @@ static struct thread_slot *record_find(struct bakery *b)
 /* Does the owner of SLOT hold any lock of B? */
 static bool slot_holds_lock(struct bakery *b, unsigned slot)
 {
-	for (unsigned l = 0; l < b->nlocks; l++)
-		if (lock_in_use(b, l) &&
-		    CMM_LOAD_SHARED(reg_of(b, l, slot)->stage) == BAKERY_PASS_CRITICAL)
-			return true;
-	return false;
+	return b->recovery->holds_lock(b, slot);
 }
 
 static void record_link(struct thread_slot *t)
@@ -427,7 +342,7 @@ static void record_unlink(struct thread_slot *t)
 	pthread_mutex_unlock(&t->b->recs_lock);
 }
 
-bool mapping_holds_lock(struct bakery *b)
+bool bakery__registry_holds_lock(struct bakery *b)
 {
 	bool held = false;
 
@@ -443,7 +358,7 @@ static void record_release(struct thread_slot *t)
 {
 	record_unlink(t);
 	slot_give_back(t->b, t->slot, &t->token);
-	mapping_put(t->b);
+	bakery__region_put(t->b);
 	free(t);
 }
 
@@ -463,7 +378,7 @@ static void records_prune_closed(void)
 	}
 }
 
-int slot_self_peek(struct bakery *b, unsigned *slot)
+int bakery__slot_self_peek(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t = tls_slots;
 
@@ -479,13 +394,14 @@ int slot_self_peek(struct bakery *b, unsigned *slot)
 	return 0;
 }
 
-int slot_self(struct bakery *b, unsigned *slot)
+int bakery__slot_self(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t;
 	int err;
 
-	if (caa_likely(slot_self_peek(b, slot) == 0))
+	if (caa_likely(bakery__slot_self_peek(b, slot) == 0))
 		return 0;
+	pthread_once(&tls_once, tls_init);
 	records_prune_closed();
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -496,7 +412,7 @@ int slot_self(struct bakery *b, unsigned *slot)
 		return err;
 	}
 	t->b = b;
-	uatomic_inc(&b->refs);
+	bakery__region_get(b);
 	record_link(t);
 	t->next = tls_slots;
 	tls_slots = t;
@@ -505,7 +421,7 @@ int slot_self(struct bakery *b, unsigned *slot)
 	return 0;
 }
 
-void slot_release_self(struct bakery *b)
+void bakery__slot_release_self(struct bakery *b)
 {
 	for (struct thread_slot **pp = &tls_slots; *pp; pp = &(*pp)->next) {
 		struct thread_slot *t = *pp;

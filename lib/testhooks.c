@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testhooks.c - crash points and assertions of the test build
  * (libbakery-test.la, compiled with BAKERY_TESTING).  Not in the installed
@@ -15,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "private.h"
 
 #ifdef BAKERY_TESTING
-void crash_point(const char *name)
+void bakery__crash_point(const char *name)
 {
 	static unsigned long hits;
 	const char *want = getenv("BAKERY_CRASH_AT");
@@ -36,7 +37,7 @@ void crash_point(const char *name)
 		kill(getpid(), SIGKILL);
 }
 
-void bakery_assert_fail(const char *what, const char *file, int line)
+void bakery__assert_fail(const char *what, const char *file, int line)
 {
 	fprintf(stderr, "libbakery: assertion failed: %s (%s:%d)\n", what, file, line);
 	abort();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * token.c - liveness tokens: robust futex words whose list node no other
  * process can write.
@@ -36,7 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "futex.h"
+#include "guard.h"
+#include "token.h"
 
 /* glibc links a node by the address of its `next`, with the node's `prev`
  * one pointer before it. */
@@ -70,7 +73,7 @@ static struct robust_list_head *robust_head(void)
 	return head;
 }
 
-int token_abi_check(uint32_t page_size)
+int bakery__token_abi_check(uint32_t page_size)
 {
 	struct robust_list_head *head = robust_head();
 	long reach;
@@ -149,7 +152,7 @@ static bool spare_put(struct bakery *b, unsigned char *win)
 	return kept;
 }
 
-void token_spares_free(struct bakery *b)
+void bakery__token_spares_free(struct bakery *b)
 {
 	while (b->nspare)
 		munmap(b->spare_win[--b->nspare], 2 * (size_t)b->page_size);
@@ -174,7 +177,7 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 		munmap(win, 2 * page);
 		return err;
 	}
-	err = guard_add(win, page, &b->lost, &h->guard);
+	err = bakery__guard_add(win, page, &b->lost, &h->guard);
 	if (err) {
 		munmap(win, 2 * page);
 		return err;
@@ -187,7 +190,7 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 
 static void window_close(struct token_hold *h, bool keep)
 {
-	guard_remove(h->guard);
+	bakery__guard_remove(h->guard);
 	if (!keep || !spare_put(h->b, h->win))
 		munmap(h->win, 2 * (size_t)h->b->page_size);
 	h->win = NULL;
@@ -220,7 +223,7 @@ static int word_take(uint32_t *word)
 	}
 }
 
-int token_try(struct bakery *b, unsigned i, struct token_hold *h)
+int bakery__token_try(struct bakery *b, unsigned i, struct token_hold *h)
 {
 	struct robust_list_head *head = robust_head();
 	struct robust_list *node;
@@ -266,12 +269,12 @@ static void word_sleep(uint32_t *word, const struct timespec *until)
 	        FUTEX_BITSET_MATCH_ANY);
 }
 
-int token_wait(struct bakery *b, unsigned i, struct token_hold *h,
+int bakery__token_wait(struct bakery *b, unsigned i, struct token_hold *h,
                const struct timespec *until)
 {
 	for (;;) {
 		struct timespec now;
-		int r = token_try(b, i, h);
+		int r = bakery__token_try(b, i, h);
 
 		if (r != EBUSY)
 			return r;
@@ -300,23 +303,23 @@ static void token_release(struct token_hold *h, uint32_t to)
 	CRASH_POINT("token-unlinked");
 	old = uatomic_xchg(h->word, to);
 	if (old & FUTEX_WAITERS)
-		futex_wake_all(h->word);
+		bakery__futex_wake_all(h->word);
 	cmm_barrier();  /* the word freed before the pending entry is cleared */
 	head->list_op_pending = NULL;
 	window_close(h, true);
 }
 
-void token_give(struct token_hold *h)
+void bakery__token_give(struct token_hold *h)
 {
 	token_release(h, 0);
 }
 
-void token_abandon(struct token_hold *h)
+void bakery__token_abandon(struct token_hold *h)
 {
 	token_release(h, FUTEX_OWNER_DIED);
 }
 
-void token_forget(struct token_hold *h)
+void bakery__token_forget(struct token_hold *h)
 {
 	if (h->win)
 		window_close(h, false);

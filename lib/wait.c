@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wait.c - waiting on another slot's registers without burning CPU.
  *
  * A waiter polls its condition for a short spin, then sleeps in the kernel on
  * two shared futex words at once (futex_waitv, Linux 5.16+):
  *   - the awaited register line's `seq`, which its writer bumps after every
- *     register change (reg_publish), and
+ *     register change (bakery__reg_publish), and
  *   - the awaited slot's liveness token (the robust mutex word), in which the
  *     waiter sets FUTEX_WAITERS so that the kernel, when the owner dies,
  *     marks it FUTEX_OWNER_DIED *and wakes us*.
@@ -14,7 +15,7 @@
  * FALLBACK_POLL_NS and checks the owner's liveness on every wake-up.
  *
  * The waiter count makes an uncontended release free of system calls: the
- * writer wakes only if someone registered before its barrier (reg_signal).
+ * writer wakes only if someone registered before its barrier (bakery__reg_signal).
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
  * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
  * A region cut short under us (guard.c) ends the wait with
@@ -22,13 +23,14 @@
  */
 #include "config.h"
 
-#include <limits.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "futex.h"
+#include "registry.h"
+#include "wait.h"
 
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449
@@ -63,26 +65,21 @@ struct waitv {                          /* struct futex_waitv of the kernel ABI 
 
 static int have_waitv = 1;              /* cleared once if the kernel lacks it */
 
-void futex_wake_all(uint32_t *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-void reg_signal(struct bakery_shm_reg *reg)
+void bakery__reg_signal(struct bakery_shm_reg *reg)
 {
 	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters))) {
 		/* atomic: a recoverer or proxy finisher may signal the line too */
 		uatomic_inc(&reg->seq);
-		futex_wake_all(&reg->seq);
+		bakery__futex_wake_all(&reg->seq);
 	}
 }
 
-void reg_publish(struct bakery_shm_reg *reg)
+void bakery__reg_publish(struct bakery_shm_reg *reg)
 {
 	/* our plain register stores before the load of the waiter count
 	 * (store->load), pairing with the waiter's barrier in await_common */
 	cmm_smp_mb();
-	reg_signal(reg);
+	bakery__reg_signal(reg);
 }
 
 static void ts_add_ns(struct timespec *t, long ns)
@@ -161,7 +158,7 @@ static uint32_t token_arm(struct bakery *b, unsigned j)
 		uint32_t v = uatomic_read(word);
 
 		if (v & FUTEX_OWNER_DIED) {
-			slot_check(b, j);       /* proves and recovers */
+			bakery__slot_recover_if_dead(b, j);       /* proves and recovers */
 			return 0;
 		}
 		if (!(v & FUTEX_TID_MASK))
@@ -184,7 +181,7 @@ static int busy_unless_gone(struct passage *p, unsigned j, await_fn cond, void *
 {
 	uint32_t w = CMM_LOAD_SHARED(*slot_token_word(p->b, j));
 
-	if ((w & FUTEX_OWNER_DIED) && slot_check(p->b, j) == SLOT_GONE &&
+	if ((w & FUTEX_OWNER_DIED) && bakery__slot_recover_if_dead(p->b, j) == SLOT_GONE &&
 	    cond(p->b, p->lock, j, arg))
 		return 0;
 	return EBUSY;
@@ -227,7 +224,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		 * that finds the token marked dead recovers it at once
 		 * instead of spinning first (a late arrival after a crash). */
 		if (i == 0 && caa_unlikely(CMM_LOAD_SHARED(*slot_token_word(b, j)) & FUTEX_OWNER_DIED)) {
-			slot_check(b, j);
+			bakery__slot_recover_if_dead(b, j);
 			continue;
 		}
 		caa_cpu_relax();
@@ -270,12 +267,12 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	}
 }
 
-int await_slot(struct passage *p, unsigned j, await_fn cond, void *arg)
+int bakery__await_slot(struct passage *p, unsigned j, await_fn cond, void *arg)
 {
 	return await_common(p, j, cond, arg, false);
 }
 
-int await_doorway(struct passage *p, unsigned j, await_fn cond)
+int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond)
 {
 	return await_common(p, j, cond, NULL, true);
 }

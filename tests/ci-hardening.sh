@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ci-hardening.sh - the hardening pass of CI, in two builds out of tree:
 #
 #  1. AddressSanitizer + UBSan (configure --enable-sanitizers --enable-werror)

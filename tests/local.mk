@@ -1,6 +1,7 @@
+# SPDX-License-Identifier: MIT
 # Shared test settings.  Every test program gets Check and the library;
 # tests that need crash points link lib/libbakery-test.la instead.
-bakery_test_cppflags = $(AM_CPPFLAGS) -I$(top_srcdir)/tests -I$(top_srcdir)/tests/stress
+bakery_test_cppflags = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/common -I$(top_srcdir)/tests -I$(top_srcdir)/tests/stress
 bakery_test_cflags = $(AM_CFLAGS) $(CHECK_CFLAGS)
 bakery_test_ldadd = lib/libbakery.la $(CHECK_LIBS) $(URCU_LIBS) $(BAKERY_LIBS)
 bakery_test_ldadd_tb = lib/libbakery-test.la $(CHECK_LIBS) $(URCU_LIBS) $(BAKERY_LIBS)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bakery.c - the `bakery` command-line tool: create, inspect, recover and
  * remove libbakery regions, and run a command under a named lock.

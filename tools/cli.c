@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.c - error messages, option parsing and region opening for the
  * `bakery` tool.  Every error is one line on stderr that names the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.h - what the parts of the `bakery` command-line tool share: exit
  * codes, error reporting, option parsing and opening a region.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The `bakery` command-line tool (docs/bakery.1) and its tests.
 bin_PROGRAMS += tools/bakery
 

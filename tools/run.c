@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.c - `bakery run`: like flock(1), hold a named lock while a command
  * runs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * status.c - `bakery status REGION [--json]`: the region's header, the slots
  * in use and the locks, as a table or as JSON.

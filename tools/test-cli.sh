@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-cli.sh - `make check` for the bakery tool (docs/bakery.1): every
 # subcommand's error path, `status --json` parsed by a JSON parser, `run`
 # passing on the command's status and holding the lock while the command

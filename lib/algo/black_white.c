@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * black_white.c - the Black-White Bakery algorithm, adaptive.
  *
  *   G. Taubenfeld, "The Black-White Bakery Algorithm and related bounded-
- *   space, adaptive, local-spinning and FIFO algorithms", DISC 2004 (seed
- *   002): Algorithm 2, made adaptive as in Algorithm 3, whose line numbers
+ *   space, adaptive, local-spinning and FIFO algorithms", DISC 2004:
+ *   Algorithm 2, made adaptive as in Algorithm 3, whose line numbers
  *   the comments cite.
  *
  * Lamport's Bakery with one shared colour bit: a ticket is (colour, number),
@@ -11,7 +12,7 @@
  * the colour on exit, so that all tickets of the old colour are served before
  * any of the new.  Without faults numbers stay <= n (asserted in the test
  * build).  Each crash or abort inside one colour epoch can push a later
- * ticket one higher (DESIGN part B), so `number` is 63 bits wide, not
+ * ticket one higher (tests/model), so `number` is 63 bits wide, not
  * log(n+1).  Mutual exclusion, deadlock freedom and FIFO hold with the plain
  * reset of a dead slot; the recoverer never touches `color` (flipping it
  * breaks FIFO and mutual exclusion: tests/model).
@@ -72,12 +73,12 @@ static void bw_doorway(struct passage *p)
 	}
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
-	BAKERY_ASSERT(max + 1 <= p->b->nslots || lock_faulted(p->b, p->lock));
+	BAKERY_ASSERT(max + 1 <= p->b->nslots || bakery__lock_faulted(p->b, p->lock));
 	CMM_STORE_SHARED(me->number, ticket(mycolor, max + 1));  /* line 5 */
 	/* line 6, fenced on both sides: the ticket before choosing = 0
 	 * (store->store), both before the loads of line 7 on (store->load) */
 	store_mb(&me->choosing, 0);
-	reg_signal(me);
+	bakery__reg_signal(me);
 }
 
 struct bw_wait {
@@ -109,7 +110,7 @@ static void bw_abort(struct passage *p)
 	/* number := 0; the colour bit stays untouched */
 	count_abort(p);
 	store_mb(&p->mine->number, ticket(t_color(p->mine->number), 0));
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
 static int bw_wait(struct passage *p)
@@ -124,9 +125,9 @@ static int bw_wait(struct passage *p)
 	for_each_other(p, j, bound) {                                   /* lines 7-8 */
 		struct bw_wait w = { mine, p->self, -1 };
 
-		err = await_doorway(p, j, not_choosing);             /* line 9 */
+		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* line 9 */
 		if (!err)
-			err = await_slot(p, j, bw_passed, &w);          /* lines 10-12 */
+			err = bakery__await_slot(p, j, bw_passed, &w);          /* lines 10-12 */
 		if (err) {
 			bw_abort(p);
 			return err;
@@ -149,16 +150,16 @@ static void bw_exit(struct passage *p)
 	 * paper stresses lines 15 and 16 must stay in order), and both before
 	 * the loads of the waiter counts (store->load) */
 	store_mb(&p->mine->number, ticket(mycolor, 0));
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 	if (CMM_LOAD_SHARED(e->bw_waiters))
-		futex_wake_all(&e->bw_color);
+		bakery__futex_wake_all(&e->bw_color);
 }
 
-const struct algo_ops algo_black_white = {
+const struct algo_ops bakery__algo_black_white = {
 	.id = BAKERY_ALGO_BLACK_WHITE,
 	.name = "black-white",
 	.doorway = bw_doorway,                                          /* lines 1-6 */
 	.wait = bw_wait,                                                /* lines 7-13 */
 	.exit = bw_exit,                                                /* lines 15-17 */
-	.recover = plain_reset,
+	.recover = bakery__plain_reset,
 };

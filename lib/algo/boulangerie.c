@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * boulangerie.c - the Boulangerie algorithm.
  *
  *   Y. Moses, K. Patkin, "Mutual exclusion as a matter of priority",
- *   Theoretical Computer Science 751 (2018); Fig. 2 (seed 001), whose line
+ *   Theoretical Computer Science 751 (2018); Fig. 2, whose line
  *   numbers the comments cite.
  *
  * Lamport's Bakery with two changes to the testing region, both reducing
@@ -47,22 +48,22 @@ static int boulangerie_wait(struct passage *p)
 
 		if (j >= limit)
 			break;
-		err = await_doorway(p, j, not_choosing);             /* 7_j */
+		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* 7_j */
 		if (!err)
-			err = await_slot(p, j, priority_gained, &t);    /* 8_j b-e */
+			err = bakery__await_slot(p, j, priority_gained, &t);    /* 8_j b-e */
 		if (err) {
-			number_abort(p);
+			bakery__number_abort(p);
 			return err;
 		}
 	}
 	return 0;
 }
 
-const struct algo_ops algo_boulangerie = {
+const struct algo_ops bakery__algo_boulangerie = {
 	.id = BAKERY_ALGO_BOULANGERIE,
 	.name = "boulangerie",
-	.doorway = number_doorway,                                      /* 3-5 */
+	.doorway = bakery__number_doorway,                                      /* 3-5 */
 	.wait = boulangerie_wait,                                       /* 6a-8 */
-	.exit = number_exit,                                            /* 10.1-10.2 */
-	.recover = plain_reset,
+	.exit = bakery__number_exit,                                            /* 10.1-10.2 */
+	.recover = bakery__plain_reset,
 };

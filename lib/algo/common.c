@@ -1,18 +1,57 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.c - the steps Lamport's Bakery and the Boulangerie share
- * (Boulangerie keeps Lamport's doorway and exit, seed 001 Fig. 2 lines 3-5
- * and 10), and the plain reset of a dead slot.
+ * (Boulangerie keeps Lamport's doorway and exit, Moses and Patkin's Fig. 2, lines 3-5
+ * and 10), the plain reset of a dead slot, the table of the algorithms and
+ * the lock's active set (the getset() of the papers).
  */
 #include "config.h"
 
 #include "common.h"
 
-bool not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused)
+/* ------------------------------------------------------- the algorithms -- */
+
+const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo)
+{
+	switch (algo) {
+	case BAKERY_ALGO_LAMPORT:     return &bakery__algo_lamport;
+	case BAKERY_ALGO_BOULANGERIE: return &bakery__algo_boulangerie;
+	case BAKERY_ALGO_BLACK_WHITE: return &bakery__algo_black_white;
+	case BAKERY_ALGO_JAYANTI:     return &bakery__algo_jayanti;
+	default:                      return NULL;
+	}
+}
+
+/* ----------------------------------------------------------- active set -- */
+
+void bakery__active_join(struct passage *p)
+{
+	uint64_t *set = active_of(p->b, p->lock);
+
+	uatomic_or(&set[p->self / 64], UINT64_C(1) << (p->self % 64));
+	CMM_STORE_SHARED(p->mine->joined, 1);
+	/* Our membership before any register of ours can be non-zero
+	 * (store->store and store->load: a doorway's getset must see us). */
+	cmm_smp_mb();
+}
+
+void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot)
+{
+	uint64_t *set = active_of(b, lock);
+
+	/* called with the slot's registers already clear */
+	CMM_STORE_SHARED(reg_of(b, lock, slot)->joined, 0);
+	uatomic_and(&set[slot / 64], ~(UINT64_C(1) << (slot % 64)));
+}
+
+/* ------------------------------------------------------- shared steps -- */
+
+bool bakery__not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused)
 {
 	return CMM_LOAD_SHARED(reg_of(b, lock, j)->choosing) == 0;
 }
 
-void number_doorway(struct passage *p)
+void bakery__number_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
 	uint64_t max = 0;
@@ -37,28 +76,28 @@ void number_doorway(struct passage *p)
 	 * must read the new number), and both before we load anyone's
 	 * choosing/number in the waiting loop or the waiter count (store->load). */
 	store_mb(&me->choosing, 0);
-	reg_signal(me);
+	bakery__reg_signal(me);
 }
 
-void number_exit(struct passage *p)
+void bakery__number_exit(struct passage *p)
 {
 	/* number[i] := 0.  The barrier before it keeps every access of the
 	 * critical section before the store that lets the next holder in; the
 	 * one after orders it before the load of the waiter count. */
 	store_mb(&p->mine->number, 0);
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
-void number_abort(struct passage *p)
+void bakery__number_abort(struct passage *p)
 {
 	/* leaving the waiting room: choosing is already 0; number := 0 is the
-	 * abort the model checker shows safe (DESIGN part B) */
+	 * abort the model checker shows safe (tests/model) */
 	count_abort(p);
 	store_mb(&p->mine->number, 0);
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
-unsigned plain_reset(struct bakery *b, unsigned lock, unsigned slot)
+unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot)
 {
 	struct bakery_shm_reg *r = reg_of(b, lock, slot);
 
@@ -69,7 +108,7 @@ unsigned plain_reset(struct bakery *b, unsigned lock, unsigned slot)
 }
 
 #ifdef BAKERY_TESTING
-bool lock_faulted(struct bakery *b, unsigned lock)
+bool bakery__lock_faulted(struct bakery *b, unsigned lock)
 {
 	if (CMM_LOAD_SHARED(b->locks[lock].recoveries))
 		return true;

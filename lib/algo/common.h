@@ -1,10 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.h - steps the Bakery-family algorithms share.
  */
 #ifndef BAKERY_ALGO_COMMON_H
 #define BAKERY_ALGO_COMMON_H
 
-#include "internal.h"
+#include "algo.h"
+#include "futex.h"
+#include "registry.h"
 
 /* Numbers never wrap: a value near the top of the register can only come
  * from a corrupted or hostile region (2^62 passages are centuries away). */
@@ -31,22 +34,22 @@ static inline void count_abort(struct passage *p)
 }
 
 /* await choosing[j] = 0 */
-BAKERY_HIDDEN bool not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused);
+BAKERY_HIDDEN bool bakery__not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused);
 
 /* The doorway of Lamport and Boulangerie: choosing, max + 1, publish. */
-BAKERY_HIDDEN void number_doorway(struct passage *p);
+BAKERY_HIDDEN void bakery__number_doorway(struct passage *p);
 
 /* Exit and abort by number := 0 (Lamport, Boulangerie). */
-BAKERY_HIDDEN void number_exit(struct passage *p);
-BAKERY_HIDDEN void number_abort(struct passage *p);
+BAKERY_HIDDEN void bakery__number_exit(struct passage *p);
+BAKERY_HIDDEN void bakery__number_abort(struct passage *p);
 
-/* A dead slot's plain reset: choosing := 0, number := 0 (DESIGN part B:
- * safe for Lamport, Boulangerie and Black-White, in either order). */
-BAKERY_HIDDEN unsigned plain_reset(struct bakery *b, unsigned lock, unsigned slot);
+/* A dead slot's plain reset: choosing := 0, number := 0 (model-checked,
+ * tests/model: safe for Lamport, Boulangerie and Black-White, in either order). */
+BAKERY_HIDDEN unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot);
 
 #ifdef BAKERY_TESTING
 /* Has LOCK seen a crash recovery or an abort?  (bounds loosen after one) */
-BAKERY_HIDDEN bool lock_faulted(struct bakery *b, unsigned lock);
+BAKERY_HIDDEN bool bakery__lock_faulted(struct bakery *b, unsigned lock);
 #endif
 
 #endif

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jayanti.c - the bounded Bakery algorithm B-Bakery.
  *
  *   P. Jayanti, K. Tan, G. Friedland, A. Katz, "Bounding Lamport's Bakery
- *   Algorithm", SOFSEM 2001 (seed 004), Fig. 2, whose line numbers the
+ *   Algorithm", SOFSEM 2001, Fig. 2, whose line numbers the
  *   comments cite.
  *
  * Lamport's algorithm plus a shared register X holding the token of the last
@@ -19,7 +20,7 @@
  * values must be shifted by the same pivot, the comparing process's own
  * token: shift(v) = v + (n-1-v'_i) mod 2n-1.  That is what before() does.
  *
- * Crash and abort (DESIGN part B, tests/model/jayanti.pml): a plain reset of
+ * Crash and abort (model-checked: tests/model/jayanti.pml): a plain reset of
  * a process that published its token but had not written X lets two threads
  * into the critical section.  Such a passage is completed by PROXY: anyone
  * runs the dead (or aborted) slot's waiting loop (lines 6-7) with its token,
@@ -38,8 +39,6 @@
 #include <limits.h>
 
 #include "common.h"
-
-#define NO_SLOT UINT_MAX
 
 /* proxy word: 0 = none; STEP|j = slots below j verified; FIN|gen|slot = the
  * final writes claimed by that slot (of that generation) */
@@ -109,12 +108,12 @@ static void jay_doorway(struct passage *p)
 	 * modular form is what the code relies on; proxy completion after a
 	 * crash or abort is checked by the model, not by this bound. */
 	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(e->jay_x) % m) % m <= b->nslots ||
-	              lock_faulted(b, p->lock));
+	              bakery__lock_faulted(b, p->lock));
 	CRASH_POINT("doorway-token");
 	/* line 5, fenced on both sides: the token before gettoken = false
 	 * (store->store), both before the loads of lines 6-7 (store->load) */
 	store_mb(&p->mine->choosing, 0);
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
 /* --------------------------------------------------------------- proxy -- */
@@ -126,7 +125,7 @@ static bool finisher_gone(struct bakery *b, uint64_t w)
 
 	if (s >= b->nslots || CMM_LOAD_SHARED(b->slots[s].gen) != FIN_GEN(w))
 		return true;
-	return slot_check(b, s) == SLOT_GONE;
+	return bakery__slot_recover_if_dead(b, s) == SLOT_GONE;
 }
 
 /* Lines 6-7 of slot D's loop, from slot FROM on: the first j that still
@@ -165,16 +164,16 @@ static void proxy_finish(struct bakery *b, unsigned lock, unsigned d)
 	CMM_STORE_SHARED(r->choosing, 0);
 	CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
 	uatomic_set(&r->proxy, 0);
-	reg_publish(r);
-	if (slot_is_recovering(b, d)) {
-		active_leave(b, lock, d);
-		slot_settle(b, d);
+	bakery__reg_publish(r);
+	if (bakery__slot_is_recovering(b, d)) {
+		bakery__active_leave(b, lock, d);
+		bakery__slot_settle(b, d);
 	}
 }
 
 /*
  * Advance D's proxy passage as far as it goes without waiting.  True when it
- * is complete; else *blocked is the slot it waits on (NO_SLOT: a live
+ * is complete; else *blocked is the slot it waits on (BAKERY_NO_SLOT: a live
  * finisher is at work, or HELPER has no slot to claim the finish with).
  */
 static bool proxy_step(struct bakery *b, unsigned lock, unsigned d, unsigned helper,
@@ -188,8 +187,8 @@ static bool proxy_step(struct bakery *b, unsigned lock, unsigned d, unsigned hel
 
 		if (!w)
 			return true;
-		*blocked = NO_SLOT;
-		if (helper == NO_SLOT)
+		*blocked = BAKERY_NO_SLOT;
+		if (helper == BAKERY_NO_SLOT)
 			return false;
 		fin = PROXY_FIN | ((uint64_t)CMM_LOAD_SHARED(b->slots[helper].gen) << 16) | helper;
 		if (PROXY_TAG(w) == PROXY_FIN) {
@@ -298,19 +297,19 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, u
 		if (proxy_step(p->b, p->lock, d, p->self, &k))
 			break;
 		dr.proxy = CMM_LOAD_SHARED(rd->proxy);
-		if (k == NO_SLOT)
-			err = await_slot(p, d, proxy_moved, &dr);
+		if (k == BAKERY_NO_SLOT)
+			err = bakery__await_slot(p, d, proxy_moved, &dr);
 		else if (depth >= p->b->nslots)
 			/* a chain longer than the slots: a cycle, which only a
 			 * damaged region makes; wait (and time out) as for any
 			 * blocker, never spin */
-			err = await_slot(p, k, proxy_unblocked, &dr);
+			err = bakery__await_slot(p, k, proxy_unblocked, &dr);
 		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy))
 			/* k is itself a passage left to a proxy: nobody else may
 			 * be driving it, so drive it first */
 			err = proxy_drive(p, k, NULL, depth + 1);
 		else
-			err = await_slot(p, k, proxy_unblocked_or_left, &dr);
+			err = bakery__await_slot(p, k, proxy_unblocked_or_left, &dr);
 		if (err)
 			return err;
 	}
@@ -322,7 +321,7 @@ static int wait_turn(struct passage *p, unsigned j, const struct turn *t)
 	int err;
 
 	for (;;) {
-		err = await_slot(p, j, turn_or_proxy, (void *)t);
+		err = bakery__await_slot(p, j, turn_or_proxy, (void *)t);
 		if (err)
 			return err;
 		if (turn_holds(p->b, p->lock, j, t))
@@ -341,7 +340,7 @@ static void jay_abort(struct passage *p)
 	 * before this slot starts another (jay_prepare) or is reused. */
 	count_abort(p);
 	uatomic_set(&p->mine->proxy, PROXY_STEP);
-	reg_publish(p->mine);
+	bakery__reg_publish(p->mine);
 }
 
 static int jay_wait(struct passage *p)
@@ -350,7 +349,7 @@ static int jay_wait(struct passage *p)
 	int err;
 
 	for_each_other(p, j, bound) {
-		err = await_doorway(p, j, gettoken_clear);           /* line 6 */
+		err = bakery__await_doorway(p, j, gettoken_clear);           /* line 6 */
 		if (!err)
 			err = wait_turn(p, j, &t);                      /* line 7 */
 		if (err) {
@@ -369,7 +368,7 @@ static void jay_exit(struct passage *p)
 	/* line 10: token_i := -1, fenced: the critical section before it, the
 	 * waiter-count load after it */
 	store_mb(&p->mine->number, 0);
-	reg_signal(p->mine);
+	bakery__reg_signal(p->mine);
 }
 
 /* A previous passage of ours that was abandoned must be complete first. */
@@ -387,20 +386,20 @@ static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
 	if (CMM_LOAD_SHARED(r->proxy))
 		return 1;               /* already being completed */
 	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL || !CMM_LOAD_SHARED(r->number))
-		return plain_reset(b, lock, d);   /* X written, or no token yet */
+		return bakery__plain_reset(b, lock, d);   /* X written, or no token yet */
 	CMM_STORE_SHARED(r->choosing, 0);        /* gettoken_d := false */
 	uatomic_set(&r->proxy, PROXY_STEP);
 	return 1;
 }
 
-static bool jay_settle(struct bakery *b, unsigned lock, unsigned d, unsigned helper)
+static bool jay_finish_proxy(struct bakery *b, unsigned lock, unsigned d, unsigned helper)
 {
 	unsigned blocked;
 
 	return proxy_step(b, lock, d, helper, &blocked);
 }
 
-const struct algo_ops algo_jayanti = {
+const struct algo_ops bakery__algo_jayanti = {
 	.id = BAKERY_ALGO_JAYANTI,
 	.name = "jayanti",
 	.prepare = jay_prepare,
@@ -408,5 +407,5 @@ const struct algo_ops algo_jayanti = {
 	.wait = jay_wait,                                       /* lines 6-8 */
 	.exit = jay_exit,                                       /* line 10 */
 	.recover = jay_recover,
-	.settle = jay_settle,
+	.finish_proxy = jay_finish_proxy,
 };

@@ -1,15 +1,17 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lamport.c - Lamport's Bakery algorithm.
  *
  *   L. Lamport, "A New Solution of Dijkstra's Concurrent Programming
- *   Problem", CACM 17(8), 1974.  As presented in N. Lynch, Distributed
- *   Algorithms, section 10.7 (seed 000), and in the pseudocode of seed 003,
- *   whose line numbers the comments below cite.
+ *   Problem", CACM 17(8), 1974.  As presented in N. Lynch, "Distributed
+ *   Algorithms", Morgan Kaufmann, 1996, section 10.7, and in the pseudocode
+ *   of the Wikipedia article "Lamport's bakery algorithm", whose line
+ *   numbers the comments below cite.
  *
  * Properties: mutual exclusion, lockout (starvation) freedom, FIFO after the
  * wait-free doorway.  Registers: choosing (bit), number (64-bit, unbounded in
  * the paper; see NUMBER_LIMIT).  Crash: a dead slot is reset to choosing = 0,
- * number = 0, and reused only after the reset (DESIGN part B; tests/model).
+ * number = 0, and reused only after the reset (model-checked: tests/model).
  * Abort: number := 0.
  *
  * The loops run over the lock's active set rather than 1..n: a slot outside
@@ -37,22 +39,22 @@ static int lamport_wait(struct passage *p)
 	int err;
 
 	for_each_other(p, j, bound) {                                   /* line 8 */
-		err = await_doorway(p, j, not_choosing);             /* line 10 */
+		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* line 10 */
 		if (!err)
-			err = await_slot(p, j, goes_after_us, &me);     /* line 13 */
+			err = bakery__await_slot(p, j, goes_after_us, &me);     /* line 13 */
 		if (err) {
-			number_abort(p);
+			bakery__number_abort(p);
 			return err;
 		}
 	}
 	return 0;
 }
 
-const struct algo_ops algo_lamport = {
+const struct algo_ops bakery__algo_lamport = {
 	.id = BAKERY_ALGO_LAMPORT,
 	.name = "lamport",
-	.doorway = number_doorway,                                      /* lines 5-7 */
+	.doorway = bakery__number_doorway,                                      /* lines 5-7 */
 	.wait = lamport_wait,                                           /* lines 8-14 */
-	.exit = number_exit,                                            /* line 18 */
-	.recover = plain_reset,
+	.exit = bakery__number_exit,                                            /* line 18 */
+	.recover = bakery__plain_reset,
 };

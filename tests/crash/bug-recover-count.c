@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-recover-count.c - regression test (it was the reproducer of a fixed
  * library bug).  Needs the test build (crash points).
@@ -31,8 +32,8 @@
 #include "crashkit.h"
 
 struct shared {
-	struct ck_occ occ;
-	struct ck_part a, b;
+	struct occupancy occ;
+	struct crash_part a, b;
 	volatile int a_ready;
 };
 
@@ -42,22 +43,22 @@ static struct shared *sh;
  * in which it dies at the crash point "waiting:2". */
 static int a_run(void *arg)
 {
-	struct ck_part *p = arg;
+	struct crash_part *p = arg;
 	bakery_t *b;
 	bakery_lock_t *l;
 
-	if (bakery_open(p->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CK_LOCK, p->algo, &l))
+	if (bakery_open(p->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CRASH_LOCK, p->algo, &l))
 		return 1;
 	if (bakery_lock(l) || bakery_unlock(l))
 		return 2;
 	CMM_STORE_SHARED(sh->a_ready, 1);
-	if (!ck_wait_flag(&p->go, 1, 20))
+	if (!tk_wait_flag(&p->go, 1, 20))
 		return 3;
 	bakery_lock(l);
 	return 4;               /* not reached: killed at the crash point */
 }
 
-static void part_init(struct ck_part *p, const char *region, unsigned serial)
+static void part_init(struct crash_part *p, const char *region, unsigned serial)
 {
 	memset(p, 0, sizeof(*p));
 	snprintf(p->region, sizeof(p->region), "%s", region);
@@ -68,29 +69,29 @@ static void part_init(struct ck_part *p, const char *region, unsigned serial)
 
 int main(void)
 {
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	unsigned reclaimed = 0, used;
 	bakery_t *b;
 	bakery_lock_t *l;
 	pid_t a;
 
-	sh = ck_shared(sizeof(*sh));
-	ck_name(region, "bug-count");
-	if (ck_create(region, 8, &b) || bakery_lock_open(b, CK_LOCK, BAKERY_ALGO_JAYANTI, &l))
+	sh = tk_shared(sizeof(*sh));
+	tk_name(region, TK_NAME_SIZE, "bug-count");
+	if (crash_create(region, 8, &b) || bakery_lock_open(b, CRASH_LOCK, BAKERY_ALGO_JAYANTI, &l))
 		return 99;
 	part_init(&sh->a, region, 1);
 	part_init(&sh->b, region, 2);
-	a = ck_fork(a_run, &sh->a, "waiting:2");
-	if (!ck_wait_flag(&sh->a_ready, 1, 10))
+	a = crash_fork(a_run, &sh->a, "waiting:2");
+	if (!tk_wait_flag(&sh->a_ready, 1, 10))
 		return 99;
-	if (ck_reap(ck_fork(ck_part_run, &sh->b, "waiting"), 10) != CK_SIGKILLED)
+	if (tk_reap(crash_fork(crash_part_run, &sh->b, "waiting"), 10) != CRASH_SIGKILLED)
 		return 99;
 	CMM_STORE_SHARED(sh->a.go, 1);
-	if (ck_reap(a, 10) != CK_SIGKILLED)
+	if (tk_reap(a, 10) != CRASH_SIGKILLED)
 		return 99;
-	if (ck_recover_in_child(region, &reclaimed))
+	if (crash_recover_in_child(region, &reclaimed))
 		return 99;
-	used = ck_slots_used(b);
+	used = crash_slots_used(b);
 	printf("bakery_recover: reclaimed %u, slots still in use %u (expected 2 and 0)\n",
 	       reclaimed, used);
 	bakery_lock_close(l);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-abort.c - trylock, timedlock and clocklock leave the protocol
  * cleanly when they give up, for every algorithm.
@@ -23,7 +24,8 @@
  *     do expire, never breaks mutual exclusion (occupancy object), always
  *     completes, and leaves every register idle.
  *
- * The register checks read the region through lib/internal.h (white box):
+ * The register checks read the region through lib/shm_layout.h and
+ * lib/handle.h (white box):
  * the public introspection shows stages, not register contents.
  */
 #include "config.h"
@@ -39,19 +41,20 @@
 #include <urcu/system.h>
 #include <urcu/uatomic.h>
 
-#include "internal.h"
+#include "shm_layout.h"
+#include "handle.h"
 #include "scene.h"
 
 enum { A, B, C };
 
 #define NUMBER_BITS (~(UINT64_C(1) << 63))   /* Black-White keeps its colour in bit 63 */
 
-static const enum ck_mode abort_modes[] = {
-	CK_MODE_TRY, CK_MODE_TIMED_RT, CK_MODE_CLOCK_MONO, CK_MODE_CLOCK_RT,
+static const enum crash_mode abort_modes[] = {
+	CRASH_MODE_TRY, CRASH_MODE_TIMED_RT, CRASH_MODE_CLOCK_MONO, CRASH_MODE_CLOCK_RT,
 };
 static const char *const mode_names[] = {
-	[CK_MODE_LOCK] = "lock", [CK_MODE_TRY] = "trylock", [CK_MODE_TIMED_RT] = "timedlock",
-	[CK_MODE_CLOCK_MONO] = "clocklock(MONOTONIC)", [CK_MODE_CLOCK_RT] = "clocklock(REALTIME)",
+	[CRASH_MODE_LOCK] = "lock", [CRASH_MODE_TRY] = "trylock", [CRASH_MODE_TIMED_RT] = "timedlock",
+	[CRASH_MODE_CLOCK_MONO] = "clocklock(MONOTONIC)", [CRASH_MODE_CLOCK_RT] = "clocklock(REALTIME)",
 };
 
 static struct bakery_shm_reg *regs_of(struct scene *s, int slot)
@@ -73,16 +76,16 @@ static bool regs_idle(struct scene *s, int slot)
 	       CMM_LOAD_SHARED(r->proxy) == 0;
 }
 
-static void expect_gave_up(struct scene *s, unsigned k, enum ck_mode mode, double timeout)
+static void expect_gave_up(struct scene *s, unsigned k, enum crash_mode mode, double timeout)
 {
-	struct ck_part *p = &s->sh->part[k];
+	struct crash_part *p = &s->sh->part[k];
 	double took;
 
-	ck_assert_msg(ck_wait_flag(&p->gave_up, 1, 10), "%s %s: never gave up",
+	ck_assert_msg(tk_wait_flag(&p->gave_up, 1, 10), "%s %s: never gave up",
 	              bakery_algo_name(s->algo), mode_names[mode]);
-	ck_assert_int_eq(p->rc, mode == CK_MODE_TRY ? EBUSY : ETIMEDOUT);
+	ck_assert_int_eq(p->rc, mode == CRASH_MODE_TRY ? EBUSY : ETIMEDOUT);
 	took = (double)(p->t_gave_up - p->t_call) / 1e9;
-	if (mode != CK_MODE_TRY)
+	if (mode != CRASH_MODE_TRY)
 		/* not before the deadline (a little slack for the clocks'
 		 * granularity), nor long after it */
 		ck_assert_msg(took >= timeout - 0.001 && took < timeout + 2.0,
@@ -96,11 +99,11 @@ static void expect_gave_up(struct scene *s, unsigned k, enum ck_mode mode, doubl
 
 START_TEST(test_abort_idle)
 {
-	enum bakery_algo algo = ck_algos[_i / 4];
-	enum ck_mode mode = abort_modes[_i % 4];
+	enum bakery_algo algo = crash_algos[_i / 4];
+	enum crash_mode mode = abort_modes[_i % 4];
 	struct bakery_slot_info si;
 	struct bakery_lock_info li;
-	struct ck_part *a;          /* the aborter, B */
+	struct crash_part *a;          /* the aborter, B */
 	struct scene s;
 
 	scene_open(&s, "abort", algo, 8);
@@ -116,7 +119,7 @@ START_TEST(test_abort_idle)
 	ck_assert_msg(si.state == BAKERY_SLOT_ACTIVE && si.alive == 1 && si.pass == BAKERY_PASS_IDLE,
 	              "%s %s: aborted slot state %d alive %d pass %d", bakery_algo_name(algo),
 	              mode_names[mode], si.state, si.alive, si.pass);
-	li = ck_lock_info(s.b, s.l);
+	li = crash_lock_info(s.b, s.l);
 	ck_assert_uint_eq(li.waiters, 0);
 	ck_assert_uint_eq(li.aborts, 1);
 	ck_assert_int_eq(CMM_LOAD_SHARED(regs_of(&s, a->slot)->choosing), 0);
@@ -146,11 +149,11 @@ START_TEST(test_abort_idle)
 	scene_expect_exit(&s, B, 0);
 	ck_assert_int_eq(a->rc_retry, 0);
 	scene_expect_exclusion(&s, 3);
-	li = ck_lock_info(s.b, s.l);
+	li = crash_lock_info(s.b, s.l);
 	ck_assert_uint_eq(li.recoveries, 0);
 	ck_assert_uint_eq(li.owner_deaths, 0);
 	ck_assert_uint_eq(li.aborts, 1);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 END_TEST
@@ -159,7 +162,7 @@ END_TEST
 
 /*
  * The abort form of the sequence the model checker found against Jayanti's
- * algorithm when an abort simply withdraws its token (DESIGN part B), in a
+ * algorithm when an abort simply withdraws its token (tests/model), in a
  * region of three slots (tokens mod 5): A holds with token 1 (X = 1); B
  * takes token 2 and waits with a deadline; C takes token 3 and waits with a
  * later one; B gives up and at once calls bakery_lock again; C gives up.
@@ -176,7 +179,7 @@ END_TEST
  * machine); then the sequence did not happen and nothing is checked. */
 static bool drift_attempt(enum bakery_algo algo, double timeout)
 {
-	struct ck_part *b;
+	struct crash_part *b;
 	struct scene s;
 	bool queued;
 
@@ -184,16 +187,16 @@ static bool drift_attempt(enum bakery_algo algo, double timeout)
 	b = &s.sh->part[B];
 	scene_start(&s, A, NULL, 1);
 	scene_wait_holding(&s, A);
-	scene_start_mode(&s, B, NULL, 0, CK_MODE_CLOCK_MONO, timeout);
+	scene_start_mode(&s, B, NULL, 0, CRASH_MODE_CLOCK_MONO, timeout);
 	b->retry = 1;
 	b->release = 1;         /* retry with bakery_lock as soon as it gives up */
 	scene_wait_waiting(&s, B);
-	scene_start_mode(&s, C, NULL, 0, CK_MODE_CLOCK_MONO, 2 * timeout);
+	scene_start_mode(&s, C, NULL, 0, CRASH_MODE_CLOCK_MONO, 2 * timeout);
 	scene_wait_waiting(&s, C);
 	queued = !b->gave_up;
-	expect_gave_up(&s, B, CK_MODE_CLOCK_MONO, timeout);
-	expect_gave_up(&s, C, CK_MODE_CLOCK_MONO, 2 * timeout);
-	ck_sleep_ms(50);
+	expect_gave_up(&s, B, CRASH_MODE_CLOCK_MONO, timeout);
+	expect_gave_up(&s, C, CRASH_MODE_CLOCK_MONO, 2 * timeout);
+	tk_sleep_ms(50);
 	ck_assert_msg(!b->holding && s.sh->occ.violations == 0,
 	              "%s: B got in again while A holds", bakery_algo_name(s.algo));
 	scene_release(&s, A);
@@ -203,8 +206,8 @@ static bool drift_attempt(enum bakery_algo algo, double timeout)
 	scene_expect_exit(&s, C, 0);
 	ck_assert_int_eq(b->rc_retry, 0);
 	scene_expect_exclusion(&s, 2);
-	ck_assert_uint_eq(ck_lock_info(s.b, s.l).aborts, 2);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_lock_info(s.b, s.l).aborts, 2);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 	return queued;
 }
@@ -238,8 +241,8 @@ END_TEST
  * an aborted waiter, so not measured). */
 static uint64_t handoff_trial(struct scene *s, unsigned t, double timeout)
 {
-	enum ck_mode mode = abort_modes[1 + t % 3];
-	struct ck_part *c = &s->sh->part[C];
+	enum crash_mode mode = abort_modes[1 + t % 3];
+	struct crash_part *c = &s->sh->part[C];
 	bool queued;
 
 	scene_start(s, A, NULL, 1);
@@ -263,7 +266,7 @@ static uint64_t handoff_trial(struct scene *s, unsigned t, double timeout)
  * aborted waiter between them, in ns. */
 static uint64_t handover_trial(struct scene *s)
 {
-	struct ck_part *c = &s->sh->part[C];
+	struct crash_part *c = &s->sh->part[C];
 
 	scene_start(s, A, NULL, 1);
 	scene_wait_holding(s, A);
@@ -299,11 +302,11 @@ START_TEST(test_abort_handoff)
 	}
 	for (t = 0; t < HANDOFF_TRIALS; t++)
 		base[t] = handover_trial(&s);
-	ck_stats(delay, HANDOFF_TRIALS, &median, &worst);
+	crash_stats(delay, HANDOFF_TRIALS, &median, &worst);
 	fprintf(stderr, "%s: hand-off past an aborted waiter: median %.1f us, worst %.1f us "
 	        "(%u trials)\n", bakery_algo_name(s.algo), (double)median / 1e3,
 	        (double)worst / 1e3, HANDOFF_TRIALS);
-	ck_stats(base, HANDOFF_TRIALS, &base_median, &worst);
+	crash_stats(base, HANDOFF_TRIALS, &base_median, &worst);
 	bound = HANDOFF_FACTOR * base_median > HANDOFF_FLOOR_NS ? HANDOFF_FACTOR * base_median
 	                                                        : HANDOFF_FLOOR_NS;
 	fprintf(stderr, "%s: plain hand-over: median %.1f us, worst %.1f us; bound %.1f ms\n",
@@ -312,10 +315,10 @@ START_TEST(test_abort_handoff)
 	ck_assert_msg(median < bound, "%s: hand-off median %.1f ms, over %.1f ms",
 	              bakery_algo_name(s.algo), (double)median / 1e6, (double)bound / 1e6);
 	scene_expect_exclusion(&s, 2 * aborts + 2 * HANDOFF_TRIALS);
-	li = ck_lock_info(s.b, s.l);
+	li = crash_lock_info(s.b, s.l);
 	ck_assert_uint_eq(li.aborts, aborts);
 	ck_assert_uint_eq(li.recoveries, 0);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 END_TEST
@@ -327,9 +330,9 @@ END_TEST
 #define STORM_BLOCKS 20         /* at least, blocker's passages */
 
 struct stormer {
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
-	struct ck_occ *occ;
+	struct occupancy *occ;
 	unsigned serial;
 	int blocker;               /* holds for 2 ms at a time until `stop` */
 	uint64_t passes, gave_up;
@@ -349,7 +352,7 @@ static struct timespec soon(clockid_t clock, unsigned *seed)
 {
 	unsigned r = (unsigned)rand_r(seed);
 
-	return ck_in(clock, r % 8 == 0 ? -0.001 : (double)(r % 2000) / 1e6);
+	return tk_in(clock, r % 8 == 0 ? -0.001 : (double)(r % 2000) / 1e6);
 }
 
 static int storm_acquire(bakery_lock_t *l, unsigned *seed)
@@ -384,13 +387,13 @@ static int block_run(bakery_lock_t *l, struct stormer *w)
 			w->err = rc;
 			return 2;
 		}
-		ck_occ_in(w->occ, w->serial);
-		ck_sleep_ms(2);
-		ck_occ_out(w->occ, w->serial);
+		occupancy_in(w->occ, w->serial, CRASH_OCC_PAUSE);
+		tk_sleep_ms(2);
+		occupancy_out(w->occ, w->serial);
 		uatomic_inc(&w->passes);
 		if (bakery_unlock(l))
 			return 3;
-		ck_sleep_ms(1);
+		tk_sleep_ms(1);
 	}
 	return 0;
 }
@@ -411,7 +414,7 @@ static int storm_passes(bakery_lock_t *l, struct stormer *w)
 			w->err = rc;
 			return 2;
 		}
-		ck_occ_enter(w->occ, w->serial);
+		occupancy_pass(w->occ, w->serial, CRASH_OCC_PAUSE);
 		uatomic_inc(&w->passes);
 		if (bakery_unlock(l))
 			return 3;
@@ -435,7 +438,7 @@ static int storm_run(void *arg)
 	bakery_lock_t *l;
 	int rc;
 
-	if (bakery_open(w->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CK_LOCK, w->algo, &l))
+	if (bakery_open(w->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CRASH_LOCK, w->algo, &l))
 		return 1;
 	while (!CMM_LOAD_SHARED(storm->go))
 		usleep(100);
@@ -447,7 +450,7 @@ static int storm_run(void *arg)
 
 static void storm_reap(struct scene *s, pid_t pid, const struct stormer *w)
 {
-	int st = ck_reap(pid, 50);
+	int st = tk_reap(pid, 50);
 
 	ck_assert_msg(st == 0, "%s: stormer %u ended with %d after %llu passes (%s)",
 	              bakery_algo_name(s->algo), w->serial, st, (unsigned long long)w->passes,
@@ -462,7 +465,7 @@ START_TEST(test_abort_storm)
 	uint64_t gave_up = 0, passes = 0, t0;
 
 	scene_open(&s, "storm", SCENE_ALGO(_i), 8);
-	storm = ck_shared(sizeof(*storm));
+	storm = tk_shared(sizeof(*storm));
 	for (int k = 0; k <= STORM_PROCS; k++) {
 		struct stormer *w = &storm->w[k];
 
@@ -471,12 +474,12 @@ START_TEST(test_abort_storm)
 		w->occ = &s.sh->occ;
 		w->serial = (unsigned)k + 1;
 		w->blocker = k == STORM_PROCS;
-		pid[k] = ck_fork(storm_run, w, NULL);
+		pid[k] = crash_fork(storm_run, w, NULL);
 	}
-	t0 = ck_ns();
+	t0 = tk_ns();
 	storm->go = 1;
 	/* progress: everyone gets through, time and again */
-	ck_assert_msg(ck_poll(storm_done, NULL, 40), "%s: the storm stalled",
+	ck_assert_msg(tk_wait_until(storm_done, NULL, 40), "%s: the storm stalled",
 	              bakery_algo_name(s.algo));
 	storm->stop = 1;
 	for (int k = 0; k <= STORM_PROCS; k++)
@@ -485,11 +488,11 @@ START_TEST(test_abort_storm)
 		gave_up += storm->w[k].gave_up;
 		passes += storm->w[k].passes;
 	}
-	li = ck_lock_info(s.b, s.l);
+	li = crash_lock_info(s.b, s.l);
 	fprintf(stderr, "%s: storm of %d processes, %llu passages (%llu of the blocker) in "
 	        "%.2f s, %llu give-ups, %llu aborts after the doorway\n",
 	        bakery_algo_name(s.algo), STORM_PROCS, (unsigned long long)passes,
-	        (unsigned long long)storm->w[STORM_PROCS].passes, (double)(ck_ns() - t0) / 1e9,
+	        (unsigned long long)storm->w[STORM_PROCS].passes, (double)(tk_ns() - t0) / 1e9,
 	        (unsigned long long)gave_up, (unsigned long long)li.aborts);
 	scene_expect_exclusion(&s, passes);
 	ck_assert_uint_eq(li.acquisitions, passes);
@@ -501,7 +504,7 @@ START_TEST(test_abort_storm)
 	/* a stormer may have left right after a give-up: a Jayanti passage
 	 * is then completed by proxy by the next one who needs its slot, or
 	 * by a recovery */
-	ck_assert_int_eq(ck_recover_in_child(s.region, NULL), 0);
+	ck_assert_int_eq(crash_recover_in_child(s.region, NULL), 0);
 	for (unsigned slot = 0; slot < 8; slot++) {
 		struct bakery_shm_reg *r = regs_of(&s, (int)slot);
 		struct bakery_slot_info si;
@@ -512,7 +515,7 @@ START_TEST(test_abort_storm)
 		              slot, si.state, r->choosing, (unsigned long long)r->number,
 		              (unsigned long long)r->proxy);
 	}
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	munmap(storm, sizeof(*storm));
 	scene_close(&s);
 }
@@ -524,10 +527,10 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("abort");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_abort_idle, 0, 4 * CK_NALGOS);
-	tcase_add_loop_test(tc, test_abort_drift, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_abort_handoff, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_abort_storm, 0, CK_NALGOS);
+	tcase_add_loop_test(tc, test_abort_idle, 0, 4 * CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_abort_drift, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_abort_handoff, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_abort_storm, 0, CRASH_NALGOS);
 	suite_add_tcase(su, tc);
 	return su;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-chaos.c - random SIGKILLs and respawns against one lock, for every
  * algorithm, in a region with few slots (test build: its assertions on the
@@ -53,11 +54,11 @@ struct worker {
 };
 
 struct chaos {
-	struct ck_occ occ;
-	char region[CK_NAME_SIZE];
+	struct occupancy occ;
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	volatile int stop;
-	struct worker w[CK_SERIALS];
+	struct worker w[CRASH_SERIALS];
 };
 
 static struct chaos *ch;
@@ -74,7 +75,7 @@ static int take(bakery_lock_t *l, unsigned *seed)
 
 	if (rand_r(seed) % 4)
 		return bakery_lock(l);
-	at = ck_in(CLOCK_MONOTONIC, (double)(rand_r(seed) % 1000) / 1e6);
+	at = tk_in(CLOCK_MONOTONIC, (double)(rand_r(seed) % 1000) / 1e6);
 	return bakery_clocklock(l, CLOCK_MONOTONIC, &at);
 }
 
@@ -103,7 +104,7 @@ static int passage(bakery_lock_t *l, struct worker *w, unsigned *seed)
 		if (bakery_consistent(l))
 			return 3;
 	}
-	ck_occ_enter(&ch->occ, w->serial);
+	occupancy_pass(&ch->occ, w->serial, CRASH_OCC_PAUSE);
 	spin(200);
 	uatomic_inc(&w->passes);
 	CMM_STORE_SHARED(w->in_cs, 0);
@@ -121,7 +122,7 @@ static int worker_run(void *arg)
 	bakery_lock_t *l;
 	int rc = 0;
 
-	if (bakery_open(ch->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CK_LOCK, ch->algo, &l))
+	if (bakery_open(ch->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CRASH_LOCK, ch->algo, &l))
 		return 1;
 	while (!CMM_LOAD_SHARED(ch->stop) && rc == 0)
 		rc = passage(l, w, &seed);
@@ -147,7 +148,7 @@ static void spawn(struct live *lv, unsigned *next_serial)
 {
 	lv->serial = (*next_serial)++;
 	ch->w[lv->serial].serial = lv->serial;
-	lv->pid = ck_fork(worker_run, &ch->w[lv->serial], NULL);
+	lv->pid = crash_fork(worker_run, &ch->w[lv->serial], NULL);
 }
 
 /* Kill one worker at random and start another; false when out of serials. */
@@ -156,12 +157,12 @@ static bool kill_one(struct live *lv, unsigned *next_serial, unsigned *kills, un
 	struct live *v = &lv[rand() % CHAOS_WORKERS];
 	int st;
 
-	if (*next_serial >= CK_SERIALS)
+	if (*next_serial >= CRASH_SERIALS)
 		return false;
-	ck_occ_doom(&ch->occ, v->serial);
+	occupancy_doom(&ch->occ, v->serial);
 	kill(v->pid, SIGKILL);
-	st = ck_reap(v->pid, WAIT);
-	if (st != CK_SIGKILLED)
+	st = tk_reap(v->pid, WAIT);
+	if (st != CRASH_SIGKILLED)
 		fail("a worker ended otherwise than by the kill", st, ch->w[v->serial].err);
 	++*kills;
 	*inside += ch->w[v->serial].in_cs;
@@ -172,12 +173,12 @@ static bool kill_one(struct live *lv, unsigned *next_serial, unsigned *kills, un
 /* Every live worker makes PROGRESS_PASSES passages from now on. */
 static bool progress(const struct live *lv)
 {
-	uint64_t from[CHAOS_WORKERS], end = ck_ns() + (uint64_t)(WAIT * 1e9);
+	uint64_t from[CHAOS_WORKERS], end = tk_ns() + (uint64_t)(WAIT * 1e9);
 	int k = 0;
 
 	for (k = 0; k < CHAOS_WORKERS; k++)
 		from[k] = uatomic_read(&ch->w[lv[k].serial].passes);
-	for (k = 0; k < CHAOS_WORKERS && ck_ns() < end;)
+	for (k = 0; k < CHAOS_WORKERS && tk_ns() < end;)
 		if (uatomic_read(&ch->w[lv[k].serial].passes) >= from[k] + PROGRESS_PASSES)
 			k++;
 		else
@@ -188,7 +189,7 @@ static bool progress(const struct live *lv)
 /* What the region looks like, for a failure report. */
 static void dump(bakery_t *b, bakery_lock_t *l)
 {
-	struct bakery_lock_info li = ck_lock_info(b, l);
+	struct bakery_lock_info li = crash_lock_info(b, l);
 
 	fprintf(stderr, "  lock: holder %d waiters %u participants %u owner_dead %d\n",
 	        li.holder, li.waiters, li.participants, li.owner_dead);
@@ -223,19 +224,19 @@ static void run_algo(enum bakery_algo algo, double seconds)
 
 	memset(ch, 0, sizeof(*ch));
 	ch->algo = algo;
-	ck_name(ch->region, "chaos");
-	err = ck_create(ch->region, CHAOS_SLOTS, &b);
+	tk_name(ch->region, TK_NAME_SIZE, "chaos");
+	err = crash_create(ch->region, CHAOS_SLOTS, &b);
 	if (!err)
-		err = bakery_lock_open(b, CK_LOCK, algo, &l);
+		err = bakery_lock_open(b, CRASH_LOCK, algo, &l);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", ch->region, bakery_strerror(err));
 		exit(99);
 	}
 	for (int k = 0; k < CHAOS_WORKERS; k++)
 		spawn(&lv[k], &next_serial);
-	end = ck_ns() + (uint64_t)(seconds * 1e9);
-	while (ck_ns() < end && !failed) {
-		ck_sleep_ms(2 + rand() % 18);
+	end = tk_ns() + (uint64_t)(seconds * 1e9);
+	while (tk_ns() < end && !failed) {
+		tk_sleep_ms(2 + rand() % 18);
 		if (!kill_one(lv, &next_serial, &kills, &inside))
 			break;
 	}
@@ -246,15 +247,15 @@ static void run_algo(enum bakery_algo algo, double seconds)
 	}
 	CMM_STORE_SHARED(ch->stop, 1);
 	for (int k = 0; k < CHAOS_WORKERS; k++) {
-		int st = ck_reap(lv[k].pid, WAIT);
+		int st = tk_reap(lv[k].pid, WAIT);
 		if (st != 0)
 			fail("a worker did not leave cleanly", st, ch->w[lv[k].serial].err);
 	}
-	if (ck_recover_in_child(ch->region, &reclaimed))
+	if (crash_recover_in_child(ch->region, &reclaimed))
 		fail("bakery_recover failed", 0, 0);
 
 	totals(next_serial, &passes, &owner_dead, &eslots);
-	li = ck_lock_info(b, l);
+	li = crash_lock_info(b, l);
 	printf("%-12s %4.1f s  kills %4u (inside %3u)  acquisitions %7llu (%llu after the last "
 	       "kill)  EOWNERDEAD %3llu  owner deaths %3llu  recoveries %4llu  no-slot retries "
 	       "%5llu  violations %llu  stale %llu\n", bakery_algo_name(algo), seconds, kills,
@@ -267,8 +268,8 @@ static void run_algo(enum bakery_algo algo, double seconds)
 		fail("overlaps in the critical section", (long long)ch->occ.violations, 0);
 	if (ch->occ.counter < ch->occ.entries || ch->occ.counter > ch->occ.entries + kills)
 		fail("lost updates", (long long)ch->occ.counter, (long long)ch->occ.entries);
-	if (ck_slots_used(b) != 0)
-		fail("slots left in use after recovery", ck_slots_used(b), reclaimed);
+	if (crash_slots_used(b) != 0)
+		fail("slots left in use after recovery", crash_slots_used(b), reclaimed);
 	if (inside > li.owner_deaths || li.owner_deaths > kills)
 		fail("owner deaths out of bounds", (long long)li.owner_deaths, kills);
 	if (owner_dead > li.owner_deaths)
@@ -291,10 +292,10 @@ int main(int argc, char **argv)
 		return 99;
 	}
 	srand((unsigned)getpid());
-	ch = ck_shared(sizeof(*ch));
+	ch = tk_shared(sizeof(*ch));
 	printf("chaos: %d workers, %d slots, random SIGKILL every 2-20 ms and respawn\n",
 	       CHAOS_WORKERS, CHAOS_SLOTS);
-	for (unsigned i = 0; i < CK_NALGOS; i++)
-		run_algo(ck_algos[i], seconds);
+	for (unsigned i = 0; i < CRASH_NALGOS; i++)
+		run_algo(crash_algos[i], seconds);
 	return failed ? 1 : 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-latency.c - recovery while waiting, and its latency, for every
  * algorithm (normal build of the library, as users get it).
@@ -42,18 +43,18 @@
 #include "crashkit.h"
 
 #define DEFAULT_TRIALS 30
-#define MAX_TRIALS 600         /* 3 kinds x 2 serials per trial < CK_SERIALS */
+#define MAX_TRIALS 600         /* 3 kinds x 2 serials per trial < CRASH_SERIALS */
 #define LATENCY_FACTOR 50               /* x the hand-over baseline's median */
 #define LATENCY_FLOOR_NS 50000000ull    /* 50 ms */
 #define WAIT 10.0
 
 struct shared {
-	struct ck_occ occ;
-	struct ck_part h, w;
+	struct occupancy occ;
+	struct crash_part h, w;
 };
 
 struct bench {
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	bakery_t *b;
 	struct shared *sh;
@@ -67,17 +68,17 @@ static void fail(struct bench *be, const char *what, int value)
 	be->failed = 1;
 }
 
-static pid_t start(struct bench *be, struct ck_part *p, unsigned serial, int hold, int wait_go)
+static pid_t start(struct bench *be, struct crash_part *p, unsigned serial, int hold, int wait_go)
 {
 	memset(p, 0, sizeof(*p));
 	snprintf(p->region, sizeof(p->region), "%s", be->region);
 	p->algo = be->algo;
-	p->mode = CK_MODE_LOCK;
+	p->mode = CRASH_MODE_LOCK;
 	p->hold = hold;
 	p->wait_go = wait_go;
 	p->serial = serial;
 	p->occ = &be->sh->occ;
-	return ck_fork(ck_part_run, p, NULL);
+	return crash_fork(crash_part_run, p, NULL);
 }
 
 /* H holding the lock, or 0 after a failure.  Serials are unique per trial:
@@ -86,9 +87,9 @@ static pid_t start_holder(struct bench *be, unsigned trial)
 {
 	pid_t h = start(be, &be->sh->h, 1 + 2 * trial, 1, 0);
 
-	if (!ck_wait_flag(&be->sh->h.holding, 1, WAIT)) {
+	if (!tk_wait_flag(&be->sh->h.holding, 1, WAIT)) {
 		fail(be, "the holder never got the lock", be->sh->h.rc);
-		ck_reap(h, 0);
+		tk_reap(h, 0);
 		return 0;
 	}
 	return h;
@@ -97,16 +98,16 @@ static pid_t start_holder(struct bench *be, unsigned trial)
 /* Kill H and reap it; the caller's timestamp comes just before. */
 static void kill_holder(struct bench *be, pid_t h)
 {
-	ck_occ_doom(&be->sh->occ, be->sh->h.serial);
+	occupancy_doom(&be->sh->occ, be->sh->h.serial);
 	kill(h, SIGKILL);
-	if (ck_reap(h, WAIT) != CK_SIGKILLED)
+	if (tk_reap(h, WAIT) != CRASH_SIGKILLED)
 		fail(be, "the holder did not die of SIGKILL", 0);
 }
 
 static bool asleep(pid_t pid)
 {
 	for (int i = 0; i < 1000; i++) {
-		if (ck_proc_state(pid) == 'S')
+		if (crash_proc_state(pid) == 'S')
 			return true;
 		usleep(1000);
 	}
@@ -116,7 +117,7 @@ static bool asleep(pid_t pid)
 /* One waiter trial: the kill-to-acquisition delay, in ns. */
 static uint64_t waiter_trial(struct bench *be, unsigned trial)
 {
-	struct ck_part *w = &be->sh->w;
+	struct crash_part *w = &be->sh->w;
 	pid_t h = start_holder(be, trial), wp;
 	uint64_t t_kill;
 	int st;
@@ -124,14 +125,14 @@ static uint64_t waiter_trial(struct bench *be, unsigned trial)
 	if (!h)
 		return 0;
 	wp = start(be, w, 2 + 2 * trial, 0, 0);
-	if (!ck_wait_pass(be->b, wp, BAKERY_PASS_WAITING, WAIT))
+	if (!crash_wait_pass(be->b, wp, BAKERY_PASS_WAITING, WAIT))
 		fail(be, "the waiter never queued", 0);
 	/* past its short spin, asleep on the futexes */
 	be->asleep += asleep(wp);
 	usleep(2000);
-	t_kill = ck_ns();
+	t_kill = tk_ns();
 	kill_holder(be, h);
-	st = ck_reap(wp, WAIT);
+	st = tk_reap(wp, WAIT);
 	if (st != 0)
 		fail(be, "the waiter did not get through", st);
 	if (w->rc != EOWNERDEAD)
@@ -143,18 +144,18 @@ static uint64_t waiter_trial(struct bench *be, unsigned trial)
  * to a waiter asleep in the kernel, in ns. */
 static uint64_t handover_trial(struct bench *be, unsigned trial)
 {
-	struct ck_part *w = &be->sh->w, *h = &be->sh->h;
+	struct crash_part *w = &be->sh->w, *h = &be->sh->h;
 	pid_t hp = start_holder(be, trial), wp;
 
 	if (!hp)
 		return 0;
 	wp = start(be, w, 2 + 2 * trial, 0, 0);
-	if (!ck_wait_pass(be->b, wp, BAKERY_PASS_WAITING, WAIT))
+	if (!crash_wait_pass(be->b, wp, BAKERY_PASS_WAITING, WAIT))
 		fail(be, "the waiter never queued", 0);
 	asleep(wp);
 	usleep(2000);
 	CMM_STORE_SHARED(h->release, 1);
-	if (ck_reap(hp, WAIT) != 0 || ck_reap(wp, WAIT) != 0)
+	if (tk_reap(hp, WAIT) != 0 || tk_reap(wp, WAIT) != 0)
 		fail(be, "a hand-over participant failed", 0);
 	if (w->rc != 0)
 		fail(be, "the waiter of a hand-over got an error", w->rc);
@@ -165,7 +166,7 @@ static uint64_t handover_trial(struct bench *be, unsigned trial)
 static void arrival_trial(struct bench *be, unsigned trial, uint64_t *from_call,
                           uint64_t *from_kill)
 {
-	struct ck_part *a = &be->sh->w;
+	struct crash_part *a = &be->sh->w;
 	pid_t h = start_holder(be, trial), ap;
 	uint64_t t_kill;
 	int st;
@@ -174,12 +175,12 @@ static void arrival_trial(struct bench *be, unsigned trial, uint64_t *from_call,
 	if (!h)
 		return;
 	ap = start(be, a, 2 + 2 * trial, 0, 1);
-	if (!ck_wait_flag(&a->opened, 1, WAIT))
+	if (!tk_wait_flag(&a->opened, 1, WAIT))
 		fail(be, "the late arrival never opened the region", 0);
-	t_kill = ck_ns();
+	t_kill = tk_ns();
 	kill_holder(be, h);
 	CMM_STORE_SHARED(a->go, 1);
-	st = ck_reap(ap, WAIT);
+	st = tk_reap(ap, WAIT);
 	if (st != 0)
 		fail(be, "the late arrival did not get through", st);
 	if (a->rc != EOWNERDEAD)
@@ -192,7 +193,7 @@ static void report(const char *algo, const char *what, uint64_t *v, unsigned n, 
 {
 	uint64_t worst;
 
-	ck_stats(v, n, median, &worst);
+	crash_stats(v, n, median, &worst);
 	printf("%-12s %-26s median %9.1f us   worst %9.1f us   (%u trials)\n", algo, what,
 	       (double)*median / 1e3, (double)worst / 1e3, n);
 }
@@ -206,15 +207,15 @@ static int run_algo(enum bakery_algo algo, unsigned trials)
 	bakery_lock_t *l;
 	int err;
 
-	ck_name(be.region, "latency");
-	err = ck_create(be.region, 8, &be.b);
+	tk_name(be.region, TK_NAME_SIZE, "latency");
+	err = crash_create(be.region, 8, &be.b);
 	if (!err)
-		err = bakery_lock_open(be.b, CK_LOCK, algo, &l);
+		err = bakery_lock_open(be.b, CRASH_LOCK, algo, &l);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", be.region, bakery_strerror(err));
 		exit(99);
 	}
-	be.sh = ck_shared(sizeof(*be.sh));
+	be.sh = tk_shared(sizeof(*be.sh));
 	for (unsigned t = 0; t < trials && !be.failed; t++)
 		wait_ns[t] = waiter_trial(&be, t);
 	for (unsigned t = 0; t < trials && !be.failed; t++)
@@ -255,7 +256,7 @@ int main(int argc, char **argv)
 		return 99;
 	}
 	printf("recovery latency after SIGKILL of the holder, CLOCK_MONOTONIC\n");
-	for (unsigned i = 0; i < CK_NALGOS; i++)
-		failed |= run_algo(ck_algos[i], trials);
+	for (unsigned i = 0; i < CRASH_NALGOS; i++)
+		failed |= run_algo(crash_algos[i], trials);
 	return failed ? 1 : 0;
 }

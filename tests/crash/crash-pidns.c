@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-pidns.c - liveness does not trust PIDs: PID reuse and PID
  * namespaces, for every algorithm.
@@ -55,19 +56,19 @@
 #define NS_PID_MISSED  42
 
 struct inside {
-	struct ck_part part;
+	struct crash_part part;
 	pid_t want_pid;            /* the namespace PID it must get (0: any) */
 	pid_t ns_pid, outer_pid;   /* the ones it got                        */
 	volatile int ready;        /* reuse-pid: X holds its own lock        */
 };
 
 struct shared {
-	struct ck_occ occ;
-	char region[CK_NAME_SIZE];
+	struct occupancy occ;
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	int ns_errno;
 	struct inside v, x;        /* run inside the namespace              */
-	struct ck_part w, h;       /* run outside                           */
+	struct crash_part w, h;       /* run outside                           */
 	int (*script)(struct shared *);   /* what the namespace's init does */
 };
 
@@ -149,7 +150,7 @@ static int ns_spawn(void *arg)
 	}
 	if ((s->ns_errno = map_ids(uid, gid)))
 		return NS_UNAVAILABLE;
-	st = ck_reap(ck_fork(ns_init, s, NULL), CK_CHILD_LIMIT - 5);
+	st = tk_reap(crash_fork(ns_init, s, NULL), CRASH_CHILD_LIMIT - 5);
 	return st < 0 ? 99 : st;
 }
 
@@ -163,7 +164,7 @@ static int inside_run(void *arg)
 
 	in->ns_pid = getpid();
 	in->outer_pid = n > 0 ? (pid_t)strtol((buf[n] = 0, buf), NULL, 10) : 0;
-	return ck_part_run(&in->part);
+	return crash_part_run(&in->part);
 }
 
 /* Inside: start IN's participant with the namespace PID it wants. */
@@ -171,7 +172,7 @@ static int inside_start(struct inside *in, pid_t *pid)
 {
 	if (in->want_pid && next_pid(in->want_pid))
 		return NS_NO_LAST_PID;
-	*pid = ck_fork(inside_run, in, NULL);
+	*pid = crash_fork(inside_run, in, NULL);
 	if (*pid <= 0)
 		return 99;
 	if (in->want_pid && *pid != in->want_pid)
@@ -181,12 +182,12 @@ static int inside_start(struct inside *in, pid_t *pid)
 
 /* ---------------------------------------------------------- participants -- */
 
-static void part_init(struct ck_part *p, unsigned serial, int hold, int wait_go)
+static void part_init(struct crash_part *p, unsigned serial, int hold, int wait_go)
 {
 	memset(p, 0, sizeof(*p));
 	snprintf(p->region, sizeof(p->region), "%s", sh->region);
 	p->algo = sh->algo;
-	p->mode = CK_MODE_LOCK;
+	p->mode = CRASH_MODE_LOCK;
 	p->hold = hold;
 	p->wait_go = wait_go;
 	p->serial = serial;
@@ -195,10 +196,10 @@ static void part_init(struct ck_part *p, unsigned serial, int hold, int wait_go)
 
 static bool waiters_at_least(bakery_t *b, bakery_lock_t *l, unsigned n)
 {
-	uint64_t end = ck_ns() + (uint64_t)(WAIT * 1e9);
+	uint64_t end = tk_ns() + (uint64_t)(WAIT * 1e9);
 
-	while (ck_ns() < end) {
-		if (ck_lock_info(b, l).waiters >= n)
+	while (tk_ns() < end) {
+		if (crash_lock_info(b, l).waiters >= n)
 			return true;
 		usleep(100);
 	}
@@ -224,7 +225,7 @@ static int script_v(struct shared *s)
 
 	if (err)
 		return err;
-	return ck_reap(v, WAIT * 2) == CK_SIGKILLED ? 0 : 1;
+	return tk_reap(v, WAIT * 2) == CRASH_SIGKILLED ? 0 : 1;
 }
 
 /* V, killed from outside and reaped; then X with V's PID. */
@@ -235,12 +236,12 @@ static int script_reuse(struct shared *s)
 
 	if (err)
 		return err;
-	if (ck_reap(v, WAIT * 2) != CK_SIGKILLED)
+	if (tk_reap(v, WAIT * 2) != CRASH_SIGKILLED)
 		return 1;
 	s->x.want_pid = v;
 	if ((err = inside_start(&s->x, &x)))
 		return err;
-	return ck_reap(x, WAIT * 2);
+	return tk_reap(x, WAIT * 2);
 }
 
 /* X of reused-pid: a live participant of another lock of the region. */
@@ -256,7 +257,7 @@ static int x_hold_other(void *arg)
 	if (bakery_lock(l))
 		return 2;
 	CMM_STORE_SHARED(in->ready, 1);
-	if (!ck_wait_flag(&in->part.release, 1, WAIT * 2))
+	if (!tk_wait_flag(&in->part.release, 1, WAIT * 2))
 		return 3;
 	return bakery_unlock(l) || bakery_lock_close(l) || bakery_close(b) ? 4 : 0;
 }
@@ -268,14 +269,14 @@ static int script_reuse_other(struct shared *s)
 
 	if (err)
 		return err;
-	if (ck_reap(v, WAIT * 2) != CK_SIGKILLED)
+	if (tk_reap(v, WAIT * 2) != CRASH_SIGKILLED)
 		return 1;
 	if (next_pid(v))
 		return NS_NO_LAST_PID;
-	x = ck_fork(x_hold_other, &s->x, NULL);
+	x = crash_fork(x_hold_other, &s->x, NULL);
 	if (x != v)
 		return NS_PID_MISSED;
-	return ck_reap(x, WAIT * 2);
+	return tk_reap(x, WAIT * 2);
 }
 
 /* W inside, with H's PID. */
@@ -286,7 +287,7 @@ static int script_w(struct shared *s)
 
 	if (err)
 		return err;
-	return ck_reap(w, WAIT * 2);
+	return tk_reap(w, WAIT * 2);
 }
 
 /* ----------------------------------------------------------- scenarios -- */
@@ -294,12 +295,12 @@ static int script_w(struct shared *s)
 static pid_t ns_run(int (*script)(struct shared *))
 {
 	sh->script = script;
-	return ck_fork(ns_spawn, sh, NULL);
+	return crash_fork(ns_spawn, sh, NULL);
 }
 
 static void expect_ns_exit(pid_t n)
 {
-	int st = ck_reap(n, WAIT * 3);
+	int st = tk_reap(n, WAIT * 3);
 
 	if (st != 0)
 		fail(__LINE__, "the namespace's init ended with %d", st);
@@ -317,20 +318,20 @@ static void inside_dies(bakery_t *b, bakery_lock_t *l)
 	uint64_t t_kill;
 
 	part_init(&sh->w, 1, 0, 1);
-	w = ck_fork(ck_part_run, &sh->w, NULL);
+	w = crash_fork(crash_part_run, &sh->w, NULL);
 	part_init(&sh->v.part, 2, 1, 0);
 	sh->v.want_pid = w;
 	n = ns_run(script_v);
-	expect(ck_wait_flag(&sh->v.part.holding, 1, WAIT), "V never got the lock");
+	expect(tk_wait_flag(&sh->v.part.holding, 1, WAIT), "V never got the lock");
 	expect(sh->v.ns_pid == w, "V got PID %d inside, not %d", sh->v.ns_pid, w);
 	CMM_STORE_SHARED(sh->w.go, 1);
 	expect(waiters_at_least(b, l, 1), "W never queued");
-	ck_sleep_ms(50);
+	tk_sleep_ms(50);
 	expect(!sh->w.holding, "W got in while V, with its own PID, was alive");
-	t_kill = ck_ns();
-	ck_occ_doom(&sh->occ, sh->v.part.serial);
+	t_kill = tk_ns();
+	occupancy_doom(&sh->occ, sh->v.part.serial);
 	kill(sh->v.outer_pid, SIGKILL);
-	expect(ck_reap(w, WAIT) == 0, "W did not get through");
+	expect(tk_reap(w, WAIT) == 0, "W did not get through");
 	expect(sh->w.rc == EOWNERDEAD, "W got %s", bakery_strerror(sh->w.rc));
 	expect(sh->w.t_acq - t_kill < RECOVERY_BOUND_NS, "recovery took %.1f ms",
 	       (double)(sh->w.t_acq - t_kill) / 1e6);
@@ -346,19 +347,19 @@ static void outside_dies(bakery_t *b, bakery_lock_t *l)
 	uint64_t t_kill;
 
 	part_init(&sh->h, 3, 1, 0);
-	h = ck_fork(ck_part_run, &sh->h, NULL);
-	expect(ck_wait_flag(&sh->h.holding, 1, WAIT), "H never got the lock");
+	h = crash_fork(crash_part_run, &sh->h, NULL);
+	expect(tk_wait_flag(&sh->h.holding, 1, WAIT), "H never got the lock");
 	part_init(&sh->x.part, 4, 0, 0);
 	sh->x.want_pid = h;
 	n = ns_run(script_w);
 	expect(waiters_at_least(b, l, 1), "W never queued");
-	ck_sleep_ms(50);
+	tk_sleep_ms(50);
 	expect(!sh->x.part.holding, "W got in while H, with its own PID, was alive");
 	expect(sh->x.ns_pid == h, "W got PID %d inside, not %d", sh->x.ns_pid, h);
-	t_kill = ck_ns();
-	ck_occ_doom(&sh->occ, sh->h.serial);
+	t_kill = tk_ns();
+	occupancy_doom(&sh->occ, sh->h.serial);
 	kill(h, SIGKILL);
-	expect(ck_reap(h, WAIT) == CK_SIGKILLED, "H did not die");
+	expect(tk_reap(h, WAIT) == CRASH_SIGKILLED, "H did not die");
 	expect_ns_exit(n);
 	expect(sh->x.part.rc == EOWNERDEAD, "W got %s", bakery_strerror(sh->x.part.rc));
 	expect(sh->x.part.t_acq - t_kill < RECOVERY_BOUND_NS, "recovery took %.1f ms",
@@ -379,10 +380,10 @@ static void reused_pid(bakery_t *b, bakery_lock_t *l)
 	part_init(&sh->x.part, 6, 1, 0);
 	sh->x.ready = 0;
 	n = ns_run(script_reuse_other);
-	expect(ck_wait_flag(&sh->v.part.holding, 1, WAIT), "V never got the lock");
-	ck_occ_doom(&sh->occ, sh->v.part.serial);
+	expect(tk_wait_flag(&sh->v.part.holding, 1, WAIT), "V never got the lock");
+	occupancy_doom(&sh->occ, sh->v.part.serial);
 	kill(sh->v.outer_pid, SIGKILL);
-	expect(ck_wait_flag(&sh->x.ready, 1, WAIT), "X never started");
+	expect(tk_wait_flag(&sh->x.ready, 1, WAIT), "X never started");
 	expect(sh->x.ns_pid == sh->v.ns_pid, "X got PID %d, V had %d", sh->x.ns_pid, sh->v.ns_pid);
 	/* two slots show the PID: V's dead one, X's live one */
 	vs = slot(b, sh->v.part.slot);
@@ -399,8 +400,8 @@ static void reused_pid(bakery_t *b, bakery_lock_t *l)
 	       "X's slot %d: alive %d tid %d (V's tid %d)", x_slot, xs.alive, xs.tid, vs.tid);
 
 	part_init(&sh->w, 7, 0, 0);
-	w = ck_fork(ck_part_run, &sh->w, NULL);
-	expect(ck_reap(w, WAIT) == 0, "W did not get through");
+	w = crash_fork(crash_part_run, &sh->w, NULL);
+	expect(tk_reap(w, WAIT) == 0, "W did not get through");
 	expect(sh->w.rc == EOWNERDEAD, "W got %s", bakery_strerror(sh->w.rc));
 	report("PID reused, late arrival (call -> acquire)", sh->w.t_acq - sh->w.t_call);
 	expect(sh->w.t_acq - sh->w.t_call < RECOVERY_BOUND_NS, "recovery took too long");
@@ -421,8 +422,8 @@ static void reused_tid_recovers(bakery_t *b, bakery_lock_t *l)
 	sh->v.want_pid = 0;
 	part_init(&sh->x.part, 9, 0, 0);
 	n = ns_run(script_reuse);
-	expect(ck_wait_flag(&sh->v.part.holding, 1, WAIT), "V never got the lock");
-	ck_occ_doom(&sh->occ, sh->v.part.serial);
+	expect(tk_wait_flag(&sh->v.part.holding, 1, WAIT), "V never got the lock");
+	occupancy_doom(&sh->occ, sh->v.part.serial);
 	kill(sh->v.outer_pid, SIGKILL);
 	expect_ns_exit(n);
 	expect(sh->x.ns_pid == sh->v.ns_pid, "X got PID %d, V had %d", sh->x.ns_pid, sh->v.ns_pid);
@@ -445,10 +446,10 @@ static void run_algo(enum bakery_algo algo)
 
 	memset(sh, 0, sizeof(*sh));
 	sh->algo = algo;
-	ck_name(sh->region, "pidns");
-	err = ck_create(sh->region, SLOTS, &b);
+	tk_name(sh->region, TK_NAME_SIZE, "pidns");
+	err = crash_create(sh->region, SLOTS, &b);
 	if (!err)
-		err = bakery_lock_open(b, CK_LOCK, algo, &l);
+		err = bakery_lock_open(b, CRASH_LOCK, algo, &l);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", sh->region, bakery_strerror(err));
 		exit(99);
@@ -458,8 +459,8 @@ static void run_algo(enum bakery_algo algo)
 	if (!failed && (sh->occ.violations || sh->occ.entries != sh->occ.counter))
 		fail(__LINE__, "mutual exclusion broken: %llu overlaps",
 		     (unsigned long long)sh->occ.violations);
-	if (!failed && ck_slots_used(b) != 0)
-		fail(__LINE__, "%u slots left in use", ck_slots_used(b));
+	if (!failed && crash_slots_used(b) != 0)
+		fail(__LINE__, "%u slots left in use", crash_slots_used(b));
 	bakery_lock_close(l);
 	bakery_close(b);
 	bakery_unlink(sh->region);
@@ -474,7 +475,7 @@ static int probe_script(struct shared *s)
 
 	s->v.want_pid = 300;
 	s->v.part.region[0] = 0;        /* the child fails at once: no region */
-	return inside_start(&s->v, &pid) ? NS_NO_LAST_PID : (ck_reap(pid, WAIT), 0);
+	return inside_start(&s->v, &pid) ? NS_NO_LAST_PID : (tk_reap(pid, WAIT), 0);
 }
 
 static int probe(void)
@@ -483,7 +484,7 @@ static int probe(void)
 
 	memset(sh, 0, sizeof(*sh));
 	sh->script = probe_script;
-	st = ck_reap(ck_fork(ns_spawn, sh, NULL), WAIT);
+	st = tk_reap(crash_fork(ns_spawn, sh, NULL), WAIT);
 	if (st == NS_UNAVAILABLE)
 		printf("SKIP: no user + PID namespace here: %s\n", strerror(sh->ns_errno));
 	else if (st == NS_NO_LAST_PID || st == NS_PID_MISSED)
@@ -495,11 +496,11 @@ static int probe(void)
 
 int main(void)
 {
-	sh = ck_shared(sizeof(*sh));
+	sh = tk_shared(sizeof(*sh));
 	if (probe())
 		return SKIP;
 	printf("liveness across PID namespaces and PID reuse (kill -> acquire unless noted)\n");
-	for (unsigned i = 0; i < CK_NALGOS && !failed; i++)
-		run_algo(ck_algos[i]);
+	for (unsigned i = 0; i < CRASH_NALGOS && !failed; i++)
+		run_algo(crash_algos[i]);
 	return failed ? 1 : 0;
 }

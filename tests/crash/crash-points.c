@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-points.c - SIGKILL at every stage of a passage, for every algorithm.
  *
@@ -63,7 +64,7 @@ static void expect_free(struct scene *s, unsigned slot)
 
 static void expect_counts(struct scene *s, uint64_t recoveries, uint64_t owner_deaths)
 {
-	struct bakery_lock_info li = ck_lock_info(s->b, s->l);
+	struct bakery_lock_info li = crash_lock_info(s->b, s->l);
 
 	ck_assert_msg(li.recoveries == recoveries && li.owner_deaths == owner_deaths,
 	              "%s: recoveries %llu owner_deaths %llu, expected %llu and %llu",
@@ -119,7 +120,7 @@ static void death_on_the_way_in(enum bakery_algo algo, const char *point,
 	scene_start(&s, W1, NULL, 0);
 	scene_wait_waiting(&s, W1);
 	scene_start(&s, V, point, 0);
-	scene_expect_exit(&s, V, CK_SIGKILLED);
+	scene_expect_exit(&s, V, CRASH_SIGKILLED);
 	expect_dead_at(&s, pass);
 	vs = dead_slot(&s, V);
 	scene_start(&s, W2, NULL, 0);
@@ -135,7 +136,7 @@ static void death_on_the_way_in(enum bakery_algo algo, const char *point,
 	scene_expect_exclusion(&s, 3);
 	expect_counts(&s, 1, 0);
 	expect_free(&s, vs);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 
@@ -179,7 +180,7 @@ START_TEST(test_critical)
 	scene_wait_waiting(&s, W1);
 	scene_release(&s, H);
 	scene_expect_exit(&s, H, 0);
-	scene_expect_exit(&s, V, CK_SIGKILLED);
+	scene_expect_exit(&s, V, CRASH_SIGKILLED);
 	vs = dead_slot(&s, V);
 	scene_start(&s, W2, NULL, 0);
 	scene_expect_exit(&s, W1, 0);
@@ -191,7 +192,7 @@ START_TEST(test_critical)
 	expect_free(&s, vs);
 
 	scene_start(&s, V2, "critical", 0);
-	scene_expect_exit(&s, V2, CK_SIGKILLED);
+	scene_expect_exit(&s, V2, CRASH_SIGKILLED);
 	v2s = dead_slot(&s, V2);
 	scene_start(&s, W3, NULL, 0);
 	scene_expect_exit(&s, W3, 0);
@@ -202,7 +203,7 @@ START_TEST(test_critical)
 	expect_counts(&s, 2, 2);
 	expect_free(&s, v2s);
 	scene_expect_exclusion(&s, 5);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 END_TEST
@@ -220,7 +221,7 @@ START_TEST(test_exit)
 	scene_start(&s, W1, NULL, 0);
 	scene_wait_waiting(&s, W1);
 	scene_release(&s, V);
-	scene_expect_exit(&s, V, CK_SIGKILLED);
+	scene_expect_exit(&s, V, CRASH_SIGKILLED);
 	vs = dead_slot(&s, V);
 	scene_start(&s, W2, NULL, 0);
 	scene_expect_exit(&s, W1, 0);
@@ -231,7 +232,7 @@ START_TEST(test_exit)
 	scene_expect_exclusion(&s, 3);
 	expect_counts(&s, 1, 0);
 	expect_free(&s, vs);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 END_TEST
@@ -253,13 +254,13 @@ static void claim_case(const char *point, enum bakery_algo algo, unsigned v_entr
 
 	scene_open(&s, point, algo, 2);
 	scene_start(&s, V, point, 0);
-	scene_expect_exit(&s, V, CK_SIGKILLED);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	scene_expect_exit(&s, V, CRASH_SIGKILLED);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_start(&s, H, NULL, 1);
 	scene_wait_holding(&s, H);
 	scene_start(&s, W1, NULL, 0);
 	scene_wait_waiting(&s, W1);
-	ck_assert_uint_eq(ck_slots_used(s.b), 2);
+	ck_assert_uint_eq(crash_slots_used(s.b), 2);
 	scene_release(&s, H);
 	scene_expect_exit(&s, H, 0);
 	scene_expect_exit(&s, W1, 0);
@@ -267,7 +268,7 @@ static void claim_case(const char *point, enum bakery_algo algo, unsigned v_entr
 	expect_rc(&s, W1, 0);
 	scene_expect_exclusion(&s, 2 + v_entries);
 	expect_counts(&s, 0, 0);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 
@@ -306,7 +307,7 @@ START_TEST(test_all_slots_dead)
 		for (unsigned k = 0; k < slots; k++) {
 			/* V, then the next index (unused here) */
 			scene_start(&s, V + k, "waiting", 0);
-			scene_expect_exit(&s, V + k, CK_SIGKILLED);
+			scene_expect_exit(&s, V + k, CRASH_SIGKILLED);
 			dead[k] = dead_slot(&s, V + k);
 		}
 		scene_start(&s, W1, NULL, 0);
@@ -319,7 +320,7 @@ START_TEST(test_all_slots_dead)
 		expect_counts(&s, slots, 0);
 		for (unsigned k = 0; k < slots; k++)
 			expect_free(&s, dead[k]);
-		ck_assert_uint_eq(ck_slots_used(s.b), 0);
+		ck_assert_uint_eq(crash_slots_used(s.b), 0);
 		scene_close(&s);
 	}
 }
@@ -327,7 +328,7 @@ END_TEST
 
 /*
  * A sequence the model checker found against Jayanti's algorithm with a
- * plain reset of dead slots (DESIGN part B), in a region of three slots
+ * plain reset of dead slots (tests/model), in a region of three slots
  * (tokens mod 5).  H holds with token 1 (X = 1); V takes token 2 and dies
  * waiting; W2 takes token 3 (V's token still there) and waits; V is
  * recovered; W1 arrives and, with V's token gone, takes 4; W2 is killed.
@@ -340,7 +341,7 @@ END_TEST
 static bool w1_queued(void *arg)
 {
 	struct scene *s = arg;
-	int slot = ck_slot_of(s->b, s->pid[W1]);
+	int slot = crash_slot_of(s->b, s->pid[W1]);
 	struct bakery_slot_info si;
 
 	if (CMM_LOAD_SHARED(s->sh->part[W1].eslots))
@@ -358,21 +359,21 @@ START_TEST(test_token_drift)
 	scene_start(&s, H, NULL, 1);
 	scene_wait_holding(&s, H);
 	scene_start(&s, V, "waiting", 0);
-	scene_expect_exit(&s, V, CK_SIGKILLED);
+	scene_expect_exit(&s, V, CRASH_SIGKILLED);
 	vs = dead_slot(&s, V);
 	scene_start(&s, W2, NULL, 0);
 	scene_wait_waiting(&s, W2);
-	ck_assert_int_eq(ck_recover_in_child(s.region, NULL), 0);
+	ck_assert_int_eq(crash_recover_in_child(s.region, NULL), 0);
 	/* the only free slot may be V's, once its passage is complete:
 	 * W1 waits for it (BAKERY_ESLOTS, retried) or in the lock */
 	s.retry_eslots = 1;
 	scene_start(&s, W1, NULL, 0);
-	ck_assert_msg(ck_poll(w1_queued, &s, 10), "%s: W1 never tried", bakery_algo_name(s.algo));
-	ck_occ_doom(&s.sh->occ, s.sh->part[W2].serial);
+	ck_assert_msg(tk_wait_until(w1_queued, &s, 10), "%s: W1 never tried", bakery_algo_name(s.algo));
+	occupancy_doom(&s.sh->occ, s.sh->part[W2].serial);
 	kill(s.pid[W2], SIGKILL);
-	scene_expect_exit(&s, W2, CK_SIGKILLED);
+	scene_expect_exit(&s, W2, CRASH_SIGKILLED);
 	w2s = dead_slot(&s, W2);
-	ck_sleep_ms(50);
+	tk_sleep_ms(50);
 	ck_assert_msg(!s.sh->part[W1].holding, "%s: W1 got in while H holds",
 	              bakery_algo_name(s.algo));
 	scene_release(&s, H);
@@ -383,7 +384,7 @@ START_TEST(test_token_drift)
 	expect_counts(&s, 2, 0);
 	expect_free(&s, vs);
 	expect_free(&s, w2s);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 END_TEST
@@ -393,7 +394,7 @@ END_TEST
 /* H holds, W1 queues, both get in: the lock of S works, no death involved. */
 static void lock_works(struct scene *s)
 {
-	s->sh = ck_shared(sizeof(*s->sh));
+	s->sh = tk_shared(sizeof(*s->sh));
 	scene_start(s, H, NULL, 1);
 	scene_wait_holding(s, H);
 	scene_start(s, W1, NULL, 0);
@@ -404,11 +405,11 @@ static void lock_works(struct scene *s)
 	expect_rc(s, W1, 0);
 	scene_expect_exclusion(s, 2);
 	expect_counts(s, 0, 0);
-	ck_assert_uint_eq(ck_slots_used(s->b), 0);
+	ck_assert_uint_eq(crash_slots_used(s->b), 0);
 }
 
 struct creator {
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 };
 
 static int create_run(void *arg)
@@ -430,22 +431,22 @@ static int create_run(void *arg)
  */
 static void creator_dies(enum bakery_algo algo, const char *point)
 {
-	struct creator *c = ck_shared(sizeof(*c));
+	struct creator *c = tk_shared(sizeof(*c));
 	struct scene s;
 	bakery_t *b;
 	int st;
 
-	ck_name(c->region, point);
-	st = ck_reap(ck_fork(create_run, c, point), 10);
-	ck_assert_msg(st == CK_SIGKILLED, "creator ended with %d", st);
+	tk_name(c->region, TK_NAME_SIZE, point);
+	st = tk_reap(crash_fork(create_run, c, point), 10);
+	ck_assert_msg(st == CRASH_SIGKILLED, "creator ended with %d", st);
 	ck_assert_int_eq(bakery_open(c->region, BAKERY_NORECOVER, NULL, &b), ENOENT);
 
 	memset(&s, 0, sizeof(s));
 	s.algo = algo;
 	snprintf(s.region, sizeof(s.region), "%s", c->region);
-	ck_assert_int_eq(ck_create(s.region, 8, &s.b), 0);
-	ck_assert_uint_eq(ck_orphans(s.region), 0);
-	ck_assert_int_eq(bakery_lock_open(s.b, CK_LOCK, algo, &s.l), 0);
+	ck_assert_int_eq(crash_create(s.region, 8, &s.b), 0);
+	ck_assert_uint_eq(crash_orphans(s.region), 0);
+	ck_assert_int_eq(bakery_lock_open(s.b, CRASH_LOCK, algo, &s.l), 0);
 	lock_works(&s);
 	scene_close(&s);
 	munmap(c, sizeof(*c));
@@ -460,7 +461,7 @@ static int lock_create_run(void *arg)
 	/* dies inside at the crash point, holding the lock table's mutex */
 	if (bakery_open(s->region, BAKERY_NORECOVER, NULL, &b))
 		return 1;
-	if (bakery_lock_open(b, CK_LOCK, s->algo, &l))
+	if (bakery_lock_open(b, CRASH_LOCK, s->algo, &l))
 		return 2;
 	return 3;
 }
@@ -476,13 +477,13 @@ START_TEST(test_lock_create)
 
 	memset(&s, 0, sizeof(s));
 	s.algo = SCENE_ALGO(_i);
-	ck_name(s.region, "lock-create");
-	ck_assert_int_eq(ck_create(s.region, 8, &s.b), 0);
-	st = ck_reap(ck_fork(lock_create_run, &s, "lock-create"), 10);
-	ck_assert_msg(st == CK_SIGKILLED, "lock creator ended with %d", st);
+	tk_name(s.region, TK_NAME_SIZE, "lock-create");
+	ck_assert_int_eq(crash_create(s.region, 8, &s.b), 0);
+	st = tk_reap(crash_fork(lock_create_run, &s, "lock-create"), 10);
+	ck_assert_msg(st == CRASH_SIGKILLED, "lock creator ended with %d", st);
 	ck_assert_int_eq(bakery_region_info(s.b, &ri), 0);
 	ck_assert_uint_eq(ri.locks_used, 0);
-	ck_assert_int_eq(bakery_lock_open(s.b, CK_LOCK, s.algo, &s.l), 0);
+	ck_assert_int_eq(bakery_lock_open(s.b, CRASH_LOCK, s.algo, &s.l), 0);
 	ck_assert_int_eq(bakery_region_info(s.b, &ri), 0);
 	ck_assert_uint_eq(ri.locks_used, 1);
 	lock_works(&s);
@@ -519,13 +520,13 @@ START_TEST(test_proxy_finish)
 	scene_start(&s, H, NULL, 1);
 	scene_wait_holding(&s, H);
 	scene_start(&s, V, "waiting", 0);
-	scene_expect_exit(&s, V, CK_SIGKILLED);
+	scene_expect_exit(&s, V, CRASH_SIGKILLED);
 	vs = dead_slot(&s, V);
 	scene_start(&s, W1, "proxy-finish", 0);
 	scene_wait_waiting(&s, W1);
 	scene_release(&s, H);
 	scene_expect_exit(&s, H, 0);
-	scene_expect_exit(&s, W1, CK_SIGKILLED);
+	scene_expect_exit(&s, W1, CRASH_SIGKILLED);
 	ws = dead_slot(&s, W1);
 	scene_start(&s, W2, NULL, 0);
 	scene_expect_exit(&s, W2, 0);
@@ -534,7 +535,7 @@ START_TEST(test_proxy_finish)
 	expect_counts(&s, 2, 0);
 	expect_free(&s, vs);
 	expect_free(&s, ws);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 END_TEST
@@ -545,9 +546,9 @@ END_TEST
 #define SURVIVOR_PROGRESS 50    /* passages the survivor makes after each kill */
 
 struct hammer {
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
-	struct ck_occ *occ;
+	struct occupancy *occ;
 	unsigned serial;
 	volatile int stop;
 	volatile int in_cs;        /* between the lock's return and the unlock */
@@ -556,7 +557,7 @@ struct hammer {
 };
 
 struct hammers {
-	struct ck_occ occ;
+	struct occupancy occ;
 	struct hammer survivor;
 	struct hammer victim[KILL_ROUNDS];
 };
@@ -573,7 +574,7 @@ static int hammer_run(void *arg)
 	bakery_t *b;
 	bakery_lock_t *l;
 
-	if (bakery_open(h->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CK_LOCK, h->algo, &l))
+	if (bakery_open(h->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CRASH_LOCK, h->algo, &l))
 		return 1;
 	while (!CMM_LOAD_SHARED(h->stop)) {
 		int rc = bakery_lock(l);
@@ -588,7 +589,7 @@ static int hammer_run(void *arg)
 			if (bakery_consistent(l))
 				return 3;
 		}
-		ck_occ_enter(h->occ, h->serial);
+		occupancy_pass(h->occ, h->serial, CRASH_OCC_PAUSE);
 		spin(500);              /* a critical section kills can land in */
 		uatomic_inc(&h->passes);
 		CMM_STORE_SHARED(h->in_cs, 0);
@@ -613,10 +614,10 @@ static void hammer_init(struct hammer *h, struct hammers *hs, const char *region
 /* Wait until the survivor has made SURVIVOR_PROGRESS passages past FROM. */
 static bool survivor_progress(struct hammer *survivor, uint64_t from)
 {
-	uint64_t end = ck_ns() + 10000000000ull;
+	uint64_t end = tk_ns() + 10000000000ull;
 
 	while (uatomic_read(&survivor->passes) < from + SURVIVOR_PROGRESS) {
-		if (ck_ns() > end)
+		if (tk_ns() > end)
 			return false;
 		usleep(200);
 	}
@@ -635,24 +636,24 @@ static void kill_round(struct scene *s, struct hammers *hs, unsigned r, unsigned
 	int slot;
 
 	hammer_init(v, hs, s->region, s->algo, 2 + r);
-	pid = ck_fork(hammer_run, v, NULL);
-	for (uint64_t end = ck_ns() + 10000000000ull; !uatomic_read(&v->passes); usleep(100))
-		ck_assert_msg(ck_ns() < end, "%s: victim %u never got in", bakery_algo_name(s->algo), r);
+	pid = crash_fork(hammer_run, v, NULL);
+	for (uint64_t end = tk_ns() + 10000000000ull; !uatomic_read(&v->passes); usleep(100))
+		ck_assert_msg(tk_ns() < end, "%s: victim %u never got in", bakery_algo_name(s->algo), r);
 	/* odd rounds: as soon as it is seen inside, so that some deaths
 	 * surely land in the critical section; even rounds: any moment */
 	if (r % 2)
-		ck_wait_flag(&v->in_cs, 1, 10);
+		tk_wait_flag(&v->in_cs, 1, 10);
 	else
-		ck_sleep_ms((double)(rand() % 3000) / 1000.0);
-	before = ck_lock_info(s->b, s->l);
+		tk_sleep_ms((double)(rand() % 3000) / 1000.0);
+	before = crash_lock_info(s->b, s->l);
 	passes = uatomic_read(&hs->survivor.passes);
-	ck_occ_doom(&hs->occ, v->serial);
+	occupancy_doom(&hs->occ, v->serial);
 	kill(pid, SIGKILL);
-	ck_assert_int_eq(ck_reap(pid, 10), CK_SIGKILLED);
-	slot = ck_slot_of(s->b, pid);
+	ck_assert_int_eq(tk_reap(pid, 10), CRASH_SIGKILLED);
+	slot = crash_slot_of(s->b, pid);
 	ck_assert_msg(survivor_progress(&hs->survivor, passes),
 	              "%s: the survivor made no progress after kill %u", bakery_algo_name(s->algo), r);
-	after = ck_lock_info(s->b, s->l);
+	after = crash_lock_info(s->b, s->l);
 	/* a death inside is an owner death; one outside may be (the stage is
 	 * set a little before the lock returns and cleared a little after the
 	 * unlock call), but never more than one */
@@ -663,7 +664,7 @@ static void kill_round(struct scene *s, struct hammers *hs, unsigned r, unsigned
 		              "%s: victim killed inside, no owner death recorded", bakery_algo_name(s->algo));
 	}
 	/* the dead slot is freed, by the survivor or else by a recovery */
-	ck_assert_int_eq(ck_recover_in_child(s->region, &reclaimed), 0);
+	ck_assert_int_eq(crash_recover_in_child(s->region, &reclaimed), 0);
 	ck_assert_msg(slot >= 0, "victim had no slot");
 	ck_assert_int_eq(bakery_slot_info(s->b, (unsigned)slot, &si), 0);
 	/* FREE, or freed and claimed since by the recovering child */
@@ -681,14 +682,14 @@ START_TEST(test_random_kill)
 
 	srand((unsigned)getpid());
 	scene_open(&s, "random", SCENE_ALGO(_i), 8);
-	hs = ck_shared(sizeof(*hs));
+	hs = tk_shared(sizeof(*hs));
 	hammer_init(&hs->survivor, hs, s.region, s.algo, 1);
-	survivor = ck_fork(hammer_run, &hs->survivor, NULL);
+	survivor = crash_fork(hammer_run, &hs->survivor, NULL);
 	for (unsigned r = 0; r < KILL_ROUNDS; r++)
 		kill_round(&s, hs, r, &in_cs_kills);
 	CMM_STORE_SHARED(hs->survivor.stop, 1);
-	ck_assert_int_eq(ck_reap(survivor, 10), 0);
-	li = ck_lock_info(s.b, s.l);
+	ck_assert_int_eq(tk_reap(survivor, 10), 0);
+	li = crash_lock_info(s.b, s.l);
 	fprintf(stderr, "%s: random kills %u (inside %u), owner deaths %llu, survivor "
 	        "passes %llu, told EOWNERDEAD %llu, stale holders %llu\n",
 	        bakery_algo_name(s.algo), KILL_ROUNDS, in_cs_kills,
@@ -703,7 +704,7 @@ START_TEST(test_random_kill)
 	ck_assert_uint_eq(hs->survivor.owner_dead, li.owner_deaths);
 	ck_assert_uint_eq(li.recoveries, KILL_ROUNDS);
 	ck_assert(!li.owner_dead && !li.not_recoverable);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	munmap(hs, sizeof(*hs));
 	scene_close(&s);
 }
@@ -717,25 +718,25 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("stages");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_doorway, 0, CK_NALGOS);
+	tcase_add_loop_test(tc, test_doorway, 0, CRASH_NALGOS);
 	tcase_add_test(tc, test_doorway_token);
-	tcase_add_loop_test(tc, test_waiting, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_critical, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_exit, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_claim, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_token_taken, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_token_unlinked, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_all_slots_dead, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_token_drift, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_create_format, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_create_link, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_lock_create, 0, CK_NALGOS);
+	tcase_add_loop_test(tc, test_waiting, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_critical, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_exit, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_claim, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_token_taken, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_token_unlinked, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_all_slots_dead, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_token_drift, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_create_format, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_create_link, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_lock_create, 0, CRASH_NALGOS);
 	tcase_add_test(tc, test_proxy_finish);
 	suite_add_tcase(su, tc);
 
 	tc = tcase_create("random");
 	tcase_set_timeout(tc, 90);
-	tcase_add_loop_test(tc, test_random_kill, 0, CK_NALGOS);
+	tcase_add_loop_test(tc, test_random_kill, 0, CRASH_NALGOS);
 	suite_add_tcase(su, tc);
 	return su;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-recover.c - recovery is idempotent and done exactly once, for every
  * algorithm.
@@ -48,7 +49,7 @@ static void expect_slot(struct scene *s, unsigned slot, enum bakery_slot_state s
 
 static void expect_lock(struct scene *s, uint64_t recoveries, uint64_t owner_deaths, int owner_dead)
 {
-	struct bakery_lock_info li = ck_lock_info(s->b, s->l);
+	struct bakery_lock_info li = crash_lock_info(s->b, s->l);
 
 	ck_assert_msg(li.recoveries == recoveries && li.owner_deaths == owner_deaths &&
 	              li.owner_dead == owner_dead && !li.not_recoverable,
@@ -75,7 +76,7 @@ static void next_two_acquire(struct scene *s)
 static unsigned holder_dies(struct scene *s, unsigned k)
 {
 	scene_start(s, k, "critical", 0);
-	scene_expect_exit(s, k, CK_SIGKILLED);
+	scene_expect_exit(s, k, CRASH_SIGKILLED);
 	return scene_slot(s, k).index;
 }
 
@@ -92,7 +93,7 @@ START_TEST(test_killed_recoverer_in_lock)
 	scene_open(&s, "rcv-lock", SCENE_ALGO(_i), 8);
 	vs = holder_dies(&s, V);
 	scene_start(&s, R, "recover-cleared", 0);
-	scene_expect_exit(&s, R, CK_SIGKILLED);
+	scene_expect_exit(&s, R, CRASH_SIGKILLED);
 	rs = scene_slot(&s, R).index;
 	expect_slot(&s, vs, BAKERY_SLOT_ACTIVE, 0);
 	expect_slot(&s, rs, BAKERY_SLOT_ACTIVE, 0);
@@ -103,18 +104,18 @@ START_TEST(test_killed_recoverer_in_lock)
 	 * lock was cleared already, so nobody had to wait on V: its slot is
 	 * released by the next recovery, with no second count */
 	expect_slot(&s, rs, BAKERY_SLOT_FREE, -1);
-	ck_assert_int_eq(ck_recover_in_child(s.region, &reclaimed), 0);
+	ck_assert_int_eq(crash_recover_in_child(s.region, &reclaimed), 0);
 	ck_assert_uint_eq(reclaimed, 1);
 	expect_slot(&s, vs, BAKERY_SLOT_FREE, -1);
 	expect_lock(&s, 2, 1, 0);
 	scene_expect_exclusion(&s, 2);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 END_TEST
 
 struct recoverer {
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	int preclaim;              /* take a slot before getting ready */
 	volatile int ready, go;
 	unsigned reclaimed;
@@ -145,7 +146,7 @@ static int recover_run(void *arg)
  * bakery_recover) never joined the lock. */
 START_TEST(test_killed_recoverer_in_recover)
 {
-	struct recoverer *r = ck_shared(sizeof(*r));
+	struct recoverer *r = tk_shared(sizeof(*r));
 	struct scene s;
 	unsigned vs, rs, reclaimed;
 	pid_t pid;
@@ -154,14 +155,14 @@ START_TEST(test_killed_recoverer_in_recover)
 	vs = holder_dies(&s, V);
 	snprintf(r->region, sizeof(r->region), "%s", s.region);
 	r->go = 1;
-	pid = ck_fork(recover_run, r, "recover-cleared");
-	ck_assert_int_eq(ck_reap(pid, 10), CK_SIGKILLED);
-	rs = (unsigned)ck_slot_of(s.b, pid);
+	pid = crash_fork(recover_run, r, "recover-cleared");
+	ck_assert_int_eq(tk_reap(pid, 10), CRASH_SIGKILLED);
+	rs = (unsigned)crash_slot_of(s.b, pid);
 	expect_slot(&s, vs, BAKERY_SLOT_ACTIVE, 0);
 	expect_slot(&s, rs, BAKERY_SLOT_ACTIVE, 0);
 	expect_lock(&s, 1, 1, 1);
 
-	ck_assert_int_eq(ck_recover_in_child(s.region, &reclaimed), 0);
+	ck_assert_int_eq(crash_recover_in_child(s.region, &reclaimed), 0);
 	ck_assert_uint_eq(reclaimed, 2);
 	expect_slot(&s, vs, BAKERY_SLOT_FREE, -1);
 	expect_slot(&s, rs, BAKERY_SLOT_FREE, -1);
@@ -169,7 +170,7 @@ START_TEST(test_killed_recoverer_in_recover)
 	next_two_acquire(&s);
 	expect_lock(&s, 1, 1, 0);
 	scene_expect_exclusion(&s, 2);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 	munmap(r, sizeof(*r));
 }
@@ -192,7 +193,7 @@ static unsigned still_recovering(struct scene *s, const unsigned *dead, unsigned
 /* One race: RACE_DEAD dead slots, two bakery_recover() at once. */
 static void race_round(enum bakery_algo algo, unsigned round)
 {
-	struct recoverer *r = ck_shared(2 * sizeof(*r));
+	struct recoverer *r = tk_shared(2 * sizeof(*r));
 	unsigned dead[RACE_DEAD], total;
 	pid_t pid[2];
 	struct scene s;
@@ -201,13 +202,13 @@ static void race_round(enum bakery_algo algo, unsigned round)
 	for (int k = 0; k < 2; k++) {
 		snprintf(r[k].region, sizeof(r[k].region), "%s", s.region);
 		r[k].preclaim = 1;
-		pid[k] = ck_fork(recover_run, &r[k], NULL);
-		ck_assert(ck_wait_flag(&r[k].ready, 1, 10));
+		pid[k] = crash_fork(recover_run, &r[k], NULL);
+		ck_assert(tk_wait_flag(&r[k].ready, 1, 10));
 	}
 	dead[0] = holder_dies(&s, V);
 	for (unsigned k = 1; k < RACE_DEAD; k++) {
 		scene_start(&s, V2 + k, "waiting", 0);
-		scene_expect_exit(&s, V2 + k, CK_SIGKILLED);
+		scene_expect_exit(&s, V2 + k, CRASH_SIGKILLED);
 		dead[k] = scene_slot(&s, V2 + k).index;
 	}
 	expect_lock(&s, 0, 0, 0);
@@ -215,7 +216,7 @@ static void race_round(enum bakery_algo algo, unsigned round)
 	CMM_STORE_SHARED(r[0].go, 1);
 	CMM_STORE_SHARED(r[1].go, 1);
 	for (int k = 0; k < 2; k++)
-		ck_assert_int_eq(ck_reap(pid[k], 10), 0);
+		ck_assert_int_eq(tk_reap(pid[k], 10), 0);
 	total = r[0].reclaimed + r[1].reclaimed;
 	fprintf(stderr, "%s race %u: reclaimed %u + %u, still recovering %u\n",
 	        bakery_algo_name(algo), round, r[0].reclaimed, r[1].reclaimed,
@@ -239,7 +240,7 @@ static void race_round(enum bakery_algo algo, unsigned round)
 		expect_slot(&s, dead[k], BAKERY_SLOT_FREE, -1);
 	expect_lock(&s, RACE_DEAD, 1, 0);
 	scene_expect_exclusion(&s, 2);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 	munmap(r, 2 * sizeof(*r));
 }
@@ -266,9 +267,9 @@ START_TEST(test_racing_waiters)
 	scene_wait_waiting(&s, W1);
 	scene_start(&s, W2, NULL, 0);
 	scene_wait_waiting(&s, W2);
-	ck_occ_doom(&s.sh->occ, s.sh->part[V].serial);
+	occupancy_doom(&s.sh->occ, s.sh->part[V].serial);
 	kill(s.pid[V], SIGKILL);
-	scene_expect_exit(&s, V, CK_SIGKILLED);
+	scene_expect_exit(&s, V, CRASH_SIGKILLED);
 	scene_expect_exit(&s, W1, 0);
 	scene_expect_exit(&s, W2, 0);
 	ck_assert_msg(s.sh->part[W1].rc == EOWNERDEAD && s.sh->part[W2].rc == 0,
@@ -278,7 +279,7 @@ START_TEST(test_racing_waiters)
 	expect_lock(&s, 1, 1, 0);
 	expect_slot(&s, vs, BAKERY_SLOT_FREE, -1);
 	scene_expect_exclusion(&s, 3);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 }
 END_TEST
@@ -286,26 +287,26 @@ END_TEST
 /* P of test_recover_completes_all: a first passage alone (its slot is the
  * lowest), then, when told, a clocklock with a deadline behind the holder. */
 struct late_aborter {
-	struct ck_part part;
+	struct crash_part part;
 	volatile int ready, go;
 };
 
 static int late_abort_run(void *arg)
 {
 	struct late_aborter *a = arg;
-	struct ck_part *p = &a->part;
+	struct crash_part *p = &a->part;
 	struct timespec at;
 	bakery_t *b;
 	bakery_lock_t *l;
 
-	if (bakery_open(p->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CK_LOCK, p->algo, &l))
+	if (bakery_open(p->region, BAKERY_NORECOVER, NULL, &b) || bakery_lock_open(b, CRASH_LOCK, p->algo, &l))
 		return 1;
 	if (bakery_lock(l) || bakery_unlock(l))
 		return 2;
 	CMM_STORE_SHARED(a->ready, 1);
-	if (!ck_wait_flag(&a->go, 1, 20))
+	if (!tk_wait_flag(&a->go, 1, 20))
 		return 3;
-	at = ck_in(CLOCK_MONOTONIC, p->timeout);
+	at = tk_in(CLOCK_MONOTONIC, p->timeout);
 	p->rc = bakery_clocklock(l, CLOCK_MONOTONIC, &at);
 	CMM_STORE_SHARED(p->gave_up, 1);
 	return bakery_lock_close(l) || bakery_close(b) ? 4 : 0;
@@ -320,7 +321,7 @@ static int late_abort_run(void *arg)
  */
 START_TEST(test_recover_completes_all)
 {
-	struct late_aborter *a = ck_shared(sizeof(*a));
+	struct late_aborter *a = tk_shared(sizeof(*a));
 	struct scene s;
 	unsigned reclaimed;
 	pid_t p;
@@ -329,24 +330,24 @@ START_TEST(test_recover_completes_all)
 	snprintf(a->part.region, sizeof(a->part.region), "%s", s.region);
 	a->part.algo = s.algo;
 	a->part.timeout = 0.05;
-	p = ck_fork(late_abort_run, a, NULL);
-	ck_assert(ck_wait_flag(&a->ready, 1, 10));
+	p = crash_fork(late_abort_run, a, NULL);
+	ck_assert(tk_wait_flag(&a->ready, 1, 10));
 	scene_start(&s, V, NULL, 1);            /* the holder */
 	scene_wait_holding(&s, V);
-	scene_start_mode(&s, W1, NULL, 0, CK_MODE_CLOCK_MONO, 0.1);
+	scene_start_mode(&s, W1, NULL, 0, CRASH_MODE_CLOCK_MONO, 0.1);
 	scene_wait_waiting(&s, W1);
 	a->go = 1;
-	ck_assert_int_eq(ck_reap(p, 10), 0);
+	ck_assert_int_eq(tk_reap(p, 10), 0);
 	ck_assert_int_eq(a->part.rc, ETIMEDOUT);
-	ck_assert(ck_wait_flag(&s.sh->part[W1].gave_up, 1, 10));
+	ck_assert(tk_wait_flag(&s.sh->part[W1].gave_up, 1, 10));
 	ck_assert_int_eq(s.sh->part[W1].rc, ETIMEDOUT);
 	scene_release(&s, V);
 	scene_release(&s, W1);
 	scene_expect_exit(&s, V, 0);
 	scene_expect_exit(&s, W1, 0);
-	ck_assert_int_eq(ck_recover_in_child(s.region, &reclaimed), 0);
-	ck_assert_msg(ck_slots_used(s.b) == 0, "%s: %u slots still in use after bakery_recover",
-	              bakery_algo_name(s.algo), ck_slots_used(s.b));
+	ck_assert_int_eq(crash_recover_in_child(s.region, &reclaimed), 0);
+	ck_assert_msg(crash_slots_used(s.b) == 0, "%s: %u slots still in use after bakery_recover",
+	              bakery_algo_name(s.algo), crash_slots_used(s.b));
 	scene_close(&s);
 	munmap(a, sizeof(*a));
 }
@@ -358,11 +359,11 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("recover");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_killed_recoverer_in_lock, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_killed_recoverer_in_recover, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_racing_recoverers, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_racing_waiters, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_recover_completes_all, 0, CK_NALGOS);
+	tcase_add_loop_test(tc, test_killed_recoverer_in_lock, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_killed_recoverer_in_recover, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_racing_recoverers, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_racing_waiters, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_recover_completes_all, 0, CRASH_NALGOS);
 	suite_add_tcase(su, tc);
 	return su;
 }

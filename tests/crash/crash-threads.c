@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crash-threads.c - thread death, for every algorithm.
  *
@@ -30,9 +31,9 @@
 
 struct report {
 	/* set by the test */
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
-	struct ck_occ *occ;
+	struct occupancy *occ;
 	volatile int exit_thread;  /* the thread may exit now            */
 	volatile int close_now;    /* process P may close and leave now  */
 	/* set by process P and its thread */
@@ -40,7 +41,7 @@ struct report {
 	volatile int joined;
 	pid_t tid;
 	int thread_rc, main_rc, consistent_rc, unlock_rc, lock_close_rc, close_rc;
-	uint64_t t_exit;           /* ck_ns() just before the thread ends */
+	uint64_t t_exit;           /* tk_ns() just before the thread ends */
 	struct bakery_slot_info dead;   /* the thread's slot after join  */
 	struct bakery_slot_info later;  /* the same slot at the end      */
 	unsigned used_before, used_during, used_after;
@@ -65,14 +66,14 @@ static void *hold_and_exit(void *arg)
 {
 	struct report *r = arg;
 
-	r->tid = ck_gettid();
+	r->tid = tk_gettid();
 	r->thread_rc = bakery_lock(r->l);
 	if (r->thread_rc == 0)
-		ck_occ_enter(r->occ, 1);
+		occupancy_pass(r->occ, 1, CRASH_OCC_PAUSE);
 	CMM_STORE_SHARED(r->holding, 1);
 	while (!CMM_LOAD_SHARED(r->exit_thread))
 		usleep(100);
-	r->t_exit = ck_ns();
+	r->t_exit = tk_ns();
 	return NULL;
 }
 
@@ -81,10 +82,10 @@ static void *pass_and_exit(void *arg)
 {
 	struct report *r = arg;
 
-	r->tid = ck_gettid();
+	r->tid = tk_gettid();
 	r->thread_rc = bakery_lock(r->l);
 	if (r->thread_rc == 0) {
-		ck_occ_enter(r->occ, 1);
+		occupancy_pass(r->occ, 1, CRASH_OCC_PAUSE);
 		r->unlock_rc = bakery_unlock(r->l);
 	}
 	CMM_STORE_SHARED(r->holding, 1);
@@ -97,7 +98,7 @@ static int open_both(struct report *r)
 {
 	if (bakery_open(r->region, BAKERY_NORECOVER, NULL, &r->b))
 		return 1;
-	if (bakery_lock_open(r->b, CK_LOCK, r->algo, &r->l))
+	if (bakery_lock_open(r->b, CRASH_LOCK, r->algo, &r->l))
 		return 2;
 	return 0;
 }
@@ -137,7 +138,7 @@ static int same_process(void *arg)
 	if (r->main_rc == EOWNERDEAD)
 		r->consistent_rc = bakery_consistent(r->l);
 	if (r->main_rc == 0 || r->main_rc == EOWNERDEAD) {
-		ck_occ_enter(r->occ, 2);
+		occupancy_pass(r->occ, 2, CRASH_OCC_PAUSE);
 		r->unlock_rc = bakery_unlock(r->l);
 	}
 	bakery_slot_info(r->b, r->dead.index, &r->later);
@@ -157,7 +158,7 @@ static void expect_dead_then_free(struct report *r, enum bakery_algo algo)
 
 START_TEST(test_thread_dies_holding)
 {
-	struct report *r = ck_shared(sizeof(*r));
+	struct report *r = tk_shared(sizeof(*r));
 	struct bakery_lock_info li;
 	struct scene s;
 	int st;
@@ -166,7 +167,7 @@ START_TEST(test_thread_dies_holding)
 	snprintf(r->region, sizeof(r->region), "%s", s.region);
 	r->algo = s.algo;
 	r->occ = &s.sh->occ;
-	st = ck_reap(ck_fork(same_process, r, NULL), 20);
+	st = tk_reap(crash_fork(same_process, r, NULL), 20);
 	ck_assert_msg(st == 0, "%s: process P ended with %d", bakery_algo_name(s.algo), st);
 	ck_assert_int_eq(r->thread_rc, 0);
 	expect_dead_then_free(r, s.algo);
@@ -177,10 +178,10 @@ START_TEST(test_thread_dies_holding)
 	ck_assert_int_eq(r->lock_close_rc, 0);
 	ck_assert_msg(r->close_rc == 0, "%s: bakery_close after a dead thread's lock was "
 	              "recovered: %s", bakery_algo_name(s.algo), bakery_strerror(r->close_rc));
-	li = ck_lock_info(s.b, s.l);
+	li = crash_lock_info(s.b, s.l);
 	ck_assert(li.owner_deaths == 1 && li.recoveries == 1 && !li.owner_dead);
 	scene_expect_exclusion(&s, 2);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 	munmap(r, sizeof(*r));
 }
@@ -198,7 +199,7 @@ static int other_process(void *arg)
 		return err;
 	if (slot_of_tid(r->b, r->tid, &r->dead) < 0)
 		return 5;
-	if (!ck_wait_flag(&r->close_now, 1, 30))
+	if (!tk_wait_flag(&r->close_now, 1, 30))
 		return 6;
 	bakery_slot_info(r->b, r->dead.index, &r->later);
 	close_both(r);
@@ -207,17 +208,17 @@ static int other_process(void *arg)
 
 START_TEST(test_thread_death_wakes_waiter)
 {
-	struct report *r = ck_shared(sizeof(*r));
+	struct report *r = tk_shared(sizeof(*r));
 	struct scene s;
-	struct ck_part *w;
+	struct crash_part *w;
 	pid_t p;
 
 	scene_open(&s, "thread-wakes", SCENE_ALGO(_i), 8);
 	snprintf(r->region, sizeof(r->region), "%s", s.region);
 	r->algo = s.algo;
 	r->occ = &s.sh->occ;
-	p = ck_fork(other_process, r, NULL);
-	ck_assert(ck_wait_flag(&r->holding, 1, 10));
+	p = crash_fork(other_process, r, NULL);
+	ck_assert(tk_wait_flag(&r->holding, 1, 10));
 	scene_start(&s, 2, NULL, 0);
 	scene_wait_waiting(&s, 2);
 	r->exit_thread = 1;
@@ -225,14 +226,14 @@ START_TEST(test_thread_death_wakes_waiter)
 	w = &s.sh->part[2];
 	ck_assert_msg(w->rc == EOWNERDEAD, "%s: the waiter got %s",
 	              bakery_algo_name(s.algo), bakery_strerror(w->rc));
-	ck_assert(ck_wait_flag(&r->joined, 1, 10));
+	ck_assert(tk_wait_flag(&r->joined, 1, 10));
 	fprintf(stderr, "%s: waiter in another process got the lock %.1f us after the "
 	        "holding thread's exit\n", bakery_algo_name(s.algo),
 	        (double)(w->t_acq - r->t_exit) / 1e3);
 	/* process P is still alive: the death was the thread's alone */
-	ck_assert(ck_proc_state(p) != 0 && ck_proc_state(p) != 'Z');
+	ck_assert(crash_proc_state(p) != 0 && crash_proc_state(p) != 'Z');
 	r->close_now = 1;
-	ck_assert_int_eq(ck_reap(p, 10), 0);
+	ck_assert_int_eq(tk_reap(p, 10), 0);
 	/* (the waiter may have recovered the slot before P looked at it) */
 	ck_assert_msg(r->later.state == BAKERY_SLOT_FREE, "%s: the dead thread's slot is not freed",
 	              bakery_algo_name(s.algo));
@@ -240,7 +241,7 @@ START_TEST(test_thread_death_wakes_waiter)
 	ck_assert_msg(r->close_rc == 0, "%s: bakery_close after a dead thread's lock was "
 	              "recovered: %s", bakery_algo_name(s.algo), bakery_strerror(r->close_rc));
 	scene_expect_exclusion(&s, 2);
-	ck_assert_uint_eq(ck_slots_used(s.b), 0);
+	ck_assert_uint_eq(crash_slots_used(s.b), 0);
 	scene_close(&s);
 	munmap(r, sizeof(*r));
 }
@@ -255,18 +256,18 @@ static int normal_exit(void *arg)
 
 	if (err)
 		return err;
-	r->used_before = ck_slots_used(r->b);
+	r->used_before = crash_slots_used(r->b);
 	if (pthread_create(&t, NULL, pass_and_exit, r))
 		return 3;
-	if (!ck_wait_flag(&r->holding, 1, 10))
+	if (!tk_wait_flag(&r->holding, 1, 10))
 		return 4;
-	r->used_during = ck_slots_used(r->b);
+	r->used_during = crash_slots_used(r->b);
 	if (slot_of_tid(r->b, r->tid, &r->dead) < 0)
 		return 5;
 	r->exit_thread = 1;
 	if (pthread_join(t, NULL))
 		return 6;
-	r->used_after = ck_slots_used(r->b);
+	r->used_after = crash_slots_used(r->b);
 	bakery_slot_info(r->b, r->dead.index, &r->later);
 	close_both(r);
 	return 0;
@@ -274,14 +275,14 @@ static int normal_exit(void *arg)
 
 START_TEST(test_thread_exit_gives_slot_back)
 {
-	struct report *r = ck_shared(sizeof(*r));
+	struct report *r = tk_shared(sizeof(*r));
 	struct scene s;
 
 	scene_open(&s, "thread-exit", SCENE_ALGO(_i), 8);
 	snprintf(r->region, sizeof(r->region), "%s", s.region);
 	r->algo = s.algo;
 	r->occ = &s.sh->occ;
-	ck_assert_int_eq(ck_reap(ck_fork(normal_exit, r, NULL), 20), 0);
+	ck_assert_int_eq(tk_reap(crash_fork(normal_exit, r, NULL), 20), 0);
 	ck_assert_int_eq(r->thread_rc, 0);
 	ck_assert_int_eq(r->unlock_rc, 0);
 	ck_assert_msg(r->used_before == 0 && r->used_during == 1 && r->used_after == 0,
@@ -290,7 +291,7 @@ START_TEST(test_thread_exit_gives_slot_back)
 	ck_assert(r->dead.state == BAKERY_SLOT_ACTIVE && r->dead.alive == 1);
 	ck_assert(r->later.state == BAKERY_SLOT_FREE);
 	ck_assert_int_eq(r->close_rc, 0);
-	ck_assert_uint_eq(ck_lock_info(s.b, s.l).recoveries, 0);
+	ck_assert_uint_eq(crash_lock_info(s.b, s.l).recoveries, 0);
 	scene_expect_exclusion(&s, 1);
 	scene_close(&s);
 	munmap(r, sizeof(*r));
@@ -303,9 +304,9 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("threads");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_thread_dies_holding, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_thread_death_wakes_waiter, 0, CK_NALGOS);
-	tcase_add_loop_test(tc, test_thread_exit_gives_slot_back, 0, CK_NALGOS);
+	tcase_add_loop_test(tc, test_thread_dies_holding, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_thread_death_wakes_waiter, 0, CRASH_NALGOS);
+	tcase_add_loop_test(tc, test_thread_exit_gives_slot_back, 0, CRASH_NALGOS);
 	suite_add_tcase(su, tc);
 	return su;
 }

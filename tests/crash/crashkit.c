@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashkit.c - helpers of the crash, recovery and abort tests (see
  * crashkit.h).
@@ -21,55 +22,24 @@
 #include <urcu/uatomic.h>
 
 #include "crashkit.h"
-#include "child.h"
 
-const enum bakery_algo ck_algos[CK_NALGOS] = {
+const enum bakery_algo crash_algos[CRASH_NALGOS] = {
 	BAKERY_ALGO_LAMPORT, BAKERY_ALGO_BOULANGERIE,
 	BAKERY_ALGO_BLACK_WHITE, BAKERY_ALGO_JAYANTI,
 };
 
 /* ------------------------------------------------------------- regions -- */
 
-#define CK_MAX_NAMES 256
-
-static char names[CK_MAX_NAMES][CK_NAME_SIZE];
-static unsigned name_count;
-static pid_t names_owner;
-
-/* Runs in the process that made the names only (children leave with
- * _exit), also when a failed Check assertion ends the test process. */
-static void names_unlink(void)
-{
-	if (getpid() != names_owner)
-		return;
-	for (unsigned i = 0; i < name_count; i++)
-		bakery_unlink(names[i]);
-}
-
-void ck_name(char *buf, const char *tag)
-{
-	static unsigned counter;
-
-	snprintf(buf, CK_NAME_SIZE, "/bkcrash-%s-%d-%u", tag, (int)getpid(), counter++);
-	if (names_owner != getpid()) {
-		names_owner = getpid();
-		name_count = 0;
-		atexit(names_unlink);
-	}
-	if (name_count < CK_MAX_NAMES)
-		snprintf(names[name_count++], CK_NAME_SIZE, "%s", buf);
-}
-
-int ck_create(const char *name, unsigned slots, bakery_t **out)
+int crash_create(const char *name, unsigned slots, bakery_t **out)
 {
 	struct bakery_config cfg = { .slots = slots };
 
 	return bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, &cfg, out);
 }
 
-unsigned ck_orphans(const char *name)
+unsigned crash_orphans(const char *name)
 {
-	char prefix[CK_NAME_SIZE + 16];
+	char prefix[TK_NAME_SIZE + 16];
 	struct dirent *e;
 	DIR *d = opendir("/dev/shm");
 	unsigned n = 0;
@@ -88,69 +58,6 @@ unsigned ck_orphans(const char *name)
 
 /* ---------------------------------------------------------------- time -- */
 
-uint64_t ck_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-struct timespec ck_in(clockid_t clock, double seconds)
-{
-	struct timespec t;
-	long long ns = (long long)(seconds * 1e9);
-
-	clock_gettime(clock, &t);
-	t.tv_sec += (time_t)(ns / 1000000000LL);
-	t.tv_nsec += (long)(ns % 1000000000LL);
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_nsec -= 1000000000L;
-		t.tv_sec++;
-	} else if (t.tv_nsec < 0) {             /* a time in the past */
-		t.tv_nsec += 1000000000L;
-		t.tv_sec--;
-	}
-	return t;
-}
-
-void ck_sleep_ms(double ms)
-{
-	struct timespec t = { (time_t)(ms / 1000), (long)((ms - (double)(long)(ms / 1000) * 1000) * 1e6) };
-
-	while (nanosleep(&t, &t) < 0 && errno == EINTR)
-		;
-}
-
-pid_t ck_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-bool ck_poll(bool (*cond)(void *), void *arg, double timeout)
-{
-	uint64_t end = ck_ns() + (uint64_t)(timeout * 1e9);
-
-	while (!cond(arg)) {
-		if (ck_ns() > end)
-			return false;
-		usleep(100);
-	}
-	return true;
-}
-
-bool ck_wait_flag(const volatile int *flag, int value, double timeout)
-{
-	uint64_t end = ck_ns() + (uint64_t)(timeout * 1e9);
-
-	while (CMM_LOAD_SHARED(*flag) != value) {
-		if (ck_ns() > end)
-			return false;
-		usleep(100);
-	}
-	return true;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -158,7 +65,7 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void ck_stats(uint64_t *v, unsigned n, uint64_t *median, uint64_t *worst)
+void crash_stats(uint64_t *v, unsigned n, uint64_t *median, uint64_t *worst)
 {
 	*median = *worst = 0;
 	if (!n)
@@ -170,18 +77,7 @@ void ck_stats(uint64_t *v, unsigned n, uint64_t *median, uint64_t *worst)
 
 /* ----------------------------------------------------------- processes -- */
 
-void *ck_shared(size_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED) {
-		perror("crashkit: mmap");
-		exit(99);
-	}
-	return p;
-}
-
-pid_t ck_fork(int (*fn)(void *), void *arg, const char *crash_at)
+pid_t crash_fork(int (*fn)(void *), void *arg, const char *crash_at)
 {
 	pid_t parent = getpid();
 	pid_t pid;
@@ -195,7 +91,7 @@ pid_t ck_fork(int (*fn)(void *), void *arg, const char *crash_at)
 	 * sees no parent: 0) */
 	if (getppid() != parent && getppid() != 0)
 		_exit(98);
-	alarm(CK_CHILD_LIMIT);
+	alarm(CRASH_CHILD_LIMIT);
 	if (crash_at)
 		setenv("BAKERY_CRASH_AT", crash_at, 1);
 	else
@@ -203,14 +99,7 @@ pid_t ck_fork(int (*fn)(void *), void *arg, const char *crash_at)
 	_exit(fn(arg));
 }
 
-int ck_reap(pid_t pid, double timeout)
-{
-	int r = child_reap(pid, timeout);
-
-	return r == CHILD_LOST ? -1 : r;
-}
-
-char ck_proc_state(pid_t pid)
+char crash_proc_state(pid_t pid)
 {
 	char path[64], buf[512], *p;
 	FILE *f;
@@ -226,7 +115,7 @@ char ck_proc_state(pid_t pid)
 
 /* --------------------------------------------------------------- slots -- */
 
-int ck_slot_of(bakery_t *b, pid_t pid)
+int crash_slot_of(bakery_t *b, pid_t pid)
 {
 	struct bakery_region_info ri;
 	struct bakery_slot_info si;
@@ -255,20 +144,20 @@ static bool in_pass(void *arg)
 {
 	struct pass_wait *w = arg;
 	struct bakery_slot_info si;
-	int s = ck_slot_of(w->b, w->pid);
+	int s = crash_slot_of(w->b, w->pid);
 
 	return s >= 0 && bakery_slot_info(w->b, (unsigned)s, &si) == 0 &&
 	       si.state == BAKERY_SLOT_ACTIVE && si.pass == w->pass;
 }
 
-bool ck_wait_pass(bakery_t *b, pid_t pid, enum bakery_pass_state pass, double timeout)
+bool crash_wait_pass(bakery_t *b, pid_t pid, enum bakery_pass_state pass, double timeout)
 {
 	struct pass_wait w = { b, pid, pass };
 
-	return ck_poll(in_pass, &w, timeout);
+	return tk_wait_until(in_pass, &w, timeout);
 }
 
-unsigned ck_slots_used(bakery_t *b)
+unsigned crash_slots_used(bakery_t *b)
 {
 	struct bakery_region_info ri;
 
@@ -279,7 +168,7 @@ unsigned ck_slots_used(bakery_t *b)
 	return ri.slots_used;
 }
 
-struct bakery_lock_info ck_lock_info(bakery_t *b, bakery_lock_t *l)
+struct bakery_lock_info crash_lock_info(bakery_t *b, bakery_lock_t *l)
 {
 	struct bakery_lock_info li;
 	unsigned index;
@@ -312,13 +201,13 @@ static int recover_child(void *arg)
 	return j->err ? 3 : 0;
 }
 
-int ck_recover_in_child(const char *name, unsigned *reclaimed)
+int crash_recover_in_child(const char *name, unsigned *reclaimed)
 {
-	struct recover_job *j = ck_shared(sizeof(*j));
+	struct recover_job *j = tk_shared(sizeof(*j));
 	int st, err;
 
 	j->name = name;
-	st = ck_reap(ck_fork(recover_child, j, NULL), 30);
+	st = tk_reap(crash_fork(recover_child, j, NULL), 30);
 	err = st == 0 ? 0 : j->err ? j->err : -1;
 	if (reclaimed)
 		*reclaimed = j->reclaimed;
@@ -326,66 +215,24 @@ int ck_recover_in_child(const char *name, unsigned *reclaimed)
 	return err;
 }
 
-/* ----------------------------------------------------------- occupancy -- */
-
-#define CK_OCC_PAUSE 50
-
-void ck_occ_in(struct ck_occ *o, unsigned serial)
-{
-	uint64_t prev = uatomic_xchg(&o->inside, (uint64_t)serial);
-	uint64_t c;
-
-	if (prev) {
-		/* the doom mark was stored before the kill that let us in */
-		if (prev < CK_SERIALS && uatomic_read(&o->doomed[prev]))
-			uatomic_inc(&o->stale);
-		else
-			uatomic_inc(&o->violations);
-	}
-	c = CMM_LOAD_SHARED(o->counter);
-	for (int i = 0; i < CK_OCC_PAUSE; i++)
-		caa_cpu_relax();
-	CMM_STORE_SHARED(o->counter, c + 1);
-	uatomic_inc(&o->entries);
-}
-
-void ck_occ_out(struct ck_occ *o, unsigned serial)
-{
-	if (uatomic_xchg(&o->inside, 0) != serial)
-		uatomic_inc(&o->violations);
-}
-
-void ck_occ_enter(struct ck_occ *o, unsigned serial)
-{
-	ck_occ_in(o, serial);
-	ck_occ_out(o, serial);
-}
-
-void ck_occ_doom(struct ck_occ *o, unsigned serial)
-{
-	if (serial < CK_SERIALS)
-		uatomic_set(&o->doomed[serial], 1);
-	cmm_smp_mb();   /* the mark before the kill() that follows */
-}
-
 /* --------------------------------------------------------- participant -- */
 
-static int acquire(bakery_lock_t *l, struct ck_part *p)
+static int acquire(bakery_lock_t *l, struct crash_part *p)
 {
 	struct timespec at;
 
-	p->t_call = ck_ns();
+	p->t_call = tk_ns();
 	switch (p->mode) {
-	case CK_MODE_TRY:
+	case CRASH_MODE_TRY:
 		return bakery_trylock(l);
-	case CK_MODE_TIMED_RT:
-		at = ck_in(CLOCK_REALTIME, p->timeout);
+	case CRASH_MODE_TIMED_RT:
+		at = tk_in(CLOCK_REALTIME, p->timeout);
 		return bakery_timedlock(l, &at);
-	case CK_MODE_CLOCK_MONO:
-		at = ck_in(CLOCK_MONOTONIC, p->timeout);
+	case CRASH_MODE_CLOCK_MONO:
+		at = tk_in(CLOCK_MONOTONIC, p->timeout);
 		return bakery_clocklock(l, CLOCK_MONOTONIC, &at);
-	case CK_MODE_CLOCK_RT:
-		at = ck_in(CLOCK_REALTIME, p->timeout);
+	case CRASH_MODE_CLOCK_RT:
+		at = tk_in(CLOCK_REALTIME, p->timeout);
 		return bakery_clocklock(l, CLOCK_REALTIME, &at);
 	default:
 		return bakery_lock(l);
@@ -401,33 +248,33 @@ static int find_own_slot(bakery_t *b)
 		return -1;
 	for (unsigned i = 0; i < ri.slots; i++)
 		if (bakery_slot_info(b, i, &si) == 0 && si.state == BAKERY_SLOT_ACTIVE &&
-		    si.pid == getpid() && si.tid == ck_gettid())
+		    si.pid == getpid() && si.tid == tk_gettid())
 			return (int)i;
 	return -1;
 }
 
 /* Inside: repair after EOWNERDEAD, check occupancy, hold if asked, leave. */
-static int passage_body(bakery_lock_t *l, struct ck_part *p, int rc)
+static int passage_body(bakery_lock_t *l, struct crash_part *p, int rc)
 {
-	p->t_acq = ck_ns();
+	p->t_acq = tk_ns();
 	p->order = uatomic_add_return(&p->occ->order, 1);
 	if (rc == EOWNERDEAD && bakery_consistent(l))
 		return 10;
-	ck_occ_in(p->occ, p->serial);
+	occupancy_in(p->occ, p->serial, CRASH_OCC_PAUSE);
 	CMM_STORE_SHARED(p->holding, 1);
 	while (p->hold && !CMM_LOAD_SHARED(p->release))
 		usleep(100);
-	ck_occ_out(p->occ, p->serial);
-	p->t_release = ck_ns();
+	occupancy_out(p->occ, p->serial);
+	p->t_release = tk_ns();
 	if (bakery_unlock(l))
 		return 11;
 	CMM_STORE_SHARED(p->holding, 0);
 	return 0;
 }
 
-int ck_part_run(void *arg)
+int crash_part_run(void *arg)
 {
-	struct ck_part *p = arg;
+	struct crash_part *p = arg;
 	bakery_t *b;
 	bakery_lock_t *l;
 	int rc;
@@ -435,7 +282,7 @@ int ck_part_run(void *arg)
 	p->slot = -1;
 	if (bakery_open(p->region, BAKERY_NORECOVER, NULL, &b))
 		return 1;
-	if (bakery_lock_open(b, CK_LOCK, p->algo, &l))
+	if (bakery_lock_open(b, CRASH_LOCK, p->algo, &l))
 		return 2;
 	CMM_STORE_SHARED(p->opened, 1);
 	while (p->wait_go && !CMM_LOAD_SHARED(p->go))
@@ -446,7 +293,7 @@ int ck_part_run(void *arg)
 	}
 	p->slot = find_own_slot(b);
 	if (rc == EBUSY || rc == ETIMEDOUT) {
-		p->t_gave_up = ck_ns();
+		p->t_gave_up = tk_ns();
 		CMM_STORE_SHARED(p->gave_up, 1);
 		/* alive and idle: the registers must not hold anyone up */
 		while (!CMM_LOAD_SHARED(p->release))

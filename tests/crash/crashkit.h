@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * crashkit.h - helpers of the crash, recovery and abort tests (tests/crash):
- * region names removed whatever the outcome, memory shared with forked
- * children, children that have a time limit and die with their parent, waits
- * with deadlines, slot lookups through the public introspection calls, a
+ * crashkit.h - helpers of the crash, recovery and abort tests (tests/crash),
+ * on top of the test kit (tests/common/tk.h: names, shared memory, reaping,
+ * gates, clocks): children that have a time limit and die with their
+ * parent, slot lookups through the public introspection calls, a
  * kill-tolerant occupancy check, and one generic participant process.
  *
  * Nothing here uses Check, so that the plain measuring programs can share
@@ -19,133 +20,93 @@
 #include <time.h>
 
 #include "bakery.h"
+#include "occupancy.h"
+#include "tk.h"
 
 /* The four algorithms, in the order every test runs them. */
-#define CK_NALGOS 4
-extern const enum bakery_algo ck_algos[CK_NALGOS];
+#define CRASH_NALGOS 4
+extern const enum bakery_algo crash_algos[CRASH_NALGOS];
 
 /* The lock every test uses. */
-#define CK_LOCK "L"
+#define CRASH_LOCK "L"
 
 /* ------------------------------------------------------------- regions -- */
 
-#define CK_NAME_SIZE 96
-
-/* A region name unique to this process and call ("/bkcrash-TAG-PID-N"),
- * unlinked when the calling process exits, also after a failed assertion. */
-void ck_name(char *buf, const char *tag);
-
 /* Create the region NAME (exclusive) with SLOTS slots (0: default):
  * 0 or the library's error. */
-int ck_create(const char *name, unsigned slots, bakery_t **out);
+int crash_create(const char *name, unsigned slots, bakery_t **out);
 
 /* How many temporary objects of region NAME lie in /dev/shm (a creator that
  * died mid-way leaves one until the next creator removes it). */
-unsigned ck_orphans(const char *name);
+unsigned crash_orphans(const char *name);
 
-/* ---------------------------------------------------------------- time -- */
-
-uint64_t ck_ns(void);                           /* CLOCK_MONOTONIC, ns */
-struct timespec ck_in(clockid_t clock, double seconds);   /* now + seconds */
-void ck_sleep_ms(double ms);
-pid_t ck_gettid(void);
-
-/* Poll COND(ARG) every 100 us until true (true) or TIMEOUT seconds (false). */
-bool ck_poll(bool (*cond)(void *), void *arg, double timeout);
-
-/* A flag in shared memory reaching VALUE within TIMEOUT seconds. */
-bool ck_wait_flag(const volatile int *flag, int value, double timeout);
+/* ---------------------------------------------------------------- stats -- */
 
 /* median and maximum of N values (sorts V) */
-void ck_stats(uint64_t *v, unsigned n, uint64_t *median, uint64_t *worst);
+void crash_stats(uint64_t *v, unsigned n, uint64_t *median, uint64_t *worst);
 
 /* ----------------------------------------------------------- processes -- */
 
-/* Zeroed memory shared with children forked afterwards; exits on failure. */
-void *ck_shared(size_t size);
-
 /* Seconds a child may live before SIGALRM ends it (a safety net only). */
-#define CK_CHILD_LIMIT 60
+#define CRASH_CHILD_LIMIT 60
 
 /* Fork a child that runs FN(ARG) and _exit()s with its result; it dies with
- * the caller (PR_SET_PDEATHSIG) and after CK_CHILD_LIMIT seconds at most.
+ * the caller (PR_SET_PDEATHSIG) and after CRASH_CHILD_LIMIT seconds at most.
  * CRASH_AT, if not NULL, becomes its BAKERY_CRASH_AT (test build). */
-pid_t ck_fork(int (*fn)(void *), void *arg, const char *crash_at);
+pid_t crash_fork(int (*fn)(void *), void *arg, const char *crash_at);
 
-/* Wait for PID at most TIMEOUT seconds; SIGKILLed and reaped after that.
- * Returns its exit status, 128 + signal if a signal ended it, -1 on timeout. */
-int ck_reap(pid_t pid, double timeout);
-#define CK_SIGKILLED (128 + 9)
+/* tk_reap's answer for a child ended by SIGKILL */
+#define CRASH_SIGKILLED (128 + 9)
 
 /* The state letter of /proc/PID/stat ('S' sleeping, 'R' running, ...),
  * or 0 if it cannot be read. */
-char ck_proc_state(pid_t pid);
+char crash_proc_state(pid_t pid);
 
 /* --------------------------------------------------------------- slots -- */
 
 /* Index of the slot last claimed by process PID (FREE slots included: a
  * freed slot keeps its owner's pid until it is claimed again), or -1. */
-int ck_slot_of(bakery_t *b, pid_t pid);
+int crash_slot_of(bakery_t *b, pid_t pid);
 
 /* Wait until process PID has a slot whose stage is PASS (TIMEOUT seconds). */
-bool ck_wait_pass(bakery_t *b, pid_t pid, enum bakery_pass_state pass, double timeout);
+bool crash_wait_pass(bakery_t *b, pid_t pid, enum bakery_pass_state pass, double timeout);
 
-unsigned ck_slots_used(bakery_t *b);
+unsigned crash_slots_used(bakery_t *b);
 
 /* bakery_lock_info of lock L, through B; exits on failure. */
-struct bakery_lock_info ck_lock_info(bakery_t *b, bakery_lock_t *l);
+struct bakery_lock_info crash_lock_info(bakery_t *b, bakery_lock_t *l);
 
 /* bakery_recover(), run in a short-lived child so that the caller takes no
  * slot: 0 and *reclaimed, or an error (-1 if the child failed). */
-int ck_recover_in_child(const char *name, unsigned *reclaimed);
+int crash_recover_in_child(const char *name, unsigned *reclaimed);
 
 /* ----------------------------------------------------------- occupancy -- */
 
 /*
- * An independent check of mutual exclusion that tolerates holders killed
- * inside the critical section.  Each passage swaps its SERIAL (unique per
- * process the test starts, 1..CK_SERIALS-1) into `inside` on entry
- * (ck_occ_in) and swaps 0 back on exit (ck_occ_out).  On entry any other
- * value means two holders at once, unless that serial was marked doomed
- * (ck_occ_doom) before the test killed it: the lock may let the next holder
- * in once the killed one is gone, and the dead one never swapped its serial
- * out.  On exit anything but our own serial is always a violation (we are
- * alive and still inside).  `counter` is incremented on entry with a plain
- * read, pause, write: overlapping holders lose updates (counter < entries),
- * a holder killed between its write and its `entries` increment adds one
- * (counter <= entries + kills).
+ * Mutual exclusion is checked by the occupancy object (tests/common/
+ * occupancy.h), which tolerates holders killed inside the critical
+ * section: each process the test starts has a SERIAL (1..CRASH_SERIALS-1),
+ * its ID there, and a test dooms the serial (occupancy_doom) before it
+ * kills its holder.
  */
-#define CK_SERIALS 4096
-struct ck_occ {
-	uint64_t inside;
-	uint64_t counter;
-	uint64_t entries;
-	uint64_t violations;
-	uint64_t stale;            /* entries that found a doomed holder's serial */
-	uint64_t order;            /* acquisition order, for FIFO checks          */
-	uint8_t doomed[CK_SERIALS];
-};
-
-void ck_occ_in(struct ck_occ *o, unsigned serial);
-void ck_occ_out(struct ck_occ *o, unsigned serial);
-/* ck_occ_in then ck_occ_out: a short critical section */
-void ck_occ_enter(struct ck_occ *o, unsigned serial);
-/* Mark SERIAL as about to be killed by the test: call before kill(). */
-void ck_occ_doom(struct ck_occ *o, unsigned serial);
+#define CRASH_SERIALS OCCUPANCY_IDS
+/* Relaxations between the counter's read and write in a crash test's
+ * critical section. */
+#define CRASH_OCC_PAUSE 50
 
 /* --------------------------------------------------------- participant -- */
 
-enum ck_mode {
-	CK_MODE_LOCK = 0,          /* bakery_lock                               */
-	CK_MODE_TRY,               /* bakery_trylock, once                      */
-	CK_MODE_TIMED_RT,          /* bakery_timedlock, deadline `timeout` away */
-	CK_MODE_CLOCK_MONO,        /* bakery_clocklock CLOCK_MONOTONIC          */
-	CK_MODE_CLOCK_RT,          /* bakery_clocklock CLOCK_REALTIME           */
+enum crash_mode {
+	CRASH_MODE_LOCK = 0,          /* bakery_lock                               */
+	CRASH_MODE_TRY,               /* bakery_trylock, once                      */
+	CRASH_MODE_TIMED_RT,          /* bakery_timedlock, deadline `timeout` away */
+	CRASH_MODE_CLOCK_MONO,        /* bakery_clocklock CLOCK_MONOTONIC          */
+	CRASH_MODE_CLOCK_RT,          /* bakery_clocklock CLOCK_REALTIME           */
 };
 
 /*
  * One participant process, described and reported in shared memory: it
- * opens REGION and lock CK_LOCK with ALGO, acquires once in MODE; on
+ * opens REGION and lock CRASH_LOCK with ALGO, acquires once in MODE; on
  * EOWNERDEAD it repairs (bakery_consistent); it enters the occupancy
  * object; with HOLD it stays there, holding the lock, until `release` is
  * set (a test that kills it then must doom its serial first); it leaves the
@@ -154,11 +115,11 @@ enum ck_mode {
  * without unlocking anything, until `release` is set, then may retry with
  * bakery_lock if `retry` is set.
  */
-struct ck_part {
+struct crash_part {
 	/* set by the test */
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
-	enum ck_mode mode;
+	enum crash_mode mode;
 	double timeout;            /* seconds, for the timed modes */
 	int hold;
 	int retry;
@@ -166,7 +127,7 @@ struct ck_part {
 	int retry_eslots;          /* BAKERY_ESLOTS: wait a little, try again  */
 	volatile int go;
 	unsigned serial;
-	struct ck_occ *occ;
+	struct occupancy *occ;
 	volatile int release;
 	/* set by the participant */
 	volatile int opened;       /* region and lock handle open               */
@@ -175,15 +136,15 @@ struct ck_part {
 	volatile int eslots;       /* BAKERY_ESLOTS returned (and retried)      */
 	int rc;                    /* result of the (first) acquisition         */
 	int rc_retry;
-	uint64_t t_call;           /* ck_ns() before the acquiring call         */
-	uint64_t t_acq;            /* ck_ns() when it returned with the lock    */
+	uint64_t t_call;           /* tk_ns() before the acquiring call         */
+	uint64_t t_acq;            /* tk_ns() when it returned with the lock    */
 	uint64_t t_gave_up;
-	uint64_t t_release;        /* ck_ns() just before bakery_unlock         */
-	uint64_t order;            /* place among the passages of ck_occ        */
+	uint64_t t_release;        /* tk_ns() just before bakery_unlock         */
+	uint64_t order;            /* place among the passages (occupancy order)   */
 	int slot;                  /* its slot index (found by its tid)         */
 };
 
-/* ck_fork() body: 0, or the number of the step that failed. */
-int ck_part_run(void *arg);
+/* crash_fork() body: 0, or the number of the step that failed. */
+int crash_part_run(void *arg);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scene.c - the stage of the Check crash tests (see scene.h).
  */
@@ -20,12 +21,12 @@ void scene_open(struct scene *s, const char *tag, enum bakery_algo algo, unsigne
 
 	memset(s, 0, sizeof(*s));
 	s->algo = algo;
-	ck_name(s->region, tag);
-	rc = ck_create(s->region, slots, &s->b);
+	tk_name(s->region, TK_NAME_SIZE, tag);
+	rc = crash_create(s->region, slots, &s->b);
 	ck_assert_msg(rc == 0, "creating %s: %s", s->region, bakery_strerror(rc));
-	rc = bakery_lock_open(s->b, CK_LOCK, algo, &s->l);
+	rc = bakery_lock_open(s->b, CRASH_LOCK, algo, &s->l);
 	ck_assert_msg(rc == 0, "lock (%s): %s", bakery_algo_name(algo), bakery_strerror(rc));
-	s->sh = ck_shared(sizeof(*s->sh));
+	s->sh = tk_shared(sizeof(*s->sh));
 }
 
 void scene_close(struct scene *s)
@@ -37,9 +38,9 @@ void scene_close(struct scene *s)
 }
 
 pid_t scene_start_mode(struct scene *s, unsigned k, const char *crash_at, int hold,
-                       enum ck_mode mode, double timeout)
+                       enum crash_mode mode, double timeout)
 {
-	struct ck_part *p = &s->sh->part[k];
+	struct crash_part *p = &s->sh->part[k];
 
 	ck_assert(k < SCENE_PARTS);
 	memset(p, 0, sizeof(*p));
@@ -51,25 +52,25 @@ pid_t scene_start_mode(struct scene *s, unsigned k, const char *crash_at, int ho
 	p->retry_eslots = s->retry_eslots;
 	p->serial = k + 1;
 	p->occ = &s->sh->occ;
-	s->pid[k] = ck_fork(ck_part_run, p, crash_at);
+	s->pid[k] = crash_fork(crash_part_run, p, crash_at);
 	ck_assert_msg(s->pid[k] > 0, "fork");
 	return s->pid[k];
 }
 
 pid_t scene_start(struct scene *s, unsigned k, const char *crash_at, int hold)
 {
-	return scene_start_mode(s, k, crash_at, hold, CK_MODE_LOCK, 0);
+	return scene_start_mode(s, k, crash_at, hold, CRASH_MODE_LOCK, 0);
 }
 
 void scene_wait_holding(struct scene *s, unsigned k)
 {
-	ck_assert_msg(ck_wait_flag(&s->sh->part[k].holding, 1, SCENE_WAIT),
+	ck_assert_msg(tk_wait_flag(&s->sh->part[k].holding, 1, SCENE_WAIT),
 	              "%s: participant %u never got the lock", bakery_algo_name(s->algo), k);
 }
 
 void scene_wait_waiting(struct scene *s, unsigned k)
 {
-	ck_assert_msg(ck_wait_pass(s->b, s->pid[k], BAKERY_PASS_WAITING, SCENE_WAIT),
+	ck_assert_msg(crash_wait_pass(s->b, s->pid[k], BAKERY_PASS_WAITING, SCENE_WAIT),
 	              "%s: participant %u never queued", bakery_algo_name(s->algo), k);
 }
 
@@ -80,7 +81,7 @@ void scene_release(struct scene *s, unsigned k)
 
 void scene_expect_exit(struct scene *s, unsigned k, int want)
 {
-	int st = ck_reap(s->pid[k], SCENE_WAIT);
+	int st = tk_reap(s->pid[k], SCENE_WAIT);
 
 	ck_assert_msg(st == want, "%s: participant %u ended with %d, expected %d (rc %s)",
 	              bakery_algo_name(s->algo), k, st, want,
@@ -90,7 +91,7 @@ void scene_expect_exit(struct scene *s, unsigned k, int want)
 struct bakery_slot_info scene_slot(struct scene *s, unsigned k)
 {
 	struct bakery_slot_info si;
-	int slot = ck_slot_of(s->b, s->pid[k]);
+	int slot = crash_slot_of(s->b, s->pid[k]);
 
 	ck_assert_msg(slot >= 0, "%s: participant %u has no slot", bakery_algo_name(s->algo), k);
 	ck_assert_int_eq(bakery_slot_info(s->b, (unsigned)slot, &si), 0);
@@ -99,7 +100,7 @@ struct bakery_slot_info scene_slot(struct scene *s, unsigned k)
 
 void scene_expect_exclusion(struct scene *s, uint64_t entries)
 {
-	struct ck_occ *o = &s->sh->occ;
+	struct occupancy *o = &s->sh->occ;
 
 	ck_assert_msg(o->violations == 0, "%s: %llu overlaps in the critical section",
 	              bakery_algo_name(s->algo), (unsigned long long)o->violations);

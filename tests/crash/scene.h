@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scene.h - the stage the Check crash tests play on: a fresh region with
  * one lock, the test's own handle for introspection (it never takes a slot:
  * it calls no lock function and no bakery_recover), a kill-tolerant
  * occupancy object, and up to SCENE_PARTS participant processes
- * (crashkit.h's ck_part) described in memory shared with them.
+ * (crashkit.h's crash_part) described in memory shared with them.
  */
 #ifndef BAKERY_TEST_SCENE_H
 #define BAKERY_TEST_SCENE_H
@@ -15,12 +16,12 @@
 #define SCENE_PARTS 12
 
 struct scene_shared {
-	struct ck_occ occ;
-	struct ck_part part[SCENE_PARTS];
+	struct occupancy occ;
+	struct crash_part part[SCENE_PARTS];
 };
 
 struct scene {
-	char region[CK_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	bakery_t *b;
 	bakery_lock_t *l;
@@ -29,7 +30,7 @@ struct scene {
 	int retry_eslots;          /* participants started now retry BAKERY_ESLOTS */
 };
 
-/* A fresh region of SLOTS slots (0: default) and lock CK_LOCK with ALGO. */
+/* A fresh region of SLOTS slots (0: default) and lock CRASH_LOCK with ALGO. */
 void scene_open(struct scene *s, const char *tag, enum bakery_algo algo, unsigned slots);
 void scene_close(struct scene *s);
 
@@ -38,13 +39,13 @@ void scene_close(struct scene *s);
 pid_t scene_start(struct scene *s, unsigned k, const char *crash_at, int hold);
 /* The same with another acquiring MODE and TIMEOUT (seconds). */
 pid_t scene_start_mode(struct scene *s, unsigned k, const char *crash_at, int hold,
-                       enum ck_mode mode, double timeout);
+                       enum crash_mode mode, double timeout);
 
 /* Assertions on the participants. */
 void scene_wait_holding(struct scene *s, unsigned k);
 void scene_wait_waiting(struct scene *s, unsigned k);
 void scene_release(struct scene *s, unsigned k);
-/* Participant K ended with exit status WANT (CK_SIGKILLED: a crash point). */
+/* Participant K ended with exit status WANT (CRASH_SIGKILLED: a crash point). */
 void scene_expect_exit(struct scene *s, unsigned k, int want);
 
 /* The slot info of participant K's slot (found by pid). */
@@ -57,7 +58,7 @@ void scene_expect_exclusion(struct scene *s, uint64_t entries);
 /* A crash suite's main(): run S (each test in its own child), exit status. */
 int scene_run(Suite *s);
 
-/* loop tests run every algorithm: _i indexes ck_algos */
-#define SCENE_ALGO(i) (ck_algos[(i)])
+/* loop tests run every algorithm: _i indexes crash_algos */
+#define SCENE_ALGO(i) (crash_algos[(i)])
 
 #endif

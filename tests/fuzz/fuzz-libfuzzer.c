@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-libfuzzer.c - the libFuzzer entry point around fuzz_region_case().
  * Built only by tests/fuzz/run-fuzzer.sh (`make fuzz`), with clang's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-region.c - one fuzz case of region validation and of everything that
  * reads a region afterwards.  Bytes in, a POSIX shm object out; then
@@ -42,7 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "shm_layout.h"
+#include "handle.h"
 #include "fuzz-region.h"
 
 #define CTL_SLOTS(c)     (((c) & 3u) + 1)

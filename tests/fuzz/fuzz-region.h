@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-region.h - the one entry point shared by the libFuzzer harness
  * (fuzz-libfuzzer.c, `make fuzz`) and the corpus replay run by `make check`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Fuzzing of the region validation and of every reader of the region.
 #
 # make check: bakery-fuzz-replay feeds every file of tests/fuzz/corpus through

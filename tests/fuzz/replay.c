@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay.c - feeds every file of a fuzz corpus through fuzz_region_case(),
  * the entry the libFuzzer harness uses, in a normal (gcc) build, so that

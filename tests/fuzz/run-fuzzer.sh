@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-fuzzer.sh - builds the libFuzzer harness of the region validation
 # (fuzz-libfuzzer.c + fuzz-region.c + the library, all instrumented) with
 # clang, and fuzzes.  Called by `make fuzz`; needs clang with libFuzzer

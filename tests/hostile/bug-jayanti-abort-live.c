@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-jayanti-abort-live.c - regression test: the reproducer of a library
  * bug fixed in commit 634074e (a proxy drive now notices that the slot it
@@ -37,8 +38,8 @@
 #include "hostile.h"
 
 struct stage {
-	char region[H_NAME_SIZE];
-	struct h_gate ready, die, aborted;
+	char region[TK_NAME_SIZE];
+	struct tk_gate ready, die, aborted;
 };
 
 /* D: a real participant that stops in its doorway, then dies there. */
@@ -54,7 +55,7 @@ static int in_doorway(void *arg)
 	if (bakery_open(st->region, 0, NULL, &b) ||
 	    bakery_lock_open(b, "j", BAKERY_ALGO_JAYANTI, &l) || bakery_lock(l) || bakery_unlock(l))
 		return 10;
-	slot = h_slot_of(b, getpid(), h_gettid());
+	slot = h_slot_of(b, getpid(), tk_gettid());
 	if (slot < 0)
 		return 11;
 	raw_map(&raw, st->region);
@@ -64,8 +65,8 @@ static int in_doorway(void *arg)
 	CMM_STORE_SHARED(reg->number, CMM_LOAD_SHARED(raw.locks[h_lock_index(l)].jay_x) + 2);
 	CMM_STORE_SHARED(reg->stage, BAKERY_PASS_DOORWAY);
 	cmm_smp_mb();
-	h_gate_open(&st->ready);
-	h_gate_wait(&st->die, 30);
+	tk_gate_open(&st->ready);
+	tk_gate_wait(&st->die, 30);
 	raise(SIGKILL);
 	return 12;
 }
@@ -82,8 +83,8 @@ static int abort_then_lock(void *arg)
 		return 20;
 	if (bakery_trylock(l) != EBUSY)
 		return 21;
-	h_gate_open(&st->aborted);
-	deadline = h_in(3);
+	tk_gate_open(&st->aborted);
+	deadline = tk_in(CLOCK_REALTIME, 3);
 	if (bakery_timedlock(l, &deadline) != 0)
 		return 22;
 	return bakery_unlock(l) ? 23 : 0;
@@ -93,34 +94,34 @@ static int abort_then_lock(void *arg)
 static int scenario(void *arg)
 {
 	struct stage *st = arg;
-	pid_t d = h_fork(in_doorway, st), t;
+	pid_t d = tk_fork(in_doorway, st), t;
 	int rc;
 
-	if (!h_gate_wait(&st->ready, 10))
+	if (!tk_gate_wait(&st->ready, 10))
 		return 30;
-	t = h_fork(abort_then_lock, st);
-	if (!h_gate_wait(&st->aborted, 10)) {
-		h_gate_open(&st->die);
-		h_reap(d, 10);
-		return h_reap(t, 10);
+	t = tk_fork(abort_then_lock, st);
+	if (!tk_gate_wait(&st->aborted, 10)) {
+		tk_gate_open(&st->die);
+		tk_reap(d, 10);
+		return tk_reap(t, 10);
 	}
-	h_gate_open(&st->die);
-	h_reap(d, 10);
-	rc = h_reap(t, 10);
+	tk_gate_open(&st->die);
+	tk_reap(d, 10);
+	rc = tk_reap(t, 10);
 	return rc;
 }
 
 int main(void)
 {
-	struct stage *st = h_shared(sizeof(*st));
+	struct stage *st = tk_shared(sizeof(*st));
 	bakery_t *b = h_region(st->region, "jayabort", 4, 1);
 	bakery_lock_t *l = h_lock(b, "j", BAKERY_ALGO_JAYANTI);
 
 	bakery_lock_close(l);
 	bakery_close(b);
-	h_gate_init(&st->ready);
-	h_gate_init(&st->die);
-	h_gate_init(&st->aborted);
+	tk_gate_init(&st->ready);
+	tk_gate_init(&st->die);
+	tk_gate_init(&st->aborted);
 	return h_survives("Jayanti: trylock abort behind a slot in its doorway that then dies, "
 	                  "then timedlock", scenario, st, 20);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-jayanti-abort.c - regression test (it was the reproducer of a fixed
  * library bug).  Needs the test build (crash points); no hostile write is
@@ -30,7 +31,7 @@
 
 #include "hostile.h"
 
-static char region[H_NAME_SIZE];
+static char region[TK_NAME_SIZE];
 
 /* D: dies inside its doorway, token published. */
 static int dies_in_doorway(void *unused)
@@ -66,7 +67,7 @@ static int abort_then_lock(void *unused)
 		return bakery_unlock(l) ? 23 : 0;
 	if (err != EBUSY)
 		return 21;
-	deadline = h_in(3);
+	deadline = tk_in(CLOCK_REALTIME, 3);
 	if (bakery_timedlock(l, &deadline) != 0)
 		return 22;
 	return bakery_unlock(l) ? 23 : 0;
@@ -76,7 +77,7 @@ int main(void)
 {
 	bakery_t *b = h_region(region, "jayabort", 4, 1);
 	bakery_lock_t *l = h_lock(b, "j", BAKERY_ALGO_JAYANTI);
-	int st = h_reap(h_fork(dies_in_doorway, NULL), 10);
+	int st = tk_reap(tk_fork(dies_in_doorway, NULL), 10);
 
 	if (st != 128 + 9) {
 		printf("setup failed: the doorway crash point did not fire (%d)\n", st);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-robust-list.c - regression test (it was the reproducer of a fixed
  * library bug: tokens are no longer glibc robust mutexes in the region).
@@ -32,8 +33,8 @@
 #include "hostile.h"
 
 struct stage {
-	char region[H_NAME_SIZE];
-	struct h_gate ready, go;
+	char region[TK_NAME_SIZE];
+	struct tk_gate ready, go;
 };
 
 static void robust_init(pthread_mutex_t *m)
@@ -61,8 +62,8 @@ static int victim(void *arg)
 		return 10;
 	if (pthread_mutex_lock(&own))
 		return 11;
-	h_gate_open(&st->ready);
-	if (!h_gate_wait(&st->go, 30))
+	tk_gate_open(&st->ready);
+	if (!tk_gate_wait(&st->go, 30))
 		return 12;
 	if (pthread_mutex_unlock(&own))
 		return 13;
@@ -75,17 +76,17 @@ static int victim(void *arg)
 
 int main(void)
 {
-	struct stage *st = h_shared(sizeof(*st));
+	struct stage *st = tk_shared(sizeof(*st));
 	bakery_t *b = h_region(st->region, "rlist", 4, 2);
 	struct raw raw;
 	pid_t pid;
 	int st_exit;
 
 	bakery_close(b);
-	h_gate_init(&st->ready);
-	h_gate_init(&st->go);
-	pid = h_fork(victim, st);
-	if (!h_gate_wait(&st->ready, 10)) {
+	tk_gate_init(&st->ready);
+	tk_gate_init(&st->go);
+	pid = tk_fork(victim, st);
+	if (!tk_gate_wait(&st->ready, 10)) {
 		printf("setup failed\n");
 		return 1;
 	}
@@ -98,8 +99,8 @@ int main(void)
 		for (size_t i = 0; i < raw.page_size / sizeof(*w); i++)
 			w[i] = 0x10;
 	}
-	h_gate_open(&st->go);
-	st_exit = h_reap(pid, 10);
+	tk_gate_open(&st->go);
+	st_exit = tk_reap(pid, 10);
 	raw_unmap(&raw);
 	if (st_exit == 0) {
 		printf("ok:   victim closed its region after its token's page was rewritten\n");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-shrink-sigbus.c - regression test (it was the reproducer of a fixed
  * library bug: the region is now watched by a SIGBUS guard, guard.c).
@@ -32,8 +33,8 @@
 enum victim_case { IDLE_LOCK, IDLE_INFO, HOLDER, SLEEPER };
 
 struct stage {
-	char region[H_NAME_SIZE];
-	struct h_gate ready, go, holder_in;
+	char region[TK_NAME_SIZE];
+	struct tk_gate ready, go, holder_in;
 	enum victim_case what;
 };
 
@@ -49,15 +50,15 @@ static int victim(void *arg)
 		return 10;
 	if (st->what == SLEEPER) {
 		/* queue behind the holder; the test cuts the region meanwhile */
-		h_gate_open(&st->ready);
+		tk_gate_open(&st->ready);
 		if (bakery_lock(l) != BAKERY_EBADREGION)
 			return 12;
 		return bakery_close(b) ? 13 : 0;
 	}
 	if (bakery_lock(l) || (st->what != HOLDER && bakery_unlock(l)))
 		return 11;
-	h_gate_open(&st->ready);
-	if (!h_gate_wait(&st->go, 30))
+	tk_gate_open(&st->ready);
+	if (!tk_gate_wait(&st->go, 30))
 		return 14;
 	switch (st->what) {
 	case IDLE_LOCK:
@@ -86,14 +87,14 @@ static int holder(void *arg)
 	if (bakery_open(st->region, 0, NULL, &b) || bakery_lock_open(b, "s", 0, &l) ||
 	    bakery_lock(l))
 		return 20;
-	h_gate_open(&st->holder_in);
+	tk_gate_open(&st->holder_in);
 	pause();
 	return 0;
 }
 
 static int shrink_case(const char *what, enum victim_case how)
 {
-	struct stage *st = h_shared(sizeof(*st));
+	struct stage *st = tk_shared(sizeof(*st));
 	bakery_t *b = h_region(st->region, "shrink", 4, 2);
 	pid_t pid, hold = 0;
 	struct raw raw;
@@ -102,18 +103,18 @@ static int shrink_case(const char *what, enum victim_case how)
 
 	bakery_close(b);
 	st->what = how;
-	h_gate_init(&st->ready);
-	h_gate_init(&st->go);
-	h_gate_init(&st->holder_in);
+	tk_gate_init(&st->ready);
+	tk_gate_init(&st->go);
+	tk_gate_init(&st->holder_in);
 	if (how == SLEEPER) {
-		hold = h_fork(holder, st);
-		if (!h_gate_wait(&st->holder_in, 10)) {
+		hold = tk_fork(holder, st);
+		if (!tk_gate_wait(&st->holder_in, 10)) {
 			printf("setup failed: %s\n", what);
 			return 1;
 		}
 	}
-	pid = h_fork(victim, st);
-	if (!h_gate_wait(&st->ready, 10)) {
+	pid = tk_fork(victim, st);
+	if (!tk_gate_wait(&st->ready, 10)) {
 		printf("setup failed: %s\n", what);
 		return 1;
 	}
@@ -124,16 +125,16 @@ static int shrink_case(const char *what, enum victim_case how)
 		perror("ftruncate");
 		return 1;
 	}
-	t0 = h_now();
-	h_gate_open(&st->go);
-	rc = h_reap(pid, 10);
+	t0 = tk_now(CLOCK_MONOTONIC);
+	tk_gate_open(&st->go);
+	rc = tk_reap(pid, 10);
 	if (hold) {
 		kill(hold, SIGKILL);
-		h_reap(hold, 10);
+		tk_reap(hold, 10);
 	}
 	close(raw.fd);          /* the mapping's pages past the end are gone */
 	if (rc == 0) {
-		printf("ok:   %s (%.2f s)\n", what, h_now() - t0);
+		printf("ok:   %s (%.2f s)\n", what, tk_now(CLOCK_MONOTONIC) - t0);
 		return 0;
 	}
 	printf("BUG:  %s: %s %d\n", what, rc > 128 ? "signal" : "status",

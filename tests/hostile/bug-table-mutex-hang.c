@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-table-mutex-hang.c - regression test (it was the reproducer of a fixed
  * library bug: the table mutex wait is now bounded, BAKERY_EBADREGION).
@@ -32,7 +33,7 @@
 
 #include "hostile.h"
 
-static char region[H_NAME_SIZE];
+static char region[TK_NAME_SIZE];
 
 static int victim(void *unused)
 {
@@ -55,10 +56,10 @@ int main(void)
 {
 	bakery_t *b = h_region(region, "tmutex", 4, 2);
 	struct raw raw;
-	pid_t gone = h_fork(quit, NULL);
+	pid_t gone = tk_fork(quit, NULL);
 
 	bakery_close(b);
-	h_reap(gone, 10);
+	tk_reap(gone, 10);
 	raw_map(&raw, region);
 	/* an owner that has exited, its death never marked */
 	*raw_token(&raw, raw.nslots) = (uint32_t)gone;

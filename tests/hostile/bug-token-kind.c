@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-token-kind.c - regression test (it was the reproducer of a fixed
  * library bug; the field it forged no longer exists).
@@ -34,8 +35,8 @@
 #define WORD_ALL_ONES 0xffffffffu
 
 struct stage {
-	char region[H_NAME_SIZE];
-	struct h_gate ready, release;
+	char region[TK_NAME_SIZE];
+	struct tk_gate ready, release;
 	int die;                   /* the participant dies instead of waiting */
 };
 
@@ -49,10 +50,10 @@ static int participant(void *arg)
 	if (bakery_open(st->region, 0, NULL, &b) || bakery_lock_open(b, "k", 0, &l) ||
 	    bakery_lock(l) || bakery_unlock(l))
 		return 10;
-	h_gate_open(&st->ready);
+	tk_gate_open(&st->ready);
 	if (st->die)
 		raise(SIGKILL);
-	h_gate_wait(&st->release, 30);
+	tk_gate_wait(&st->release, 30);
 	return 0;
 }
 
@@ -84,12 +85,12 @@ static int victim_lock_open(void *arg)
 
 static struct stage *stage_new(void)
 {
-	struct stage *st = h_shared(sizeof(*st));
+	struct stage *st = tk_shared(sizeof(*st));
 	bakery_t *b = h_region(st->region, "kind", 4, 2);
 
 	bakery_close(b);
-	h_gate_init(&st->ready);
-	h_gate_init(&st->release);
+	tk_gate_init(&st->ready);
+	tk_gate_init(&st->release);
 	return st;
 }
 
@@ -102,19 +103,19 @@ static int token_case(const char *what, uint32_t word, int die)
 	int bad;
 
 	st->die = die;
-	pid = h_fork(participant, st);
-	if (!h_gate_wait(&st->ready, 10)) {
+	pid = tk_fork(participant, st);
+	if (!tk_gate_wait(&st->ready, 10)) {
 		printf("setup failed: %s\n", what);
 		return 1;
 	}
 	if (die)
-		h_reap(pid, 10);
+		tk_reap(pid, 10);
 	raw_map(&raw, st->region);
 	*raw_token(&raw, 0) = word;
 	bad = h_survives(what, victim_recover, st, 10);
-	h_gate_open(&st->release);
+	tk_gate_open(&st->release);
 	if (!die)
-		h_reap(pid, 10);
+		tk_reap(pid, 10);
 	raw_unmap(&raw);
 	return bad;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostile.c - helpers of the hostile-participant and misuse tests (see
  * hostile.h).  They abort() on a failure of their own (a test that cannot
@@ -21,7 +22,6 @@
 #include <unistd.h>
 
 #include "hostile.h"
-#include "child.h"
 
 static void die(const char *what, int err)
 {
@@ -31,68 +31,13 @@ static void die(const char *what, int err)
 
 /* ------------------------------------------------------------- regions -- */
 
-#define MAX_NAMES 64
-
-static char made[MAX_NAMES][H_NAME_SIZE];
-static unsigned nmade;
-static pid_t maker;
-
-static void names_unlink(void)
-{
-	if (getpid() != maker)
-		return;         /* a child that exited normally: not its names */
-	for (unsigned i = 0; i < nmade; i++)
-		bakery_unlink(made[i]);
-}
-
-static pid_t run_id;
-
-void h_run_begin(void)
-{
-	run_id = getpid();
-}
-
-void h_run_end(void)
-{
-	char prefix[32];
-	struct dirent *e;
-	DIR *d = opendir("/dev/shm");
-	size_t n;
-
-	if (!d)
-		return;
-	n = (size_t)snprintf(prefix, sizeof(prefix), "bkhostile-%d-", (int)run_id);
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, prefix, n)) {
-			char name[300];
-			snprintf(name, sizeof(name), "/%s", e->d_name);
-			shm_unlink(name);
-		}
-	closedir(d);
-}
-
-void h_name(char *buf, size_t size, const char *tag)
-{
-	static unsigned counter;
-
-	snprintf(buf, size, "/bkhostile-%d-%s-%d-%u", (int)(run_id ? run_id : getpid()), tag,
-	         (int)getpid(), counter++);
-	if (maker != getpid()) {
-		maker = getpid();
-		nmade = 0;
-		atexit(names_unlink);
-	}
-	if (nmade < MAX_NAMES)
-		snprintf(made[nmade++], H_NAME_SIZE, "%s", buf);
-}
-
 bakery_t *h_region(char *name, const char *tag, unsigned slots, unsigned locks)
 {
 	struct bakery_config cfg = { .slots = slots, .locks = locks };
 	bakery_t *b;
 	int err;
 
-	h_name(name, H_NAME_SIZE, tag);
+	tk_name(name, TK_NAME_SIZE, tag);
 	err = bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, &cfg, &b);
 	if (err)
 		die("bakery_open", err);
@@ -117,11 +62,6 @@ unsigned h_lock_index(bakery_lock_t *l)
 	if (err)
 		die("bakery_lock_index", err);
 	return i;
-}
-
-pid_t h_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
 }
 
 int h_slot_of(bakery_t *b, pid_t pid, pid_t tid)
@@ -183,31 +123,9 @@ uint32_t *raw_token(struct raw *r, unsigned i)
 
 /* ----------------------------------------------------------- processes -- */
 
-pid_t h_fork(int (*fn)(void *), void *arg)
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die("fork", errno);
-	if (pid == 0)
-		_exit(fn(arg));
-	return pid;
-}
-
-int h_reap(pid_t pid, double timeout)
-{
-	int r = child_reap(pid, timeout);
-
-	if (r == CHILD_LOST)
-		die("waitpid", errno);
-	return r;
-}
-
 int h_survives(const char *what, int (*fn)(void *), void *arg, double timeout)
 {
-	int st = h_reap(h_fork(fn, arg), timeout);
+	int st = tk_reap(tk_fork(fn, arg), timeout);
 
 	if (st == 0) {
 		printf("ok:   %s\n", what);
@@ -224,74 +142,4 @@ int h_survives(const char *what, int (*fn)(void *), void *arg, double timeout)
 	return 1;
 }
 
-void *h_shared(size_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
-	if (p == MAP_FAILED)
-		die("mmap", errno);
-	return p;
-}
-
-void h_gate_init(struct h_gate *g)
-{
-	if (pipe(g->fd) < 0)
-		die("pipe", errno);
-}
-
-void h_gate_open(struct h_gate *g)
-{
-	if (write(g->fd[1], "o", 1) != 1)
-		die("gate write", errno);
-}
-
-bool h_gate_wait(struct h_gate *g, double timeout)
-{
-	struct pollfd p = { .fd = g->fd[0], .events = POLLIN };
-	char c;
-
-	if (poll(&p, 1, (int)(timeout * 1000)) != 1)
-		return false;
-	return read(g->fd[0], &c, 1) >= 0;
-}
-
-void h_gate_close(struct h_gate *g)
-{
-	close(g->fd[0]);
-	close(g->fd[1]);
-}
-
-/* ---------------------------------------------------------------- time -- */
-
-double h_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-struct timespec h_in(double seconds)
-{
-	struct timespec t;
-	long ns;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_sec += (time_t)seconds;
-	ns = t.tv_nsec + (long)((seconds - (double)(time_t)seconds) * 1e9);
-	t.tv_sec += ns / 1000000000L;
-	t.tv_nsec = ns % 1000000000L;
-	return t;
-}
-
-bool h_wait_until(bool (*cond)(void *), void *arg, double timeout)
-{
-	double end = h_now() + timeout;
-
-	while (!cond(arg)) {
-		if (h_now() > end)
-			return false;
-		usleep(1000);
-	}
-	return true;
-}

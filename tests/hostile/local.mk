@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Hostile and careless participants, permissions and misuse.
 #   test_*  Check suites: what the library does with garbage in its registers
 #           and tables, forged tokens, misuse of the API, other users.
@@ -6,7 +7,7 @@
 #           open ones are expected failures (hostile_bugs, XFAIL_TESTS):
 #           once one passes it XPASSes, which fails `make check`, and moves
 #           to hostile_fixed.
-hostile_helpers = tests/hostile/hostile.c tests/hostile/hostile.h tests/child.c tests/child.h
+hostile_helpers = tests/hostile/hostile.c tests/hostile/hostile.h tests/common/tk.c tests/common/tk.h
 # the sanitizer and valgrind pass of CI (run by .ci/run, not by make check)
 EXTRA_DIST += tests/ci-hardening.sh
 hostile_cppflags = $(bakery_test_cppflags) -I$(top_srcdir)/tests/hostile

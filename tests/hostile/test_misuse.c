@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_misuse.c - careless callers: what each misuse returns.
  *
@@ -37,7 +38,7 @@
 
 static int self_slot(bakery_t *b)
 {
-	return h_slot_of(b, getpid(), h_gettid());
+	return h_slot_of(b, getpid(), tk_gettid());
 }
 
 static int holder_slot(bakery_lock_t *l, bakery_t *b)
@@ -54,7 +55,7 @@ struct pair {
 	bakery_t *b;
 	bakery_lock_t *l;
 	int rc[4];
-	struct h_gate go, done;
+	struct tk_gate go, done;
 };
 
 static void *stranger(void *arg)
@@ -70,7 +71,7 @@ static void *stranger(void *arg)
 
 START_TEST(unlock_by_another_thread)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct pair p = { .b = h_region(name, "stranger", 4, 2) };
 	pthread_t t;
 	int me;
@@ -108,14 +109,14 @@ static int other_process(void *arg)
 
 START_TEST(unlock_by_another_process)
 {
-	char *name = h_shared(H_NAME_SIZE);
+	char *name = tk_shared(TK_NAME_SIZE);
 	bakery_t *b = h_region(name, "otherproc", 4, 2);
 	bakery_lock_t *l = h_lock(b, "m", (enum bakery_algo)_i);
 	int me;
 
 	ck_assert_int_eq(bakery_lock(l), 0);
 	me = self_slot(b);
-	ck_assert_int_eq(h_reap(h_fork(other_process, name), 10), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(other_process, name), 10), 0);
 	ck_assert_int_eq(holder_slot(l, b), me);
 	ck_assert_int_eq(bakery_unlock(l), 0);
 	ck_assert_int_eq(bakery_lock_close(l), 0);
@@ -125,7 +126,7 @@ END_TEST
 
 START_TEST(double_unlock)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "double", 4, 2);
 	bakery_lock_t *l = h_lock(b, "m", (enum bakery_algo)_i);
 
@@ -146,7 +147,7 @@ END_TEST
 
 START_TEST(close_while_holding)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct pair p = { .b = h_region(name, "closeheld", 4, 2) };
 	pthread_t t;
 
@@ -170,41 +171,41 @@ static void *holding_thread(void *arg)
 	struct pair *p = arg;
 
 	p->rc[0] = bakery_lock(p->l);
-	h_gate_open(&p->done);
-	h_gate_wait(&p->go, 30);
+	tk_gate_open(&p->done);
+	tk_gate_wait(&p->go, 30);
 	p->rc[1] = bakery_unlock(p->l);
-	h_gate_open(&p->done);
-	h_gate_wait(&p->go, 30);
+	tk_gate_open(&p->done);
+	tk_gate_wait(&p->go, 30);
 	/* the region is closed by now, still mapped for this thread's slot */
 	p->rc[2] = bakery_lock(p->l);
-	h_gate_open(&p->done);
-	h_gate_wait(&p->go, 30);
+	tk_gate_open(&p->done);
+	tk_gate_wait(&p->go, 30);
 	return NULL;
 }
 
 START_TEST(close_while_another_thread_holds)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct pair p = { .b = h_region(name, "closeother", 4, 2) };
 	pthread_t t;
 
 	p.l = h_lock(p.b, "m", BAKERY_ALGO_DEFAULT);
-	h_gate_init(&p.go);
-	h_gate_init(&p.done);
+	tk_gate_init(&p.go);
+	tk_gate_init(&p.done);
 	pthread_create(&t, NULL, holding_thread, &p);
-	ck_assert(h_gate_wait(&p.done, 10));
+	ck_assert(tk_gate_wait(&p.done, 10));
 	ck_assert_int_eq(p.rc[0], 0);
 	ck_assert_int_eq(bakery_close(p.b), EBUSY);
-	h_gate_open(&p.go);
-	ck_assert(h_gate_wait(&p.done, 10));
+	tk_gate_open(&p.go);
+	ck_assert(tk_gate_wait(&p.done, 10));
 	ck_assert_int_eq(p.rc[1], 0);
 	ck_assert_int_eq(bakery_close(p.b), 0);
-	h_gate_open(&p.go);
-	ck_assert(h_gate_wait(&p.done, 10));
+	tk_gate_open(&p.go);
+	ck_assert(tk_gate_wait(&p.done, 10));
 	ck_assert_int_eq(p.rc[2], EINVAL);
 	/* lock handles before the last slot goes (the thread's exit) */
 	ck_assert_int_eq(bakery_lock_close(p.l), 0);
-	h_gate_open(&p.go);
+	tk_gate_open(&p.go);
 	pthread_join(t, NULL);
 }
 END_TEST
@@ -218,33 +219,33 @@ static void *slot_keeper(void *arg)
 
 	p->rc[0] = bakery_lock(p->l);
 	p->rc[1] = bakery_unlock(p->l);
-	h_gate_open(&p->done);
-	h_gate_wait(&p->go, 30);
+	tk_gate_open(&p->done);
+	tk_gate_wait(&p->go, 30);
 	p->rc[2] = bakery_trylock(p->l);
-	h_gate_open(&p->done);
-	h_gate_wait(&p->go, 30);
+	tk_gate_open(&p->done);
+	tk_gate_wait(&p->go, 30);
 	return NULL;
 }
 
 START_TEST(closed_handle_is_refused)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct pair p = { .b = h_region(name, "closed", 4, 2) };
 	struct bakery_region_info ri;
 	struct bakery_slot_info si;
 	struct bakery_lock_info li;
-	struct timespec soon = h_in(1);
+	struct timespec soon = tk_in(CLOCK_REALTIME, 1);
 	bakery_lock_t *l2;
 	unsigned n;
 	pthread_t t;
 
 	p.l = h_lock(p.b, "m", BAKERY_ALGO_DEFAULT);
-	h_gate_init(&p.go);
-	h_gate_init(&p.done);
+	tk_gate_init(&p.go);
+	tk_gate_init(&p.done);
 	ck_assert_int_eq(bakery_lock(p.l), 0);
 	ck_assert_int_eq(bakery_unlock(p.l), 0);
 	pthread_create(&t, NULL, slot_keeper, &p);
-	ck_assert(h_gate_wait(&p.done, 10));
+	ck_assert(tk_gate_wait(&p.done, 10));
 	ck_assert_int_eq(bakery_close(p.b), 0);
 
 	/* still mapped (the other thread's slot): every call refuses */
@@ -258,13 +259,13 @@ START_TEST(closed_handle_is_refused)
 	ck_assert_int_eq(bakery_region_info(p.b, &ri), EINVAL);
 	ck_assert_int_eq(bakery_slot_info(p.b, 0, &si), EINVAL);
 	ck_assert_int_eq(bakery_lock_info(p.b, 0, &li), EINVAL);
-	h_gate_open(&p.go);
-	ck_assert(h_gate_wait(&p.done, 10));
+	tk_gate_open(&p.go);
+	ck_assert(tk_gate_wait(&p.done, 10));
 	ck_assert_int_eq(p.rc[0], 0);
 	ck_assert_int_eq(p.rc[1], 0);
 	ck_assert_int_eq(p.rc[2], EINVAL);
 	ck_assert_int_eq(bakery_lock_close(p.l), 0);
-	h_gate_open(&p.go);
+	tk_gate_open(&p.go);
 	pthread_join(t, NULL);
 	/* the thread has exited: its slot went, and the mapping with it; p.b
 	 * is freed memory now and is not touched again */
@@ -277,7 +278,7 @@ struct forked {
 	bakery_t *b;
 	bakery_lock_t *l;
 	int parent_slot;
-	struct h_gate tried, unlocked;
+	struct tk_gate tried, unlocked;
 };
 
 static int fork_child(void *arg)
@@ -290,8 +291,8 @@ static int fork_child(void *arg)
 		return 10;
 	if (bakery_trylock(f->l) != EBUSY)
 		return 11;
-	h_gate_open(&f->tried);
-	if (!h_gate_wait(&f->unlocked, 10))
+	tk_gate_open(&f->tried);
+	if (!tk_gate_wait(&f->unlocked, 10))
 		return 12;
 	if (bakery_lock(f->l))
 		return 13;
@@ -307,22 +308,22 @@ static int fork_child(void *arg)
 
 START_TEST(fork_child_does_not_inherit_the_lock)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct forked f = { .b = h_region(name, "fork", 4, 2) };
 	pid_t pid;
 
 	f.l = h_lock(f.b, "m", (enum bakery_algo)_i);
-	h_gate_init(&f.tried);
-	h_gate_init(&f.unlocked);
+	tk_gate_init(&f.tried);
+	tk_gate_init(&f.unlocked);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	f.parent_slot = self_slot(f.b);
-	pid = h_fork(fork_child, &f);
-	ck_assert(h_gate_wait(&f.tried, 10));
+	pid = tk_fork(fork_child, &f);
+	ck_assert(tk_gate_wait(&f.tried, 10));
 	/* the child's EPERM unlock left our hold alone */
 	ck_assert_int_eq(holder_slot(f.l, f.b), f.parent_slot);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	h_gate_open(&f.unlocked);
-	ck_assert_int_eq(h_reap(pid, 20), 0);
+	tk_gate_open(&f.unlocked);
+	ck_assert_int_eq(tk_reap(pid, 20), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(bakery_lock_close(f.l), 0);
@@ -333,7 +334,7 @@ END_TEST
 /* -------------------------------------------------------------- signals -- */
 
 struct line {
-	char region[H_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	double deadline;           /* > 0: bakery_timedlock with this many seconds */
 	unsigned long seq;         /* entries so far, all processes */
@@ -366,14 +367,14 @@ static int in_line(struct line *ln, int k)
 	sigaction(SIGUSR1, &sa, NULL);
 	if (bakery_open(ln->region, 0, NULL, &b) || bakery_lock_open(b, "q", ln->algo, &l))
 		return 10;
-	t0 = h_now();
+	t0 = tk_now(CLOCK_MONOTONIC);
 	if (ln->deadline > 0) {
-		until = h_in(ln->deadline);
+		until = tk_in(CLOCK_REALTIME, ln->deadline);
 		ln->who[k].rc = bakery_timedlock(l, &until);
 	} else {
 		ln->who[k].rc = bakery_lock(l);
 	}
-	ln->who[k].waited = h_now() - t0;
+	ln->who[k].waited = tk_now(CLOCK_MONOTONIC) - t0;
 	ln->who[k].signals = (unsigned long)caught;
 	if (ln->who[k].rc == 0) {
 		ln->who[k].order = uatomic_add_return(&ln->seq, 1);
@@ -404,9 +405,9 @@ static bool is_waiting(void *arg)
 /* Start a participant and return once it is past the doorway. */
 static pid_t queue_up(bakery_t *b, int (*fn)(void *), struct line *ln)
 {
-	struct waiting_for w = { b, h_fork(fn, ln) };
+	struct waiting_for w = { b, tk_fork(fn, ln) };
 
-	ck_assert_msg(h_wait_until(is_waiting, &w, 10), "participant never queued");
+	ck_assert_msg(tk_wait_until(is_waiting, &w, 10), "participant never queued");
 	return w.pid;
 }
 
@@ -423,7 +424,7 @@ static void bombard(pid_t a, pid_t b, unsigned n)
 /* _i: algorithm * 2 + (1: bakery_timedlock with a far deadline) */
 START_TEST(signals_keep_the_place_in_line)
 {
-	struct line *ln = h_shared(sizeof(*ln));
+	struct line *ln = tk_shared(sizeof(*ln));
 	bakery_t *b = h_region(ln->region, "signals", 4, 2);
 	bakery_lock_t *l;
 	pid_t first, second;
@@ -436,8 +437,8 @@ START_TEST(signals_keep_the_place_in_line)
 	second = queue_up(b, second_in_line, ln);
 	bombard(first, second, 200);
 	ck_assert_int_eq(bakery_unlock(l), 0);
-	ck_assert_int_eq(h_reap(first, 20), 0);
-	ck_assert_int_eq(h_reap(second, 20), 0);
+	ck_assert_int_eq(tk_reap(first, 20), 0);
+	ck_assert_int_eq(tk_reap(second, 20), 0);
 	ck_assert_int_eq(ln->who[0].rc, 0);
 	ck_assert_int_eq(ln->who[1].rc, 0);
 	ck_assert_uint_ge(ln->who[0].signals, 10);     /* they did land during the wait */
@@ -450,7 +451,7 @@ END_TEST
 
 START_TEST(signals_do_not_shorten_a_deadline)
 {
-	struct line *ln = h_shared(sizeof(*ln));
+	struct line *ln = tk_shared(sizeof(*ln));
 	bakery_t *b = h_region(ln->region, "sigdeadline", 4, 2);
 	bakery_lock_t *l;
 	pid_t first;
@@ -461,7 +462,7 @@ START_TEST(signals_do_not_shorten_a_deadline)
 	ck_assert_int_eq(bakery_lock(l), 0);
 	first = queue_up(b, first_in_line, ln);
 	bombard(first, 0, 100);
-	ck_assert_int_eq(h_reap(first, 20), 0);
+	ck_assert_int_eq(tk_reap(first, 20), 0);
 	ck_assert_int_eq(ln->who[0].rc, ETIMEDOUT);
 	ck_assert_msg(ln->who[0].waited >= 0.45, "gave up after %.3f s", ln->who[0].waited);
 	ck_assert_uint_ge(ln->who[0].signals, 5);
@@ -478,17 +479,17 @@ static Suite *misuse_suite(void)
 	TCase *sig = tcase_create("signals");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, unlock_by_another_thread, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, unlock_by_another_process, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, double_unlock, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, unlock_by_another_thread, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, unlock_by_another_process, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, double_unlock, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, close_while_holding);
 	tcase_add_test(tc, close_while_another_thread_holds);
 	tcase_add_test(tc, closed_handle_is_refused);
-	tcase_add_loop_test(tc, fork_child_does_not_inherit_the_lock, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, fork_child_does_not_inherit_the_lock, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(sig, 60);
 	tcase_add_loop_test(sig, signals_keep_the_place_in_line, 0, 8);
-	tcase_add_loop_test(sig, signals_do_not_shorten_a_deadline, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(sig, signals_do_not_shorten_a_deadline, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, sig);
 	return s;
 }

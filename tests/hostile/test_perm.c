@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_perm.c - permissions of the region's shm object.  Needs root, to run
  * children as another user (setuid(65534)); exits 77 (skipped) otherwise.
@@ -33,7 +34,7 @@
 
 static mode_t object_mode(const char *name)
 {
-	char path[H_NAME_SIZE + 16];
+	char path[TK_NAME_SIZE + 16];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "/dev/shm%s", name);
@@ -46,7 +47,7 @@ static bakery_t *region_with_mode(char *name, mode_t mode)
 	struct bakery_config cfg = { .slots = 4, .locks = 2, .mode = mode };
 	bakery_t *b;
 
-	h_name(name, H_NAME_SIZE, "perm");
+	tk_name(name, TK_NAME_SIZE, "perm");
 	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, &cfg, &b), 0);
 	return b;
 }
@@ -86,7 +87,7 @@ static int stranger_allowed(void *arg)
 
 START_TEST(default_mode_is_0600)
 {
-	char *name = h_shared(H_NAME_SIZE);
+	char *name = tk_shared(TK_NAME_SIZE);
 	struct bakery_region_info ri;
 	bakery_t *b;
 
@@ -95,7 +96,7 @@ START_TEST(default_mode_is_0600)
 	ck_assert_uint_eq(object_mode(name), 0600);
 	ck_assert_int_eq(bakery_region_info(b, &ri), 0);
 	ck_assert_uint_eq(ri.mode, 0600);
-	ck_assert_int_eq(h_reap(h_fork(stranger_refused, name), 10), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(stranger_refused, name), 10), 0);
 	ck_assert_uint_eq(object_mode(name), 0600);    /* still there */
 	ck_assert_int_eq(bakery_close(b), 0);
 }
@@ -103,31 +104,31 @@ END_TEST
 
 START_TEST(read_only_for_others_is_refused)
 {
-	char *name = h_shared(H_NAME_SIZE);
+	char *name = tk_shared(TK_NAME_SIZE);
 	bakery_t *b = region_with_mode(name, 0644);
 
 	ck_assert_uint_eq(object_mode(name), 0644);
-	ck_assert_int_eq(h_reap(h_fork(stranger_refused, name), 10), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(stranger_refused, name), 10), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
 }
 END_TEST
 
 START_TEST(world_writable_is_shared)
 {
-	char *name = h_shared(H_NAME_SIZE);
+	char *name = tk_shared(TK_NAME_SIZE);
 	bakery_t *b;
 
 	umask(077);             /* the mode is exact, not masked */
 	b = region_with_mode(name, 0666);
 	ck_assert_uint_eq(object_mode(name), 0666);
-	ck_assert_int_eq(h_reap(h_fork(stranger_allowed, name), 10), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(stranger_allowed, name), 10), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
 }
 END_TEST
 
 START_TEST(mode_applies_on_creation_only)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_config wide = { .mode = 0666 }, narrow = { .mode = 0600 };
 	struct bakery_region_info ri;
 	bakery_t *b = region_with_mode(name, 0640), *b2;
@@ -170,12 +171,12 @@ static int tool(const char *bin, const char *name, const char *mode)
 START_TEST(tool_mode_applies_on_creation_only)
 {
 	const char *top = getenv("top_builddir");
-	char bin[4096], name[H_NAME_SIZE];
+	char bin[4096], name[TK_NAME_SIZE];
 
 	if (!top)
 		return;         /* run outside `make check`: no tool to find */
 	snprintf(bin, sizeof(bin), "%s/tools/bakery", top);
-	h_name(name, sizeof(name), "permtool");
+	tk_name(name, sizeof(name), "permtool");
 	ck_assert_int_eq(tool(bin, name, "0640"), 0);
 	ck_assert_uint_eq(object_mode(name), 0640);
 	ck_assert_int_ne(tool(bin, name, "0666"), 0);

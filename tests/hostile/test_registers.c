@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_registers.c - a participant that writes garbage into its own
  * registers.  Checked: the library never crashes and never reads or writes
@@ -36,13 +37,13 @@
 
 /* What the scribbler writes into its registers of lock "r". */
 struct scribble {
-	char region[H_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	uint32_t choosing, stage;
 	uint64_t number;
 	int same_colour;           /* Black-White: put the lock's colour in bit 63 */
 	int die;                   /* SIGKILL itself DIE_MS after writing */
-	struct h_gate ready, release;
+	struct tk_gate ready, release;
 };
 
 #define DIE_MS 300
@@ -62,7 +63,7 @@ static int scribbler(void *arg)
 	if (bakery_open(s->region, 0, NULL, &b) || bakery_lock_open(b, "r", s->algo, &l) ||
 	    bakery_lock(l) || bakery_unlock(l))
 		return 10;
-	slot = h_slot_of(b, getpid(), h_gettid());
+	slot = h_slot_of(b, getpid(), tk_gettid());
 	if (slot < 0)
 		return 11;
 	idx = h_lock_index(l);
@@ -74,12 +75,12 @@ static int scribbler(void *arg)
 	CMM_STORE_SHARED(reg->choosing, s->choosing);
 	CMM_STORE_SHARED(reg->stage, s->stage);
 	cmm_smp_mb();
-	h_gate_open(&s->ready);
+	tk_gate_open(&s->ready);
 	if (s->die) {
 		usleep(DIE_MS * 1000);
 		raise(SIGKILL);
 	}
-	h_gate_wait(&s->release, 30);
+	tk_gate_wait(&s->release, 30);
 	return 0;
 }
 
@@ -88,16 +89,16 @@ static pid_t scribbler_start(struct scribble *s)
 {
 	pid_t pid;
 
-	h_gate_init(&s->ready);
-	h_gate_init(&s->release);
-	pid = h_fork(scribbler, s);
-	ck_assert_msg(h_gate_wait(&s->ready, 10), "the scribbler never got ready");
+	tk_gate_init(&s->ready);
+	tk_gate_init(&s->release);
+	pid = tk_fork(scribbler, s);
+	ck_assert_msg(tk_gate_wait(&s->ready, 10), "the scribbler never got ready");
 	return pid;
 }
 
 static struct scribble *scribble_new(bakery_t **b, bakery_lock_t **l, enum bakery_algo algo)
 {
-	struct scribble *s = h_shared(sizeof(*s));
+	struct scribble *s = tk_shared(sizeof(*s));
 
 	*b = h_region(s->region, "reg", 4, 2);
 	*l = h_lock(*b, "r", algo);
@@ -126,7 +127,7 @@ START_TEST(huge_number_is_behind_honest_tickets)
 	ck_assert_int_ge(them, 0);
 
 	ck_assert_int_eq(bakery_trylock(l), 0);
-	me = h_slot_of(b, getpid(), h_gettid());
+	me = h_slot_of(b, getpid(), tk_gettid());
 	raw_map(&raw, s->region);
 	/* our ticket, taken over theirs, is clamped (no wrap to 0 or to 1) */
 	if (algo != BAKERY_ALGO_BLACK_WHITE)
@@ -134,8 +135,8 @@ START_TEST(huge_number_is_behind_honest_tickets)
 		                  NUMBER_LIMIT);
 	ck_assert_int_eq(bakery_unlock(l), 0);
 
-	h_gate_open(&s->release);
-	ck_assert_int_eq(h_reap(pid, 10), 0);
+	tk_gate_open(&s->release);
+	ck_assert_int_eq(tk_reap(pid, 10), 0);
 	/* it exited without giving its slot back: proven dead, reclaimed */
 	ck_assert_int_eq(bakery_recover(b, &reclaimed), 0);
 	ck_assert_uint_eq(reclaimed, 1);
@@ -163,15 +164,15 @@ START_TEST(choosing_stuck_then_death)
 	s->stage = BAKERY_PASS_DOORWAY;
 	s->die = 1;
 	pid = scribbler_start(s);
-	t0 = h_now();
+	t0 = tk_now(CLOCK_MONOTONIC);
 	/* (a Jayanti trylock abort here is bug-jayanti-abort.c) */
 	if (_i != BAKERY_ALGO_JAYANTI)
 		ck_assert_int_eq(bakery_trylock(l), EBUSY);
-	deadline = h_in(10);
+	deadline = tk_in(CLOCK_REALTIME, 10);
 	ck_assert_int_eq(bakery_timedlock(l, &deadline), 0);
 	/* it had to wait for the death (DIE_MS after the garbage) */
-	ck_assert_msg(h_now() - t0 > DIE_MS / 2000.0, "entered while choosing was stuck");
-	ck_assert_int_eq(h_reap(pid, 10), 128 + SIGKILL);
+	ck_assert_msg(tk_now(CLOCK_MONOTONIC) - t0 > DIE_MS / 2000.0, "entered while choosing was stuck");
+	ck_assert_int_eq(tk_reap(pid, 10), 128 + SIGKILL);
 	ck_assert_int_eq(bakery_unlock(l), 0);
 	ck_assert_int_eq(bakery_lock(l), 0);
 	ck_assert_int_eq(bakery_unlock(l), 0);
@@ -203,8 +204,8 @@ START_TEST(stage_out_of_range_is_not_shown)
 	ck_assert_uint_eq(li.waiters, 0);
 	ck_assert_int_eq(bakery_trylock(l), 0);
 	ck_assert_int_eq(bakery_unlock(l), 0);
-	h_gate_open(&s->release);
-	ck_assert_int_eq(h_reap(pid, 10), 0);
+	tk_gate_open(&s->release);
+	ck_assert_int_eq(tk_reap(pid, 10), 0);
 	ck_assert_int_eq(bakery_lock_close(l), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
 }
@@ -225,7 +226,7 @@ START_TEST(scribbled_critical_stage_then_death)
 	s->same_colour = _i == BAKERY_ALGO_BLACK_WHITE;
 	s->die = 1;
 	pid = scribbler_start(s);
-	ck_assert_int_eq(h_reap(pid, 10), 128 + SIGKILL);
+	ck_assert_int_eq(tk_reap(pid, 10), 128 + SIGKILL);
 	ck_assert_int_eq(bakery_lock(l), EOWNERDEAD);
 	ck_assert_int_eq(bakery_consistent(l), 0);
 	ck_assert_int_eq(bakery_unlock(l), 0);
@@ -244,9 +245,9 @@ static Suite *registers_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, huge_number_is_behind_honest_tickets,
 	                    BAKERY_ALGO_LAMPORT, BAKERY_ALGO_BLACK_WHITE + 1);
-	tcase_add_loop_test(tc, choosing_stuck_then_death, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, stage_out_of_range_is_not_shown, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, scribbled_critical_stage_then_death, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, choosing_stuck_then_death, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, stage_out_of_range_is_not_shown, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, scribbled_critical_stage_then_death, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tables.c - garbage in the shared tables of a live region: indices
  * and sizes out of range, unterminated names, unknown algorithms, states
@@ -91,7 +92,7 @@ static void check_introspection(bakery_t *b)
 START_TEST(slots_hwm_beyond_capacity)
 {
 	static const uint32_t hwm[] = { UINT32_MAX, 5, 4096 };
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "hwm", 4, 4);
 	struct raw raw;
 
@@ -99,7 +100,7 @@ START_TEST(slots_hwm_beyond_capacity)
 	CMM_STORE_SHARED(raw.hdr->slots_hwm, hwm[_i]);
 	honest_passages(b);
 	check_introspection(b);
-	ck_assert_int_eq(h_reap(h_fork(child_passages, name), 20), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(child_passages, name), 20), 0);
 	CMM_STORE_SHARED(raw.hdr->slots_hwm, hwm[_i]);
 	honest_passages(b);
 	raw_unmap(&raw);
@@ -110,7 +111,7 @@ END_TEST
 /* ------------------------------------------------------- Jayanti proxies -- */
 
 struct waiter {
-	char region[H_NAME_SIZE];
+	char region[TK_NAME_SIZE];
 };
 
 static int jayanti_waiter(void *arg)
@@ -145,10 +146,10 @@ static uint64_t forged_proxy(int variant, uint32_t gen)
 
 START_TEST(jayanti_proxy_word_out_of_range)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "proxy", 4, 1);
 	bakery_lock_t *l = h_lock(b, "j", BAKERY_ALGO_JAYANTI);
-	struct waiter *w = h_shared(sizeof(*w));
+	struct waiter *w = tk_shared(sizeof(*w));
 	struct bakery_slot_info si;
 	struct raw raw;
 	unsigned reclaimed;
@@ -157,12 +158,12 @@ START_TEST(jayanti_proxy_word_out_of_range)
 
 	snprintf(w->region, sizeof(w->region), "%s", name);
 	ck_assert_int_eq(bakery_lock(l), 0);
-	pid = h_fork(jayanti_waiter, w);
-	ck_assert_msg(h_wait_until(has_waiter, b, 10), "the waiter never queued");
+	pid = tk_fork(jayanti_waiter, w);
+	ck_assert_msg(tk_wait_until(has_waiter, b, 10), "the waiter never queued");
 	dead = h_slot_of(b, pid, pid);
 	ck_assert_int_ge(dead, 0);
 	kill(pid, SIGKILL);
-	ck_assert_int_eq(h_reap(pid, 10), 128 + SIGKILL);
+	ck_assert_int_eq(tk_reap(pid, 10), 128 + SIGKILL);
 
 	raw_map(&raw, name);
 	CMM_STORE_SHARED(raw_reg(&raw, 0, (unsigned)dead)->proxy,
@@ -187,7 +188,7 @@ END_TEST
 
 START_TEST(unterminated_lock_name)
 {
-	char name[H_NAME_SIZE], ln[BAKERY_LOCK_NAME_MAX + 2];
+	char name[TK_NAME_SIZE], ln[BAKERY_LOCK_NAME_MAX + 2];
 	bakery_t *b = h_region(name, "name", 4, 4);
 	struct bakery_lock_info li;
 	struct raw raw;
@@ -239,16 +240,16 @@ static int die_holding(void *arg)
 START_TEST(lock_algo_out_of_range)
 {
 	static const uint32_t bad[] = { 99, BAKERY_ALGO_DEFAULT, UINT32_MAX };
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "algo", 4, 4);
 	bakery_lock_t *l = h_lock(b, "a", BAKERY_ALGO_LAMPORT), *l2;
 	struct bakery_lock_info li;
 	struct raw raw;
 	unsigned idx = h_lock_index(l), reclaimed;
-	char *shared = h_shared(H_NAME_SIZE);
+	char *shared = tk_shared(TK_NAME_SIZE);
 
-	snprintf(shared, H_NAME_SIZE, "%s", name);
-	ck_assert_int_eq(h_reap(h_fork(die_holding, shared), 10), 128 + SIGKILL);
+	snprintf(shared, TK_NAME_SIZE, "%s", name);
+	ck_assert_int_eq(tk_reap(tk_fork(die_holding, shared), 10), 128 + SIGKILL);
 	raw_map(&raw, name);
 	CMM_STORE_SHARED(raw.locks[idx].algo, bad[_i]);
 
@@ -275,7 +276,7 @@ END_TEST
 
 START_TEST(lock_entry_state_garbage)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "state", 4, 2);
 	bakery_lock_t *l = h_lock(b, "g", BAKERY_ALGO_DEFAULT), *l2;
 	struct bakery_lock_info li;
@@ -298,7 +299,7 @@ END_TEST
 
 START_TEST(active_set_all_ones)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "active", 3, 4);
 	struct bakery_lock_info li;
 	struct raw raw;
@@ -308,7 +309,7 @@ START_TEST(active_set_all_ones)
 	for (size_t i = 0; i < (size_t)raw.nlocks * raw.active_words; i++)
 		CMM_STORE_SHARED(raw.active[i], ~UINT64_C(0));
 	honest_passages(b);
-	ck_assert_int_eq(h_reap(h_fork(child_passages, name), 20), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(child_passages, name), 20), 0);
 	for (unsigned i = 0; i < raw.nlocks; i++) {
 		ck_assert_int_eq(bakery_lock_info(b, i, &li), 0);
 		ck_assert_uint_le(li.participants, raw.nslots);
@@ -320,7 +321,7 @@ END_TEST
 
 START_TEST(slot_state_out_of_range)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "slotstate", 2, 4);
 	struct bakery_slot_info si;
 	struct raw raw;
@@ -331,7 +332,7 @@ START_TEST(slot_state_out_of_range)
 	ck_assert_int_eq(si.state, BAKERY_SLOT_ACTIVE);
 	honest_passages(b);
 	/* the damaged slot was not taken: this thread is in slot 1 */
-	ck_assert_int_eq(h_slot_of(b, getpid(), h_gettid()), 1);
+	ck_assert_int_eq(h_slot_of(b, getpid(), tk_gettid()), 1);
 	check_introspection(b);
 	raw_unmap(&raw);
 	ck_assert_int_eq(bakery_close(b), 0);
@@ -341,7 +342,7 @@ END_TEST
 /* Opening an object shorter than its header says: refused before mapping. */
 START_TEST(shrunk_region_refused_at_open)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "shrunk", 4, 4), *b2;
 	struct raw raw;
 
@@ -363,7 +364,7 @@ END_TEST
 /* Growing the object is harmless: the mapping and the layout stay. */
 START_TEST(grown_region_keeps_working)
 {
-	char name[H_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = h_region(name, "grown", 4, 4), *b2;
 	struct raw raw;
 

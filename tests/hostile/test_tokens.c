@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tokens.c - a liveness token (the robust futex word a slot's owner
  * holds) that someone else rewrote while the owner lives.
@@ -31,8 +32,8 @@
 #define FUTEX_OWNER_DIED_BIT 0x40000000
 
 struct holder {
-	char region[H_NAME_SIZE];
-	struct h_gate ready, release;
+	char region[TK_NAME_SIZE];
+	struct tk_gate ready, release;
 };
 
 /* Holds lock "t" until released; exits with its unlock's result. */
@@ -46,8 +47,8 @@ static int holder(void *arg)
 	if (bakery_open(h->region, 0, NULL, &b) ||
 	    bakery_lock_open(b, "t", BAKERY_ALGO_DEFAULT, &l) || bakery_lock(l))
 		return 100;
-	h_gate_open(&h->ready);
-	h_gate_wait(&h->release, 30);
+	tk_gate_open(&h->ready);
+	tk_gate_wait(&h->release, 30);
 	err = bakery_unlock(l);
 	return err == EPERM ? 1 : err ? 101 : 0;
 }
@@ -56,15 +57,15 @@ static int holder(void *arg)
 static pid_t holder_start(enum bakery_algo algo, struct holder **hp, bakery_t **b,
                           bakery_lock_t **l, int *slot)
 {
-	struct holder *h = h_shared(sizeof(*h));
+	struct holder *h = tk_shared(sizeof(*h));
 	pid_t pid;
 
 	*b = h_region(h->region, "token", 4, 2);
 	*l = h_lock(*b, "t", algo);
-	h_gate_init(&h->ready);
-	h_gate_init(&h->release);
-	pid = h_fork(holder, h);
-	ck_assert_msg(h_gate_wait(&h->ready, 10), "the holder never got the lock");
+	tk_gate_init(&h->ready);
+	tk_gate_init(&h->release);
+	pid = tk_fork(holder, h);
+	ck_assert_msg(tk_gate_wait(&h->ready, 10), "the holder never got the lock");
 	*slot = h_slot_of(*b, pid, pid);
 	ck_assert_int_ge(*slot, 0);
 	*hp = h;
@@ -89,11 +90,11 @@ START_TEST(token_cleared_while_owner_holds)
 	raw_map(&raw, h->region);
 	CMM_STORE_SHARED(*raw_token_int(&raw, slot), 0);
 	ck_assert_int_eq(bakery_trylock(l), EBUSY);
-	soon = h_in(0.3);
+	soon = tk_in(CLOCK_REALTIME, 0.3);
 	ck_assert_int_eq(bakery_timedlock(l, &soon), ETIMEDOUT);
-	h_gate_open(&h->release);
-	ck_assert_int_eq(h_reap(pid, 10), 0);          /* its unlock: 0 */
-	soon = h_in(10);
+	tk_gate_open(&h->release);
+	ck_assert_int_eq(tk_reap(pid, 10), 0);          /* its unlock: 0 */
+	soon = tk_in(CLOCK_REALTIME, 10);
 	ck_assert_int_eq(bakery_timedlock(l, &soon), 0);
 	ck_assert_int_eq(bakery_unlock(l), 0);
 	raw_unmap(&raw);
@@ -114,12 +115,12 @@ START_TEST(forged_owner_died_while_owner_holds)
 
 	raw_map(&raw, h->region);
 	CMM_STORE_SHARED(*raw_token_int(&raw, slot), FUTEX_OWNER_DIED_BIT | (int)pid);
-	soon = h_in(10);
+	soon = tk_in(CLOCK_REALTIME, 10);
 	ck_assert_int_eq(bakery_timedlock(l, &soon), EOWNERDEAD);
 	ck_assert_int_eq(bakery_consistent(l), 0);
 	ck_assert_int_eq(bakery_unlock(l), 0);
-	h_gate_open(&h->release);
-	ck_assert_int_eq(h_reap(pid, 10), 1);          /* its unlock: EPERM */
+	tk_gate_open(&h->release);
+	ck_assert_int_eq(tk_reap(pid, 10), 1);          /* its unlock: EPERM */
 	ck_assert_int_eq(bakery_lock(l), 0);
 	ck_assert_int_eq(bakery_unlock(l), 0);
 	raw_unmap(&raw);
@@ -134,8 +135,8 @@ static Suite *tokens_suite(void)
 	TCase *tc = tcase_create("tokens");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, token_cleared_while_owner_holds, H_ALGO_FIRST, H_ALGO_END);
-	tcase_add_loop_test(tc, forged_owner_died_while_owner_holds, H_ALGO_FIRST, H_ALGO_END);
+	tcase_add_loop_test(tc, token_cleared_while_owner_holds, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, forged_owner_died_while_owner_holds, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * black_white.pml -- SPIN model of the Black-White Bakery lock as
  *                    libbakery runs it, with crashes, recovery, slot reuse
  *                    and aborts.
  *
  * Paper : Taubenfeld, "The Black-White Bakery Algorithm", Algorithm 2, and
- *         Algorithm 3 with the active set = all slots (seed 002).
+ *         DISC 2004, Algorithm 3 with the active set = all slots.
  * Mirrors: lib/algo/black_white.c
  *
  * Registers are atomic and sequentially consistent (the C code puts a full
@@ -37,7 +38,7 @@
  * guard has the same behaviours as the polling loop, whether ticket j and
  * color are read together or one after the other.
  *
- * Faults (issue #4):
+ * Faults:
  *   crash   -- the Fault process may stop any live process at any step
  *              (at most CRASHES per run).  The stopped process's body is
  *              left through `unless { dead[i] }`; what follows the escape is
@@ -75,7 +76,7 @@
  *   CRASHES=0..2   crash budget per run               (default 0)
  *   ABORTS=0..2    abort budget per run               (default 0)
  *   BOUND=k        assert number <= k at every B3 (default: N + CRASHES +
- *                  ABORTS, which DESIGN.md part B states; without faults
+ *                  ABORTS, the bound the library relies on; without faults
  *                  that is the paper's bound n).  -DBOUND=N with a fault
  *                  budget is EXPECTED TO FAIL: each crash or abort within
  *                  a colour epoch can push a later ticket one higher.

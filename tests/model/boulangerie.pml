@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * boulangerie.pml -- SPIN model of the Boulangerie lock (and of a lock
  *                    shared by Bakery and Boulangerie participants) as
@@ -5,7 +6,7 @@
  *                    and aborts.
  *
  * Paper : Moses & Patkin, "Mutual exclusion as a matter of priority",
- *         Fig. 2 (seed 001); section 4: Bakery and Boulangerie processes
+ *         TCS 2018, Fig. 2; section 4: Bakery and Boulangerie processes
  *         may be mixed on one lock.
  * Mirrors: lib/algo/boulangerie.c (Bakery participants: lib/algo/lamport.c,
  *          see lamport.pml for their steps L1..L9)
@@ -38,7 +39,7 @@
  * A Bakery participant (bit i of LAMPORT_MASK) runs L1..L9 of lamport.pml,
  * i.e. the same doorway, no 6a shortcut and no "two different reads" exit.
  *
- * Faults (issue #4):
+ * Faults:
  *   crash   -- the Fault process may stop any live process at any step
  *              (at most CRASHES per run).  The stopped process's body is
  *              left through `unless { dead[i] }`; what follows the escape is
@@ -84,7 +85,7 @@
  *                  MAXNUM are cut there.  retired[k] records it (a
  *                  retired process is not crashed any more).
  *   LAMPORT_MASK=m bit k set: slot k runs the Bakery algorithm instead
- *                  (seed 001 sec. 4 mix; default 0 = all Boulangerie).
+ *                  (the paper's section 4 mix; default 0 = all Boulangerie).
  *   EARLY_REUSE=1  MUST FAIL: the slot is handed to a new incarnation as
  *                  soon as choosing[d] := 0 is done; the recoverer's
  *                  number[d] := 0 is still in flight and lands later (the

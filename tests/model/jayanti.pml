@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jayanti.pml -- SPIN model of Jayanti, Tan, Friedland and Katz's bounded
  *                Bakery lock (B-Bakery) as libbakery runs it, with crashes,
  *                recovery by proxy completion, slot reuse and aborts.
  *
  * Paper : Jayanti, Tan, Friedland, Katz, "Bounding Lamport's Bakery
- *         Algorithm", Fig. 2 and section 5 (seed 004).
+ *         Algorithm", SOFSEM 2001, Fig. 2 and section 5.
  * Mirrors: lib/algo/jayanti.c
  *
  * Registers are atomic and sequentially consistent (the C code puts a full
@@ -18,7 +19,7 @@
  *   [a,i] < [b,j]   (the comparison written "prec" in the paper), with the
  *                    comparing process's own token a as the pivot:
  *                    [(a + N-1-a) mod M, i] < [(b + N-1-a) mod M, j]
- *                    lexicographically.  Seed 004 prints the pivot of b as
+ *                    lexicographically.  The paper prints the pivot of b as
  *                    (N-1-b): that is a misprint (MISPRINT=1 below).
  *
  * Steps of process i (slot i), matching the labels in the C code:
@@ -35,7 +36,7 @@
  *        CS
  *   J10  incs[i] := 0 ; token[i] := -1         (two stores)
  *
- * Faults (issue #4):
+ * Faults:
  *   crash   -- the Fault process may stop any live process at any step
  *              (at most CRASHES per run).  The stopped process's body is
  *              left through `unless { dead[i] }`; what follows the escape is
@@ -75,7 +76,7 @@
  *   N=2|3          number of slots                    (default 2)
  *   CRASHES=0..2   crash budget per run               (default 0)
  *   ABORTS=0..2    abort budget per run               (default 0)
- *   MISPRINT=1     MUST FAIL: the comparison as printed in seed 004 (b is
+ *   MISPRINT=1     MUST FAIL: the comparison as printed in the paper (b is
  *                  shifted by its own pivot N-1-b, so every shifted token
  *                  is N-1 and only the indices decide).
  *   PLAIN_RESET=1  MUST FAIL: no proxy completion.  A dead process that had

@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lamport.pml -- SPIN model of Lamport's Bakery lock as libbakery runs it,
  *                with crashes, recovery, slot reuse and aborts.
  *
- * Paper : Lamport 1974, as given in Lynch, Distributed Algorithms, sec. 10.7
- *         (seed 000) and seed 003.
+ * Paper : Lamport 1974, as given in Lynch, Distributed Algorithms (1996),
+ *         sec. 10.7, and in the Wikipedia article "Lamport's bakery
+ *         algorithm".
  * Mirrors: lib/algo/lamport.c
  *
  * Registers are atomic and sequentially consistent (the C code puts a full
@@ -21,7 +23,7 @@
  *       CS
  *   L9  number[i] := 0
  *
- * Faults (issue #4):
+ * Faults:
  *   crash   -- the Fault process may stop any live process at any step
  *              (at most CRASHES per run).  The stopped process's body is
  *              left through `unless { dead[i] }`; what follows the escape is

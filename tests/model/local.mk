@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # SPIN models of the four algorithms with crashes, recovery and aborts
 # (see tests/model/README.md).  run-models.sh skips (77) without spin or cc.
 TESTS += tests/model/run-models.sh

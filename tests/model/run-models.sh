@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-models.sh -- exhaustive SPIN verification of the libbakery models.
 #
 # Builds every configuration listed below in a temporary directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fifo.c - black-box FIFO test of every algorithm, and proof that the same
  * test catches a lock that is not FIFO.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hammer.c - one participant of the multi-process stress tests.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Multi-process stress tests.  bakery-hammer is one participant (see
 # hammer.c); bakery-hammer-test is the same program on the test build
 # (crash points, bound assertions).  bakery-aligned runs aligned trials of
@@ -9,14 +10,14 @@
 check_PROGRAMS += tests/stress/bakery-hammer tests/stress/bakery-hammer-test \
 	tests/stress/bakery-stress tests/stress/bakery-fifo tests/stress/bakery-mutants \
 	tests/stress/bakery-aligned tests/stress/bakery-aligned-mutant
-EXTRA_DIST += tests/stress/occupancy.h
+EXTRA_DIST += tests/common/occupancy.h
 TESTS += tests/stress/bakery-stress tests/stress/bakery-fifo tests/stress/bakery-mutants
 
-tests_stress_bakery_hammer_SOURCES = tests/stress/hammer.c tests/stress/occupancy.h
+tests_stress_bakery_hammer_SOURCES = tests/stress/hammer.c tests/common/occupancy.h
 tests_stress_bakery_hammer_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_hammer_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
 
-tests_stress_bakery_hammer_test_SOURCES = tests/stress/hammer.c tests/stress/occupancy.h
+tests_stress_bakery_hammer_test_SOURCES = tests/stress/hammer.c tests/common/occupancy.h
 tests_stress_bakery_hammer_test_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_hammer_test_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
 
@@ -31,7 +32,7 @@ tests_stress_bakery_aligned_mutant_LDADD = lib/libbakery-mutant.la $(URCU_LIBS) 
 
 # bakery-stress spawns the hammers above (swarm.c); bakery-mutants finds
 # its trial programs with it.
-stress_swarm_sources = tests/stress/swarm.c tests/stress/swarm.h tests/stress/occupancy.h
+stress_swarm_sources = tests/stress/swarm.c tests/stress/swarm.h tests/common/occupancy.h
 
 tests_stress_bakery_stress_SOURCES = tests/stress/stress.c $(stress_swarm_sources)
 tests_stress_bakery_stress_CPPFLAGS = $(bakery_test_cppflags)
@@ -41,7 +42,7 @@ tests_stress_bakery_fifo_SOURCES = tests/stress/fifo.c
 tests_stress_bakery_fifo_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_fifo_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
 
-tests_stress_bakery_mutants_SOURCES = tests/stress/mutants.c tests/child.c tests/child.h \
+tests_stress_bakery_mutants_SOURCES = tests/stress/mutants.c tests/common/tk.c tests/common/tk.h \
 	$(stress_swarm_sources)
 tests_stress_bakery_mutants_CPPFLAGS = $(bakery_test_cppflags)
 tests_stress_bakery_mutants_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)

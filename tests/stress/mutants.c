@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mutants.c - the barriers matter: the occupancy check catches the library
  * built without them (bakery-aligned-mutant: store_mb() a plain store
@@ -57,7 +58,7 @@
 #include <unistd.h>
 
 #include "bakery.h"
-#include "child.h"
+#include "tk.h"
 #include "swarm.h"
 
 #define EVIDENCE      "100000"
@@ -87,10 +88,10 @@ static int run(const char *prog, const char *const *args)
 		fprintf(stderr, "mutants: %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}
-	st = child_reap(pid, RUN_DEADLINE);
+	st = tk_reap(pid, RUN_DEADLINE);
 	if (st < 0 || st >= 128) {
 		printf("mutants: %s %s %s: %s\n", prog, args[0], args[1] ? args[1] : "",
-		       st == CHILD_KILLED ? "HUNG, killed" : "died or lost");
+		       st == TK_KILLED ? "HUNG, killed" : "died or lost");
 		return -1;
 	}
 	return st;

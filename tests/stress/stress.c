@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress.c - multi-process stress of every algorithm (make check).
  *
@@ -9,7 +10,7 @@
  * as many slots as hammers (n = 4: the tightest bounds, and the assertions
  * stay live because nothing aborts), every algorithm in mixed mode
  * (lock/trylock/timedlock, default slots), and Lamport and Boulangerie
- * participants mixed on one lock (seed 001 section 4).  Then asserts:
+ * participants mixed on one lock (Moses & Patkin 2018, section 4).  Then asserts:
  *   - every hammer exited 0 and reported all its passages (an assertion
  *     failure is SIGABRT: a failure);
  *   - the occupancy object saw no overlap, and its lossy counter equals

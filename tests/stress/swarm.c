@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swarm.c - spawn, time, collect and clean up a group of hammers (swarm.h).
  */

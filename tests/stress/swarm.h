@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swarm.h - run a group of bakery-hammer processes against one lock and
  * collect what they report (used by the stress and mutant drivers).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-strerror-fixed.c - bakery.h: bakery_strerror returns "a fixed
  * string".  A caller may keep the pointer: a later call, for any value, must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bug-trylock-dead.c - a holder dies while nobody waits on it, for every
  * algorithm, and the survivor only ever calls bakery_trylock, retrying on
@@ -19,17 +20,17 @@
 START_TEST(trylock_retries_find_the_dead_holder)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = unit_region(name, "trydead", 4, 2);
 	bakery_lock_t *l = unit_lock(b, "precious", algo);
 	double end;
 	int rc;
 
-	ck_assert(unit_kill(unit_holder_process(name, "precious", algo)));
-	end = unit_now(CLOCK_MONOTONIC) + 1;
+	ck_assert(tk_kill(unit_holder_process(name, "precious", algo)));
+	end = tk_now(CLOCK_MONOTONIC) + 1;
 	do
 		rc = bakery_trylock(l);
-	while (rc == EBUSY && unit_now(CLOCK_MONOTONIC) < end);
+	while (rc == EBUSY && tk_now(CLOCK_MONOTONIC) < end);
 	ck_assert_msg(rc == EOWNERDEAD, "trylock after the holder died: %s", bakery_strerror(rc));
 	ck_assert_int_eq(bakery_consistent(l), 0);
 	ck_assert_int_eq(bakery_unlock(l), 0);
@@ -47,7 +48,7 @@ static Suite *trylock_dead_suite(void)
 	TCase *tc = tcase_create("trylock-dead");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, trylock_retries_find_the_dead_holder, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, trylock_retries_find_the_dead_holder, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

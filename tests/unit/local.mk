@@ -1,8 +1,9 @@
-# Check unit suites, one program per concern.  unit.c/unit.h are the shared
-# helpers (unique region names, children with time limits, a lock-holding
-# thread).  test_region_crash, test_corrupt and test_guard need the test
-# build (crash points; the internal header layout and its hash; the hidden
-# guard_add/guard_remove, which only a convenience library lets a program
+# SPDX-License-Identifier: MIT
+# Check unit suites, one program per concern.  unit.c/unit.h are the suites'
+# helpers (regions, a lock-holding thread) on top of the test kit
+# tests/common/tk.c (names, children with time limits, gates, clocks).  test_region_crash, test_corrupt and test_guard need the test
+# build (crash points; the shared-memory layout and its hash; the hidden
+# bakery__guard_add/bakery__guard_remove, which only a convenience library lets a program
 # link).
 if HAVE_CHECK
 
@@ -29,7 +30,7 @@ unit_tests = \
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
 
-unit_helpers = tests/unit/unit.c tests/unit/unit.h tests/child.c tests/child.h
+unit_helpers = tests/unit/unit.c tests/unit/unit.h tests/common/tk.c tests/common/tk.h
 
 tests_unit_test_region_SOURCES = tests/unit/test_region.c $(unit_helpers)
 tests_unit_test_region_CPPFLAGS = $(bakery_test_cppflags)
@@ -122,3 +123,8 @@ tests_unit_test_token_list_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_token_list_LDADD = $(bakery_test_ldadd)
 
 endif
+
+# The library's symbol tables (scripts, no Check needed): only bakery_ and
+# bakery__ names; no cycle of calls between the files of lib/.
+TESTS += tests/unit/test-symbols.sh tests/unit/test-layers.sh
+EXTRA_DIST += tests/unit/test-symbols.sh tests/unit/test-layers.sh

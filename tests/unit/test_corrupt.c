@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_corrupt.c - opening a shm object that is not a sound region gives
  * BAKERY_EBADREGION (or BAKERY_EVERSION for another layout version), never
@@ -7,7 +8,8 @@
  * consistent but larger than the object, and foreign objects.
  *
  * The damage is done with plain open/pwrite/ftruncate on /dev/shm/NAME.
- * Field offsets come from lib/internal.h, and layout_hash/layout_compute
+ * Field offsets come from lib/shm_layout.h, and bakery__layout_hash and
+ * bakery__layout_compute
  * from the test build, so the forgeries follow the layout they attack.
  */
 #include "config.h"
@@ -19,13 +21,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "shm_layout.h"
+#include "handle.h"
 #include "unit.h"
 
 /* ------------------------------------------------------------- helpers -- */
 
 struct victim {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	int fd;                    /* the object, opened behind the library's back */
 	uint64_t size;
 	struct bakery_shm_header h;
@@ -34,7 +37,7 @@ struct victim {
 /* A fresh region (4 slots, 4 locks, one lock used), closed, then opened raw. */
 static void victim_make(struct victim *v)
 {
-	char path[UNIT_NAME_SIZE + 16];
+	char path[TK_NAME_SIZE + 16];
 	struct bakery_region_info ri;
 	bakery_t *b = unit_region(v->name, "corrupt", 4, 4);
 	bakery_lock_t *l = unit_lock(b, "victim", BAKERY_ALGO_DEFAULT);
@@ -56,7 +59,7 @@ static void header_write(struct victim *v, bool rehash)
 	unsigned char raw[sizeof(v->h)];
 
 	if (rehash)
-		v->h.layout_check = layout_hash(&v->h);
+		v->h.layout_check = bakery__layout_hash(&v->h);
 	/* through a byte copy: some GCC builds take &v->h for its first member */
 	memcpy(raw, &v->h, sizeof(raw));
 	ck_assert_int_eq(pwrite(v->fd, raw, sizeof(raw), 0), (ssize_t)sizeof(raw));
@@ -137,7 +140,7 @@ static void forged_bigger_layout(struct victim *v)
 {
 	struct layout l;
 
-	ck_assert_int_eq(layout_compute(64, v->h.nlocks, &l), 0);
+	ck_assert_int_eq(bakery__layout_compute(64, v->h.nlocks, &l), 0);
 	v->h.nslots = l.nslots;
 	v->h.active_words = l.active_words;
 	v->h.slots_off = l.slots_off;
@@ -213,7 +216,7 @@ END_TEST
  * repeated up to SIZE bytes. */
 static void foreign_make(const char *name, const void *p, size_t len, size_t size)
 {
-	char path[UNIT_NAME_SIZE + 16];
+	char path[TK_NAME_SIZE + 16];
 	int fd;
 
 	unit_shm_path(path, sizeof(path), name);
@@ -238,9 +241,9 @@ START_TEST(foreign_objects)
 	};
 
 	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
-		char name[UNIT_NAME_SIZE], what[32];
+		char name[TK_NAME_SIZE], what[32];
 
-		unit_name(name, sizeof(name), "foreign");
+		tk_name(name, sizeof(name), "foreign");
 		foreign_make(name, objects[i].p, objects[i].len, objects[i].size);
 		snprintf(what, sizeof(what), "foreign object %zu", i);
 		expect_open(name, BAKERY_EBADREGION, what);

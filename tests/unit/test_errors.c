@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_errors.c - bakery_strerror gives a fixed, non-empty string for every
- * library code (each its own), for errno values and for unknown values; the
- * algorithm names and their parser agree.
+ * library code (each its own), for errno values and for unknown values;
+ * bakery_errname names them; the algorithm names and their parser agree.
  */
 #include "config.h"
 
@@ -17,7 +18,7 @@ static const int library_codes[] = {
 };
 #define NCODES (sizeof(library_codes) / sizeof(library_codes[0]))
 
-/* The errno values part A gives a meaning to. */
+/* The errno values the API gives a meaning to. */
 static const int contract_errnos[] = {
 	EINVAL, ENAMETOOLONG, ENOENT, EEXIST, EACCES, EBUSY, ETIMEDOUT, EDEADLK, EPERM,
 	EOWNERDEAD, ENOTRECOVERABLE, ENOMEM, EMFILE,
@@ -88,6 +89,39 @@ START_TEST(unknown_values_have_a_message)
 }
 END_TEST
 
+START_TEST(error_names)
+{
+	static const char *const library_names[] = {
+		"BAKERY_EBADREGION", "BAKERY_EVERSION", "BAKERY_EALGO", "BAKERY_ESLOTS",
+		"BAKERY_ELOCKS",
+	};
+	static const int unknown[] = {
+		-1, -4096, BAKERY_ERRBASE + 1, BAKERY_ERRLAST - 1, INT_MIN, INT_MAX, 100000,
+	};
+	size_t listed = 0;
+
+	for (size_t i = 0; i < NCODES; i++)
+		ck_assert_str_eq(bakery_errname(library_codes[i]), library_names[i]);
+	/* the list in bakery.h names each code once, with bakery_strerror's
+	 * message, in the order of the values */
+#define X(code, msg)                                                           \
+	ck_assert_str_eq(bakery_errname(BAKERY_##code), "BAKERY_" #code);        \
+	ck_assert_str_eq(bakery_strerror(BAKERY_##code), msg);                  \
+	ck_assert_int_eq(BAKERY_##code, library_codes[listed]);                 \
+	listed++;
+	BAKERY_ERRNO_MAP(X)
+#undef X
+	ck_assert_uint_eq(listed, NCODES);
+	ck_assert_str_eq(bakery_errname(EOWNERDEAD), "EOWNERDEAD");
+	ck_assert_str_eq(bakery_errname(ENOTRECOVERABLE), "ENOTRECOVERABLE");
+	ck_assert_str_eq(bakery_errname(EINVAL), "EINVAL");
+	ck_assert_str_eq(bakery_errname(ETIMEDOUT), "ETIMEDOUT");
+	ck_assert_str_eq(bakery_errname(0), "0");
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+		ck_assert_str_eq(bakery_errname(unknown[i]), "UNKNOWN");
+}
+END_TEST
+
 START_TEST(algorithm_names_round_trip)
 {
 	for (int a = BAKERY_ALGO_DEFAULT; a < BAKERY_ALGO_COUNT; a++) {
@@ -139,6 +173,7 @@ static Suite *errors_suite(void)
 	tcase_add_test(tc, library_codes_have_distinct_messages);
 	tcase_add_test(tc, errno_values_have_messages);
 	tcase_add_test(tc, unknown_values_have_a_message);
+	tcase_add_test(tc, error_names);
 	tcase_add_test(tc, algorithm_names_round_trip);
 	tcase_add_test(tc, algorithm_parse_aliases_and_errors);
 	suite_add_tcase(s, tc);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_guard.c - lib/guard.c: a SIGBUS from a shm object cut short under a
  * watched mapping becomes zero pages and a `lost` flag; everything else keeps
@@ -16,7 +17,7 @@
  *   fork: the child keeps the watched ranges and can add more while the
  *   parent's threads were adding and removing at fork time
  *
- * guard_add and guard_remove are hidden symbols: the test links the
+ * bakery__guard_add and bakery__guard_remove are hidden symbols: the test links the
  * uninstalled test build, libbakery-test.la, a libtool convenience archive
  * whose objects are linked into the program, where hidden symbols resolve.
  *
@@ -42,7 +43,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "guard.h"
 #include "unit.h"
 
 /* ------------------------------------------------------------- helpers -- */
@@ -56,10 +57,10 @@ static size_t page_size(void)
  * alive, and nothing is left in /dev/shm whatever happens); -1 on error. */
 static int object_make(const char *tag, size_t pages)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	int fd;
 
-	unit_name(name, sizeof(name), tag);
+	tk_name(name, sizeof(name), tag);
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
@@ -132,7 +133,7 @@ static void sigbus_default_no_core(void)
 	signal(SIGBUS, SIG_DFL);
 }
 
-/* Install the SIGBUS handler (the first guard_add does) on a range of its
+/* Install the SIGBUS handler (the first bakery__guard_add does) on a range of its
  * own, without touching anything the test watches.  0 or the step failed. */
 static int handler_installed(void)
 {
@@ -140,7 +141,7 @@ static int handler_installed(void)
 	static int dummy_lost;
 	struct guard *g;
 
-	return guard_add(dummy, sizeof(dummy), &dummy_lost, &g);
+	return bakery__guard_add(dummy, sizeof(dummy), &dummy_lost, &g);
 }
 
 static void sigbus_set(void (*handler)(int), void (*action)(int, siginfo_t *, void *),
@@ -180,13 +181,13 @@ START_TEST(truncated_range_reads_zeros)
 	m = object_map(fd, 0, 4);
 	ck_assert_ptr_nonnull(m);
 	memset(m, 0xa5, len);
-	ck_assert_int_eq(guard_add(m, len, &lost, &g), 0);
+	ck_assert_int_eq(bakery__guard_add(m, len, &lost, &g), 0);
 	ck_assert_ptr_nonnull(g);
 	ck_assert_uint_eq(peek(m + 3 * pg), 0xa5);   /* still the object */
 	ck_assert_int_eq(lost_of(&lost), 0);
 
 	/* another process cuts the object to one page */
-	ck_assert_int_eq(unit_reap(unit_fork(cut_to_one_page, &fd), 10), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(cut_to_one_page, &fd), 10), 0);
 
 	ck_assert_uint_eq(peek(m + 3 * pg), 0);      /* not SIGBUS */
 	ck_assert_int_eq(lost_of(&lost), 1);
@@ -202,8 +203,8 @@ START_TEST(truncated_range_reads_zeros)
 	ck_assert_int_eq(pread(fd, &byte, 1, 0), 1);
 	ck_assert_uint_eq(byte, 0xa5);
 
-	guard_remove(g);
-	guard_remove(NULL);                          /* a no-op */
+	bakery__guard_remove(g);
+	bakery__guard_remove(NULL);                          /* a no-op */
 	ck_assert_int_eq(munmap(m, len), 0);
 	close(fd);
 }
@@ -227,9 +228,9 @@ static int unwatched_child(void *arg)
 	if (how != NO_HANDLER && handler_installed() != 0)
 		return 2;
 	if (how == ADDED_THEN_REMOVED) {
-		if (guard_add(m, 4 * page_size(), &lost, &g) != 0)
+		if (bakery__guard_add(m, 4 * page_size(), &lost, &g) != 0)
 			return 3;
-		guard_remove(g);
+		bakery__guard_remove(g);
 	}
 	if (object_cut(fd, 1) != 0)
 		return 4;
@@ -241,7 +242,7 @@ START_TEST(unwatched_range_still_dies)
 {
 	enum unwatched how = (enum unwatched)_i;
 
-	ck_assert_int_eq(unit_reap(unit_fork(unwatched_child, &how), 10), 128 + SIGBUS);
+	ck_assert_int_eq(tk_reap(tk_fork(unwatched_child, &how), 10), 128 + SIGBUS);
 }
 END_TEST
 
@@ -297,7 +298,7 @@ static int chain_child(void *arg)
 	if (!watched || !unwatched)
 		return 2;
 	sigbus_set(chained_handler, siginfo ? chained_action : NULL, SIGUSR1);
-	if (guard_add(watched, 4 * pg, &lost, &g) != 0)
+	if (bakery__guard_add(watched, 4 * pg, &lost, &g) != 0)
 		return 3;
 	sigaction(SIGBUS, NULL, &now);
 	if (now.sa_sigaction == chained_action || now.sa_handler == chained_handler)
@@ -332,7 +333,7 @@ START_TEST(previous_handler_is_chained)
 {
 	bool siginfo = _i == 0;
 
-	ck_assert_int_eq(unit_reap(unit_fork(chain_child, &siginfo), 10), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(chain_child, &siginfo), 10), 0);
 }
 END_TEST
 
@@ -366,10 +367,10 @@ static int sent_child(void *arg)
 		return 1;
 	if (how != SENT_DEFAULT)
 		signal(SIGBUS, SIG_IGN);
-	if (guard_add(m, 4 * page_size(), &lost, &g) != 0)
+	if (bakery__guard_add(m, 4 * page_size(), &lost, &g) != 0)
 		return 2;
 	if (how == FAULT_IGNORED) {
-		guard_remove(g);
+		bakery__guard_remove(g);
 		if (object_cut(fd, 1) != 0)
 			return 3;
 		touch(m + 3 * page_size());
@@ -392,7 +393,7 @@ START_TEST(sent_sigbus_keeps_its_action)
 	bool ignored = how == SENT_IGNORED || how == SENT_WITH_ADDRESS;
 	int expect = ignored ? 0 : 128 + SIGBUS;
 
-	ck_assert_int_eq(unit_reap(unit_fork(sent_child, &how), 10), expect);
+	ck_assert_int_eq(tk_reap(tk_fork(sent_child, &how), 10), expect);
 }
 END_TEST
 
@@ -446,11 +447,11 @@ START_TEST(many_ranges_removed_and_reused)
 		ck_assert_ptr_nonnull(t.map[i]);
 	}
 	for (int i = 0; i < MANY; i++)
-		ck_assert_int_eq(guard_add(t.map[i], pg, &t.lost[i], &t.g[i]), 0);
+		ck_assert_int_eq(bakery__guard_add(t.map[i], pg, &t.lost[i], &t.g[i]), 0);
 	for (int i = 1; i < MANY; i += 2)
-		guard_remove(t.g[i]);
+		bakery__guard_remove(t.g[i]);
 	for (int i = MANY; i < MANY + MORE; i++) {
-		ck_assert_int_eq(guard_add(t.map[i], pg, &t.lost[i], &t.g[i]), 0);
+		ck_assert_int_eq(bakery__guard_add(t.map[i], pg, &t.lost[i], &t.g[i]), 0);
 		ck_assert_msg(was_removed(&t, t.g[i]), "guard %d is not a reused node", i);
 	}
 
@@ -473,7 +474,7 @@ START_TEST(many_ranges_removed_and_reused)
 	for (int i = 0; i < MANY + MORE; i++) {
 		if (i < MANY && i % 2)
 			continue;
-		guard_remove(t.g[i]);
+		bakery__guard_remove(t.g[i]);
 	}
 	for (int i = 0; i < MANY + MORE; i++)
 		munmap(t.map[i], pg);
@@ -505,13 +506,13 @@ static void *churn_main(void *arg)
 	while (!CMM_LOAD_SHARED(c->stop)) {
 		unsigned k = (unsigned)(c->rounds++ % CHURN_HELD);
 
-		guard_remove(held[k]);
+		bakery__guard_remove(held[k]);
 		held[k] = NULL;
-		if (guard_add(c->pages + k * pg, pg, &c->lost[k], &held[k]) != 0)
+		if (bakery__guard_add(c->pages + k * pg, pg, &c->lost[k], &held[k]) != 0)
 			c->errors++;
 	}
 	for (unsigned k = 0; k < CHURN_HELD; k++)
-		guard_remove(held[k]);
+		bakery__guard_remove(held[k]);
 	return NULL;
 }
 
@@ -545,13 +546,13 @@ static int fault_once(int fd)
 
 	if (object_cut(fd, 4) != 0 || !(m = object_map(fd, 0, 4)))
 		return 1;
-	if (guard_add(m, 4 * pg, &lost, &g) != 0)
+	if (bakery__guard_add(m, 4 * pg, &lost, &g) != 0)
 		rc = 2;
 	else if (object_cut(fd, 1) != 0)
 		rc = 3;
 	else if (peek(m + 3 * pg) != 0 || lost_of(&lost) != 1 || peek(m) != 0)
 		rc = 4;
-	guard_remove(g);
+	bakery__guard_remove(g);
 	munmap(m, 4 * pg);
 	return rc;
 }
@@ -560,7 +561,7 @@ START_TEST(faults_while_threads_add_and_remove)
 {
 	static struct churn c[CHURN_THREADS];
 	int fd = object_make("guard-churn", 4);
-	double end = unit_now(CLOCK_MONOTONIC) + 0.3;
+	double end = tk_now(CLOCK_MONOTONIC) + 0.3;
 	unsigned faults = 0;
 
 	ck_assert_int_ge(fd, 0);
@@ -569,7 +570,7 @@ START_TEST(faults_while_threads_add_and_remove)
 	do {
 		ck_assert_int_eq(fault_once(fd), 0);
 		faults++;
-	} while (unit_now(CLOCK_MONOTONIC) < end);
+	} while (tk_now(CLOCK_MONOTONIC) < end);
 	for (int i = 0; i < CHURN_THREADS; i++)
 		churn_stop(&c[i]);
 	ck_assert_uint_gt(faults, 0);
@@ -616,12 +617,12 @@ START_TEST(fork_child_keeps_and_adds)
 		f.m = object_map(f.fd, 0, 4);
 		ck_assert_ptr_nonnull(f.m);
 		f.lost = &lost;
-		ck_assert_int_eq(guard_add(f.m, 4 * pg, &lost, &g), 0);
-		ck_assert_int_eq(unit_reap(unit_fork(fork_child, &f), 10), 0);
+		ck_assert_int_eq(bakery__guard_add(f.m, 4 * pg, &lost, &g), 0);
+		ck_assert_int_eq(tk_reap(tk_fork(fork_child, &f), 10), 0);
 		ck_assert_int_eq(lost_of(&lost), 0);     /* the child's copy was set */
 		ck_assert_uint_eq(peek(f.m + 3 * pg), 0);  /* the child cut it: ours too */
 		ck_assert_int_eq(lost_of(&lost), 1);
-		guard_remove(g);
+		bakery__guard_remove(g);
 		munmap(f.m, 4 * pg);
 		close(f.fd);
 	}

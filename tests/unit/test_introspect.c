@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_introspect.c - bakery_region_info, bakery_slot_info and
  * bakery_lock_info report what the test set up, for every algorithm:
@@ -17,16 +18,16 @@
 START_TEST(region_info_reports_the_setup)
 {
 	struct bakery_config cfg = { .slots = 5, .locks = 3, .mode = 0640 };
-	char name[UNIT_NAME_SIZE], path[UNIT_NAME_SIZE + 16];
+	char name[TK_NAME_SIZE], path[TK_NAME_SIZE + 16];
 	struct bakery_region_info ri;
 	struct stat st;
 	bakery_t *b = NULL;
 	bakery_lock_t *l;
-	double t0 = unit_now(CLOCK_REALTIME), t1;
+	double t0 = tk_now(CLOCK_REALTIME), t1;
 
-	unit_name(name, sizeof(name), "rinfo");
+	tk_name(name, sizeof(name), "rinfo");
 	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, &cfg, &b), 0);
-	t1 = unit_now(CLOCK_REALTIME);
+	t1 = tk_now(CLOCK_REALTIME);
 	ck_assert_int_eq(bakery_region_info(b, &ri), 0);
 	ck_assert_uint_ge(ri.version, 1);
 	ck_assert_uint_eq(ri.slots, 5);
@@ -59,7 +60,7 @@ END_TEST
 /* ------------------------------------------------------------ per lock -- */
 
 struct fixture {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b;
 	bakery_lock_t *l;
 	unsigned index;
@@ -88,7 +89,7 @@ struct second {
 	bakery_lock_t *l;
 	bakery_t *b;
 	int rc, slot;
-	struct unit_gate got, leave;
+	struct tk_gate got, leave;
 };
 
 static void *second_main(void *arg)
@@ -97,8 +98,8 @@ static void *second_main(void *arg)
 
 	s->rc = bakery_lock(s->l);
 	s->slot = unit_self_slot(s->b);
-	unit_gate_open(&s->got);
-	unit_gate_wait(&s->leave, 60);
+	tk_gate_open(&s->got);
+	tk_gate_wait(&s->leave, 60);
 	if (s->rc == 0)
 		bakery_unlock(s->l);
 	return NULL;
@@ -162,24 +163,24 @@ START_TEST(lock_and_slot_info_follow_a_passage)
 	ck_assert_int_eq(si.state, BAKERY_SLOT_ACTIVE);
 	ck_assert_int_eq(si.alive, 1);
 	ck_assert_int_eq(si.pid, getpid());
-	ck_assert_int_eq(si.tid, unit_gettid());
+	ck_assert_int_eq(si.tid, tk_gettid());
 	ck_assert_int_eq(si.pass, BAKERY_PASS_CRITICAL);
 	ck_assert_int_eq(si.lock, (int)f.index);
 
 	/* a second thread waits */
 	s.l = f.l;
 	s.b = f.b;
-	unit_gate_init(&s.got);
-	unit_gate_init(&s.leave);
+	tk_gate_init(&s.got);
+	tk_gate_init(&s.leave);
 	ck_assert_int_eq(pthread_create(&s.thread, NULL, second_main, &s), 0);
-	ck_assert_msg(unit_wait_until(second_waiting, &f, 5), "no waiter seen");
+	ck_assert_msg(tk_wait_until(second_waiting, &f, 5), "no waiter seen");
 	li = lock_info(&f);
 	ck_assert_int_eq(li.holder, me);
 	ck_assert_uint_eq(li.participants, 2);
 
 	/* it gets the lock when we let go */
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	ck_assert(unit_gate_wait(&s.got, 10));
+	ck_assert(tk_gate_wait(&s.got, 10));
 	ck_assert_int_eq(s.rc, 0);
 	ck_assert_int_ne(s.slot, me);
 	li = lock_info(&f);
@@ -197,7 +198,7 @@ START_TEST(lock_and_slot_info_follow_a_passage)
 	ck_assert_int_eq((int)(intptr_t)rc, EBUSY);
 	ck_assert(lock_info(&f).aborts == 1);
 
-	unit_gate_open(&s.leave);
+	tk_gate_open(&s.leave);
 	ck_assert_int_eq(pthread_join(s.thread, NULL), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	li = lock_info(&f);
@@ -210,8 +211,8 @@ START_TEST(lock_and_slot_info_follow_a_passage)
 	ck_assert_int_eq(slot_info(&f, s.slot).state, BAKERY_SLOT_FREE);
 	ck_assert_int_eq(slot_info(&f, s.slot).alive, -1);
 
-	unit_gate_close(&s.got);
-	unit_gate_close(&s.leave);
+	tk_gate_close(&s.got);
+	tk_gate_close(&s.leave);
 	bakery_lock_close(f.l);
 	ck_assert_int_eq(bakery_close(f.b), 0);
 	ck_assert_int_eq(bakery_unlink(f.name), 0);
@@ -225,7 +226,7 @@ static Suite *introspect_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, region_info_reports_the_setup);
-	tcase_add_loop_test(tc, lock_and_slot_info_follow_a_passage, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, lock_and_slot_info_follow_a_passage, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lock_api.c - the lock calls' error codes (as bakery.h lists them): NULL
  * handles, lock names, a full lock table, algorithm joining rules, relock by
@@ -15,8 +16,8 @@
 
 START_TEST(null_handles_and_out_pointers)
 {
-	char name[UNIT_NAME_SIZE];
-	struct timespec ts = unit_in(CLOCK_REALTIME, 1);
+	char name[TK_NAME_SIZE];
+	struct timespec ts = tk_in(CLOCK_REALTIME, 1);
 	struct bakery_region_info ri;
 	struct bakery_slot_info si;
 	struct bakery_lock_info li;
@@ -65,7 +66,7 @@ END_TEST
 START_TEST(lock_names)
 {
 	static const char *const bad[] = { "", "/", "a/b", "/lead", "ctl\x02", "nl\n", "hi\x80" };
-	char name[UNIT_NAME_SIZE], longest[BAKERY_LOCK_NAME_MAX + 2];
+	char name[TK_NAME_SIZE], longest[BAKERY_LOCK_NAME_MAX + 2];
 	struct bakery_lock_info li;
 	bakery_lock_t *l = NULL;
 	unsigned index;
@@ -96,7 +97,7 @@ END_TEST
 
 START_TEST(full_lock_table)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_lock_t *a, *c, *again, *l = NULL;
 	bakery_t *b = unit_region(name, "elocks", 2, 2);
 
@@ -127,7 +128,7 @@ static bool number_family(enum bakery_algo a)
 START_TEST(algorithm_join_rules)
 {
 	enum bakery_algo have = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_lock_info li;
 	bakery_t *b = unit_region(name, "ealgo", 2, 2);
 	bakery_lock_t *creator = unit_lock(b, "fixed", have);
@@ -159,7 +160,7 @@ END_TEST
 
 START_TEST(default_creates_a_real_algorithm)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_lock_info li;
 	bakery_t *b = unit_region(name, "dflt", 2, 2);
 	bakery_lock_t *l = unit_lock(b, "dflt", BAKERY_ALGO_DEFAULT);
@@ -179,7 +180,7 @@ END_TEST
 /* A Lamport handle and a Boulangerie handle on one lock exclude each other. */
 START_TEST(lamport_and_boulangerie_share_a_lock)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct unit_holder h;
 	bakery_t *b = unit_region(name, "mix", 4, 2);
 	bakery_lock_t *lam = unit_lock(b, "mixed", BAKERY_ALGO_LAMPORT);
@@ -229,8 +230,8 @@ static void intrude(struct intruder *t)
 START_TEST(holder_errors)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
-	struct timespec ts = unit_in(CLOCK_REALTIME, 0.05);
+	char name[TK_NAME_SIZE];
+	struct timespec ts = tk_in(CLOCK_REALTIME, 0.05);
 	struct intruder t = { 0 };
 	bakery_t *b = unit_region(name, "owner", 4, 2);
 	bakery_lock_t *l = unit_lock(b, "owned", algo);
@@ -269,7 +270,7 @@ END_TEST
 START_TEST(trylock_busy_while_another_thread_holds)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct unit_holder h;
 	bakery_t *b = unit_region(name, "busy", 4, 2);
 	bakery_lock_t *l = unit_lock(b, "busy", algo);
@@ -289,7 +290,7 @@ END_TEST
 START_TEST(close_while_holding_is_busy)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct unit_holder h;
 	bakery_t *b = unit_region(name, "closebusy", 4, 2);
 	bakery_lock_t *l = unit_lock(b, "held", algo);
@@ -325,11 +326,11 @@ static Suite *lock_api_suite(void)
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(per_algo, 30);
-	tcase_add_loop_test(per_algo, algorithm_join_rules, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(per_algo, holder_errors, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(per_algo, algorithm_join_rules, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(per_algo, holder_errors, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(per_algo, trylock_busy_while_another_thread_holds,
-	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(per_algo, close_while_holding_is_busy, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	                    TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(per_algo, close_while_holding_is_busy, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, per_algo);
 	return s;
 }

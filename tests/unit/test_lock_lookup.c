@@ -19,7 +19,7 @@ static unsigned locks_used(bakery_t *b)
 
 START_TEST(lookup_finds_and_never_creates)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = unit_region(name, "lookup", 4, 2);
 	bakery_lock_t *made = unit_lock(b, "there", (enum bakery_algo)_i), *l = NULL;
 	unsigned a, c;
@@ -43,7 +43,7 @@ END_TEST
 
 START_TEST(lookup_bad_arguments)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = unit_region(name, "lookupbad", 4, 2);
 	bakery_lock_t *l = NULL;
 
@@ -68,7 +68,7 @@ static Suite *lock_lookup_suite(void)
 	TCase *tc = tcase_create("lock-lookup");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, lookup_finds_and_never_creates, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, lookup_finds_and_never_creates, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, lookup_bad_arguments);
 	suite_add_tcase(s, tc);
 	return s;

@@ -15,7 +15,7 @@
 #include "unit.h"
 
 struct fixture {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	bakery_t *b;
 	bakery_lock_t *l;
@@ -40,7 +40,7 @@ static void make_not_recoverable(struct fixture *f)
 {
 	pid_t doomed = unit_holder_process(f->name, "precious", f->algo);
 
-	ck_assert(unit_kill(doomed));
+	ck_assert(tk_kill(doomed));
 	ck_assert_int_eq(bakery_lock(f->l), EOWNERDEAD);
 	ck_assert_int_eq(bakery_unlock(f->l), 0);
 	ck_assert_int_eq(bakery_lock(f->l), ENOTRECOVERABLE);
@@ -79,7 +79,7 @@ START_TEST(reset_makes_the_lock_owner_died)
 	ck_assert_int_eq(bakery_lock_info(f.b, index, &li), 0);
 	ck_assert_int_eq(li.not_recoverable, 0);
 	ck_assert_int_eq(li.owner_dead, 1);
-	ck_assert_int_eq(unit_reap(unit_fork(late_comer, &f), 20), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(late_comer, &f), 20), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);               /* repaired by the other */
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	fixture_close(&f);
@@ -117,7 +117,7 @@ START_TEST(reset_needs_the_owner)
 	unit_shm_path(path, sizeof(path), f.name);
 	ck_assert_int_eq(chmod(path, 0666), 0);
 	make_not_recoverable(&f);
-	ck_assert_int_eq(unit_reap(unit_fork(stranger, &f), 20), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(stranger, &f), 20), 0);
 	ck_assert_int_eq(bakery_lock(f.l), ENOTRECOVERABLE);  /* still */
 	ck_assert_int_eq(bakery_lock_reset(f.l), 0);
 	fixture_close(&f);
@@ -130,7 +130,7 @@ static Suite *lock_reset_suite(void)
 	TCase *tc = tcase_create("lock-reset");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, reset_makes_the_lock_owner_died, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, reset_makes_the_lock_owner_died, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, reset_bad_arguments);
 	tcase_add_test(tc, reset_needs_the_owner);
 	suite_add_tcase(s, tc);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_owner_dead.c - the robust-mutex contract, for every algorithm: a
  * holder SIGKILLed (or a thread exiting) inside the critical section makes
@@ -25,7 +26,7 @@ static void leak_expected_end(void) { }
 #endif
 
 struct fixture {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	bakery_t *b;
 	bakery_lock_t *l;
@@ -68,7 +69,7 @@ static void acquire_after_death(struct fixture *f)
 	int rc;
 
 	doomed_start(f);
-	ck_assert(unit_kill(f->doomed));
+	ck_assert(tk_kill(f->doomed));
 	rc = bakery_lock(f->l);
 	ck_assert_msg(rc == EOWNERDEAD, "lock after the holder died: %s", bakery_strerror(rc));
 	li = lock_info(f);
@@ -128,13 +129,13 @@ START_TEST(unlock_without_consistent_is_not_recoverable)
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(bakery_lock(f.l), ENOTRECOVERABLE);
 	ck_assert_int_eq(bakery_trylock(f.l), ENOTRECOVERABLE);
-	at = unit_in(CLOCK_REALTIME, 0.05);
+	at = tk_in(CLOCK_REALTIME, 0.05);
 	ck_assert_int_eq(bakery_timedlock(f.l, &at), ENOTRECOVERABLE);
 	ck_assert_int_eq(bakery_unlock(f.l), EPERM);         /* nothing is held */
 	li = lock_info(&f);
 	ck_assert_int_eq(li.not_recoverable, 1);
 	ck_assert_int_eq(li.holder, -1);
-	ck_assert_int_eq(unit_reap(unit_fork(late_comer, &f), 20), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(late_comer, &f), 20), 0);
 	fixture_close(&f);
 }
 END_TEST
@@ -149,8 +150,8 @@ START_TEST(timed_finds_the_dead_holder)
 
 	fixture_open(&f, _i);
 	doomed_start(&f);
-	ck_assert(unit_kill(f.doomed));
-	at = unit_in(CLOCK_MONOTONIC, 2);
+	ck_assert(tk_kill(f.doomed));
+	at = tk_in(CLOCK_MONOTONIC, 2);
 	rc = bakery_clocklock(f.l, CLOCK_MONOTONIC, &at);
 	ck_assert_msg(rc == EOWNERDEAD, "clocklock after the holder died: %s", bakery_strerror(rc));
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
@@ -172,7 +173,7 @@ static void *waiter_main(void *arg)
 	struct waiter *w = arg;
 
 	w->rc = bakery_lock(w->l);
-	w->got_at = unit_now(CLOCK_MONOTONIC);
+	w->got_at = tk_now(CLOCK_MONOTONIC);
 	if (w->rc == EOWNERDEAD)
 		bakery_consistent(w->l);
 	if (w->rc == 0 || w->rc == EOWNERDEAD)
@@ -198,10 +199,10 @@ START_TEST(blocked_waiter_wakes_when_holder_dies)
 	doomed_start(&f);
 	w.l = f.l;
 	ck_assert_int_eq(pthread_create(&th, NULL, waiter_main, &w), 0);
-	ck_assert(unit_wait_until(waiter_waiting, &f, 5));
+	ck_assert(tk_wait_until(waiter_waiting, &f, 5));
 	usleep(100000);                     /* let it fall asleep in the kernel */
-	killed_at = unit_now(CLOCK_MONOTONIC);
-	ck_assert(unit_kill(f.doomed));
+	killed_at = tk_now(CLOCK_MONOTONIC);
+	ck_assert(tk_kill(f.doomed));
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	latency = w.got_at - killed_at;
 	ck_assert_msg(w.rc == EOWNERDEAD, "waiter: %s", bakery_strerror(w.rc));
@@ -250,12 +251,12 @@ static Suite *owner_dead_suite(void)
 	TCase *tc = tcase_create("owner-dead");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, consistent_then_unlock_restores_the_lock, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, consistent_then_unlock_restores_the_lock, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, unlock_without_consistent_is_not_recoverable,
-	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, timed_finds_the_dead_holder, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, blocked_waiter_wakes_when_holder_dies, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, thread_exit_while_holding, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	                    TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, timed_finds_the_dead_holder, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, blocked_waiter_wakes_when_holder_dies, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, thread_exit_while_holding, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -15,7 +15,7 @@
 
 START_TEST(rdonly_sees_and_refuses_writes)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_region_info ri;
 	struct bakery_lock_info li;
 	struct unit_holder h;
@@ -45,12 +45,12 @@ END_TEST
 
 START_TEST(rdonly_does_not_reap)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_region_info ri;
 	bakery_t *b = unit_region(name, "rdreap", 4, 2), *ro;
 	pid_t doomed = unit_holder_process(name, "precious", BAKERY_ALGO_DEFAULT);
 
-	ck_assert(unit_kill(doomed));
+	ck_assert(tk_kill(doomed));
 	ck_assert_int_eq(bakery_open(name, BAKERY_RDONLY, NULL, &ro), 0);
 	ck_assert_int_eq(bakery_region_info(ro, &ri), 0);
 	ck_assert_uint_eq(ri.slots_used, 1);        /* the dead one, still there */
@@ -82,7 +82,7 @@ static int reader(void *arg)
 
 START_TEST(rdonly_needs_read_permission_only)
 {
-	char name[UNIT_NAME_SIZE], path[UNIT_NAME_SIZE + 16];
+	char name[TK_NAME_SIZE], path[TK_NAME_SIZE + 16];
 	bakery_t *b;
 	int rc;
 
@@ -91,7 +91,7 @@ START_TEST(rdonly_needs_read_permission_only)
 	b = unit_region(name, "rdperm", 4, 2);
 	unit_shm_path(path, sizeof(path), name);
 	ck_assert_int_eq(chmod(path, 0644), 0);
-	rc = unit_reap(unit_fork(reader, name), 20);
+	rc = tk_reap(tk_fork(reader, name), 20);
 	ck_assert_msg(rc == 0 || rc == CANNOT_DROP_PRIVILEGES, "reader: step %d", rc);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);

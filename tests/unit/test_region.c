@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_region.c - regions: create, open, exclusive create, names ("/x" and
  * "x" alike; bad and too long ones refused), flags, configuration limits,
@@ -29,7 +30,7 @@ static int region_probe(const char *name)
 
 START_TEST(create_then_open_same_region)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_region_info ri;
 	bakery_t *b1, *b2 = NULL;
 	bakery_lock_t *l1, *l2;
@@ -70,10 +71,10 @@ END_TEST
 
 START_TEST(exclusive_create_and_missing_region)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = NULL, *b2 = NULL;
 
-	unit_name(name, sizeof(name), "excl");
+	tk_name(name, sizeof(name), "excl");
 	ck_assert_int_eq(bakery_open(name, 0, NULL, &b), ENOENT);
 	ck_assert_int_eq(bakery_unlink(name), ENOENT);
 	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, NULL, &b), 0);
@@ -87,10 +88,10 @@ END_TEST
 
 START_TEST(slash_prefix_names_the_same_region)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = NULL;
 
-	unit_name(name, sizeof(name), "slash");
+	tk_name(name, sizeof(name), "slash");
 	/* created without the slash, found with it, and the other way round */
 	ck_assert_int_eq(bakery_open(name + 1, BAKERY_CREATE | BAKERY_EXCL, NULL, &b), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
@@ -123,10 +124,10 @@ END_TEST
 /* A name of exactly LEN characters (no slash), unique to this test. */
 static void long_name(char *buf, size_t len)
 {
-	char base[UNIT_NAME_SIZE];
+	char base[TK_NAME_SIZE];
 	size_t n;
 
-	unit_name(base, sizeof(base), "long");
+	tk_name(base, sizeof(base), "long");
 	n = strlen(base + 1);
 	memcpy(buf, base + 1, n);
 	memset(buf + n, 'x', len - n);
@@ -156,10 +157,10 @@ END_TEST
 
 START_TEST(bad_flags_and_out_pointer)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = NULL;
 
-	unit_name(name, sizeof(name), "flags");
+	tk_name(name, sizeof(name), "flags");
 	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | 0x8u, NULL, &b), EINVAL);
 	ck_assert_int_eq(bakery_open(name, 0x80000000u, NULL, &b), EINVAL);
 	ck_assert_int_eq(bakery_open(name, BAKERY_EXCL, NULL, &b), EINVAL);
@@ -183,10 +184,10 @@ START_TEST(config_out_of_range)
 		{ .mode = 01666 },
 		{ .mode = 0700 },
 	};
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = NULL;
 
-	unit_name(name, sizeof(name), "cfg");
+	tk_name(name, sizeof(name), "cfg");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(bakery_open(name, BAKERY_CREATE, &bad[i], &b) == EINVAL,
 		              "config %zu accepted", i);
@@ -204,11 +205,11 @@ START_TEST(config_at_the_limits)
 	};
 
 	for (size_t i = 0; i < 2; i++) {
-		char name[UNIT_NAME_SIZE];
+		char name[TK_NAME_SIZE];
 		struct bakery_region_info ri;
 		bakery_t *b = NULL;
 
-		unit_name(name, sizeof(name), "limits");
+		tk_name(name, sizeof(name), "limits");
 		ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, &cfgs[i], &b), 0);
 		ck_assert_int_eq(bakery_region_info(b, &ri), 0);
 		ck_assert_uint_eq(ri.slots, cfgs[i].slots);
@@ -224,11 +225,11 @@ static mode_t created_mode(mode_t mode, mode_t *reported)
 {
 	struct bakery_config cfg = { .mode = mode };
 	struct bakery_region_info ri;
-	char name[UNIT_NAME_SIZE], path[UNIT_NAME_SIZE + 16];
+	char name[TK_NAME_SIZE], path[TK_NAME_SIZE + 16];
 	struct stat st;
 	bakery_t *b = NULL;
 
-	unit_name(name, sizeof(name), "mode");
+	tk_name(name, sizeof(name), "mode");
 	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, &cfg, &b), 0);
 	unit_shm_path(path, sizeof(path), name);
 	ck_assert_int_eq(stat(path, &st), 0);
@@ -269,7 +270,7 @@ static int open_refused(void *arg)
 START_TEST(permission_refused)
 {
 	struct bakery_config cfg = { .mode = 0600 };
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = NULL;
 	int rc;
 
@@ -277,9 +278,9 @@ START_TEST(permission_refused)
 	 * own object made read-only for us */
 	if (geteuid() != 0)
 		cfg.mode = 0400;
-	unit_name(name, sizeof(name), "perm");
+	tk_name(name, sizeof(name), "perm");
 	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, &cfg, &b), 0);
-	rc = unit_reap(unit_fork(open_refused, name), 10);
+	rc = tk_reap(tk_fork(open_refused, name), 10);
 	if (rc == CANNOT_DROP_PRIVILEGES)
 		printf("permission_refused: not checked, cannot drop root privileges here\n");
 	else
@@ -291,7 +292,7 @@ END_TEST
 
 START_TEST(unlink_keeps_mapped_handles_working)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_region_info ri;
 	bakery_t *b, *fresh = NULL;
 	bakery_lock_t *l;
@@ -334,8 +335,8 @@ struct creator_report {
 };
 
 struct race {
-	char name[UNIT_NAME_SIZE];
-	struct unit_gate start;
+	char name[TK_NAME_SIZE];
+	struct tk_gate start;
 	unsigned me;
 	struct creator_report *reports;
 };
@@ -351,7 +352,7 @@ static int creator(void *arg)
 	bakery_t *b;
 
 	close(r->start.fd[1]);
-	unit_gate_wait(&r->start, 30);     /* all released at once */
+	tk_gate_wait(&r->start, 30);     /* all released at once */
 	rep->rc = bakery_open(r->name, BAKERY_CREATE, &cfg, &b);
 	if (rep->rc)
 		return 1;
@@ -398,14 +399,14 @@ START_TEST(concurrent_creators_end_with_one_region)
 	struct bakery_lock_info li;
 	bakery_t *b = NULL;
 
-	unit_name(r.name, sizeof(r.name), "race");
-	r.reports = unit_shared(sizeof(struct creator_report) * CREATORS);
-	unit_gate_init(&r.start);
+	tk_name(r.name, sizeof(r.name), "race");
+	r.reports = tk_shared(sizeof(struct creator_report) * CREATORS);
+	tk_gate_init(&r.start);
 	for (r.me = 0; r.me < CREATORS; r.me++)
-		pids[r.me] = unit_fork(creator, &r);
-	unit_gate_close(&r.start);         /* EOF on the pipe: go */
+		pids[r.me] = tk_fork(creator, &r);
+	tk_gate_close(&r.start);         /* EOF on the pipe: go */
 	for (unsigned i = 0; i < CREATORS; i++)
-		ck_assert_int_eq(unit_reap(pids[i], 30), 0);
+		ck_assert_int_eq(tk_reap(pids[i], 30), 0);
 
 	for (unsigned i = 0; i < CREATORS; i++) {
 		struct creator_report *c = &r.reports[i];

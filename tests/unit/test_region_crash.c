@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_region_crash.c - a creator killed in the middle of building a region
  * (test build: BAKERY_CRASH_AT=create-format or create-link) leaves nothing
@@ -24,7 +25,7 @@ static const char *const crash_points[] = { "create-format", "create-link" };
 /* Temporary objects of NAME's creators (NAME.~new.*) under /dev/shm. */
 static unsigned temporaries(const char *name)
 {
-	char prefix[UNIT_NAME_SIZE + 8];
+	char prefix[TK_NAME_SIZE + 8];
 	struct dirent *e;
 	unsigned n = 0;
 	DIR *d = opendir("/dev/shm");
@@ -54,14 +55,14 @@ static int doomed_creator(void *arg)
 
 START_TEST(killed_creator_leaves_no_region)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct doomed d = { name, crash_points[_i] };
 	struct bakery_region_info ri;
 	bakery_t *b = NULL;
 	bakery_lock_t *l;
 
-	unit_name(name, sizeof(name), "crashcreate");
-	ck_assert_int_eq(unit_reap(unit_fork(doomed_creator, &d), 10), 128 + SIGKILL);
+	tk_name(name, sizeof(name), "crashcreate");
+	ck_assert_int_eq(tk_reap(tk_fork(doomed_creator, &d), 10), 128 + SIGKILL);
 
 	/* the creator really died half-way: its temporary object is there */
 	ck_assert_uint_eq(temporaries(name), 1);
@@ -86,13 +87,13 @@ END_TEST
  * then removes that one. */
 START_TEST(orphans_of_earlier_creators_removed)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = NULL;
 
-	unit_name(name, sizeof(name), "orphans");
+	tk_name(name, sizeof(name), "orphans");
 	for (unsigned i = 0; i < 2; i++) {
 		struct doomed d = { name, crash_points[i] };
-		ck_assert_int_eq(unit_reap(unit_fork(doomed_creator, &d), 10), 128 + SIGKILL);
+		ck_assert_int_eq(tk_reap(tk_fork(doomed_creator, &d), 10), 128 + SIGKILL);
 		ck_assert_uint_eq(temporaries(name), 1);
 	}
 	ck_assert_int_eq(bakery_open(name, 0, NULL, &b), ENOENT);
@@ -107,11 +108,11 @@ END_TEST
  * is not an orphan: another creator must leave it alone. */
 START_TEST(live_creators_temporary_is_kept)
 {
-	char name[UNIT_NAME_SIZE], path[UNIT_NAME_SIZE + 64];
+	char name[TK_NAME_SIZE], path[TK_NAME_SIZE + 64];
 	bakery_t *b = NULL;
 	int fd;
 
-	unit_name(name, sizeof(name), "livetmp");
+	tk_name(name, sizeof(name), "livetmp");
 	snprintf(path, sizeof(path), "/dev/shm/%s.~new.%d.999", name + 1, (int)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_registry.c - participant slots: a thread takes its slot lazily at its
  * first lock call and gives it back at thread exit and at bakery_close; a
@@ -33,7 +34,7 @@ struct taker {
 	int rc, slot;
 	unsigned used_inside;      /* slots_used seen while owning the slot */
 	bakery_t *b;
-	struct unit_gate ready, go;
+	struct tk_gate ready, go;
 };
 
 static void *taker_main(void *arg)
@@ -47,8 +48,8 @@ static void *taker_main(void *arg)
 	t->slot = unit_self_slot(t->b);
 	bakery_region_info(t->b, &ri);
 	t->used_inside = ri.slots_used;
-	unit_gate_open(&t->ready);
-	unit_gate_wait(&t->go, 60);
+	tk_gate_open(&t->ready);
+	tk_gate_wait(&t->go, 60);
 	return NULL;
 }
 
@@ -56,26 +57,26 @@ static void taker_start(struct taker *t, bakery_t *b, bakery_lock_t *l)
 {
 	t->b = b;
 	t->lock = l;
-	unit_gate_init(&t->ready);
-	unit_gate_init(&t->go);
+	tk_gate_init(&t->ready);
+	tk_gate_init(&t->go);
 	ck_assert_int_eq(pthread_create(&t->thread, NULL, taker_main, t), 0);
-	ck_assert(unit_gate_wait(&t->ready, 10));
+	ck_assert(tk_gate_wait(&t->ready, 10));
 	ck_assert_msg(t->rc == 0, "taker: %s", bakery_strerror(t->rc));
 }
 
 static void taker_stop(struct taker *t)
 {
-	unit_gate_open(&t->go);
+	tk_gate_open(&t->go);
 	ck_assert_int_eq(pthread_join(t->thread, NULL), 0);
-	unit_gate_close(&t->ready);
-	unit_gate_close(&t->go);
+	tk_gate_close(&t->ready);
+	tk_gate_close(&t->go);
 }
 
 /* ------------------------------------------------------------ lifetime -- */
 
 START_TEST(slot_taken_lazily_given_back_at_exit_and_close)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct bakery_slot_info si;
 	struct taker t;
 	bakery_t *b, *observer = NULL;
@@ -150,18 +151,18 @@ static int forked_child(void *arg)
 START_TEST(forked_child_takes_fresh_slot_and_holds_nothing)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct fork_case f;
 	int parent_slot;
 
 	f.b = unit_region(name, "fork", 4, 4);
 	f.held = unit_lock(f.b, "held", algo);
 	f.other = unit_lock(f.b, "other", algo);
-	f.rep = unit_shared(sizeof(*f.rep));
+	f.rep = tk_shared(sizeof(*f.rep));
 	ck_assert_int_eq(bakery_lock(f.held), 0);
 	parent_slot = unit_self_slot(f.b);
 
-	ck_assert_int_eq(unit_reap(unit_fork(forked_child, &f), 20), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(forked_child, &f), 20), 0);
 	ck_assert_int_eq(f.rep->unlock_rc, EPERM);
 	ck_assert_int_eq(f.rep->consistent_rc, EPERM);
 	ck_assert_int_eq(f.rep->trylock_rc, EBUSY);
@@ -190,13 +191,13 @@ END_TEST
 /* The three ways of asking for a lock all fail at once with ESLOTS. */
 static void expect_no_slot(bakery_lock_t *l)
 {
-	struct timespec later = unit_in(CLOCK_REALTIME, 5);
-	double t0 = unit_now(CLOCK_MONOTONIC), took;
+	struct timespec later = tk_in(CLOCK_REALTIME, 5);
+	double t0 = tk_now(CLOCK_MONOTONIC), took;
 
 	ck_assert_int_eq(bakery_lock(l), BAKERY_ESLOTS);
 	ck_assert_int_eq(bakery_trylock(l), BAKERY_ESLOTS);
 	ck_assert_int_eq(bakery_timedlock(l, &later), BAKERY_ESLOTS);
-	took = unit_now(CLOCK_MONOTONIC) - t0;
+	took = tk_now(CLOCK_MONOTONIC) - t0;
 	printf("full registry: lock, trylock and timedlock gave ESLOTS in %.3f ms\n", took * 1e3);
 	ck_assert_msg(took < 0.5, "ESLOTS took %.3f s", took);
 }
@@ -235,11 +236,11 @@ static int capped_child(void *arg)
 
 START_TEST(lock_says_enomem_when_no_window_can_be_mapped)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b = unit_region(name, "nomem", 4, 1);
 	bakery_lock_t *l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
 
-	ck_assert_int_eq(unit_reap(unit_fork(capped_child, name), 20), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(capped_child, name), 20), 0);
 	ck_assert_int_eq(bakery_lock_close(l), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
 }
@@ -248,7 +249,7 @@ END_TEST
 
 START_TEST(full_registry_threads)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct taker t[2];
 	bakery_t *b;
 	bakery_lock_t *l;
@@ -271,7 +272,7 @@ END_TEST
 struct squatter {
 	const char *name;
 	enum bakery_algo algo;
-	struct unit_gate ready, go;
+	struct tk_gate ready, go;
 };
 
 /* Opens the region on its own, takes a slot, says so, waits, leaves cleanly. */
@@ -285,15 +286,15 @@ static int squatter_main(void *arg)
 		return 1;
 	if (bakery_lock_open(b, "full", s->algo, &l) || bakery_lock(l) || bakery_unlock(l))
 		return 2;
-	unit_gate_open(&s->ready);
-	unit_gate_wait(&s->go, 60);
+	tk_gate_open(&s->ready);
+	tk_gate_wait(&s->go, 60);
 	bakery_lock_close(l);
 	return bakery_close(b) ? 3 : 0;
 }
 
 START_TEST(full_registry_processes)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct squatter s = { name, BAKERY_ALGO_DEFAULT, { { 0 } }, { { 0 } } };
 	pid_t pids[2];
 	bakery_t *b;
@@ -301,24 +302,24 @@ START_TEST(full_registry_processes)
 
 	b = unit_region(name, "fullproc", 2, 2);
 	l = unit_lock(b, "full", BAKERY_ALGO_DEFAULT);
-	unit_gate_init(&s.ready);
-	unit_gate_init(&s.go);
+	tk_gate_init(&s.ready);
+	tk_gate_init(&s.go);
 	for (int i = 0; i < 2; i++) {
-		pids[i] = unit_fork(squatter_main, &s);
-		ck_assert(unit_gate_wait(&s.ready, 10));
+		pids[i] = tk_fork(squatter_main, &s);
+		ck_assert(tk_gate_wait(&s.ready, 10));
 	}
 	expect_no_slot(l);
-	unit_gate_open(&s.go);
-	unit_gate_open(&s.go);
+	tk_gate_open(&s.go);
+	tk_gate_open(&s.go);
 	for (int i = 0; i < 2; i++)
-		ck_assert_int_eq(unit_reap(pids[i], 10), 0);
+		ck_assert_int_eq(tk_reap(pids[i], 10), 0);
 	ck_assert_int_eq(bakery_lock(l), 0);
 	ck_assert_int_eq(bakery_unlock(l), 0);
 	bakery_lock_close(l);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
-	unit_gate_close(&s.ready);
-	unit_gate_close(&s.go);
+	tk_gate_close(&s.ready);
+	tk_gate_close(&s.go);
 }
 END_TEST
 
@@ -329,7 +330,7 @@ END_TEST
 START_TEST(killed_process_slot_goes_to_newcomer)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct squatter s = { name, algo, { { 0 } }, { { 0 } } };
 	struct bakery_lock_info li;
 	bakery_t *b;
@@ -339,12 +340,12 @@ START_TEST(killed_process_slot_goes_to_newcomer)
 
 	b = unit_region(name, "killslot", 1, 2);
 	l = unit_lock(b, "full", algo);
-	unit_gate_init(&s.ready);
-	unit_gate_init(&s.go);
-	pid = unit_fork(squatter_main, &s);
-	ck_assert(unit_gate_wait(&s.ready, 10));
+	tk_gate_init(&s.ready);
+	tk_gate_init(&s.go);
+	pid = tk_fork(squatter_main, &s);
+	ck_assert(tk_gate_wait(&s.ready, 10));
 	ck_assert_int_eq(bakery_trylock(l), BAKERY_ESLOTS);
-	ck_assert(unit_kill(pid));
+	ck_assert(tk_kill(pid));
 
 	ck_assert_int_eq(bakery_lock(l), 0);
 	ck_assert_uint_eq(slots_used(b), 1);
@@ -357,8 +358,8 @@ START_TEST(killed_process_slot_goes_to_newcomer)
 	bakery_lock_close(l);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
-	unit_gate_close(&s.ready);
-	unit_gate_close(&s.go);
+	tk_gate_close(&s.ready);
+	tk_gate_close(&s.go);
 }
 END_TEST
 
@@ -366,7 +367,7 @@ END_TEST
 START_TEST(recover_reaps_killed_process_slot)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct squatter s = { name, algo, { { 0 } }, { { 0 } } };
 	struct bakery_slot_info si;
 	unsigned reclaimed = 99;
@@ -375,12 +376,12 @@ START_TEST(recover_reaps_killed_process_slot)
 
 	b = unit_region(name, "reap", 2, 2);
 	l = unit_lock(b, "full", algo);
-	unit_gate_init(&s.ready);
-	unit_gate_init(&s.go);
-	pid_t pid = unit_fork(squatter_main, &s);
-	ck_assert(unit_gate_wait(&s.ready, 10));
+	tk_gate_init(&s.ready);
+	tk_gate_init(&s.go);
+	pid_t pid = tk_fork(squatter_main, &s);
+	ck_assert(tk_gate_wait(&s.ready, 10));
 	ck_assert_uint_eq(slots_used(b), 1);
-	ck_assert(unit_kill(pid));
+	ck_assert(tk_kill(pid));
 
 	ck_assert_int_eq(bakery_slot_info(b, 0, &si), 0);
 	ck_assert_int_eq(si.alive, 0);              /* proven dead, not yet reaped */
@@ -395,17 +396,17 @@ START_TEST(recover_reaps_killed_process_slot)
 	bakery_lock_close(l);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
-	unit_gate_close(&s.ready);
-	unit_gate_close(&s.go);
+	tk_gate_close(&s.ready);
+	tk_gate_close(&s.go);
 }
 END_TEST
 
-/* Opening the region proves and clears deaths too (DESIGN part A), unless
+/* Opening the region proves and clears deaths too (bakery.h: bakery_open), unless
  * the opener asks not to (BAKERY_NORECOVER, for inspection tools). */
 START_TEST(open_reaps_killed_process_slot)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct squatter s = { name, algo, { { 0 } }, { { 0 } } };
 	struct bakery_slot_info si;
 	bakery_t *b, *look, *opener;
@@ -413,11 +414,11 @@ START_TEST(open_reaps_killed_process_slot)
 
 	b = unit_region(name, "openreap", 2, 2);
 	l = unit_lock(b, "full", algo);
-	unit_gate_init(&s.ready);
-	unit_gate_init(&s.go);
-	pid_t pid = unit_fork(squatter_main, &s);
-	ck_assert(unit_gate_wait(&s.ready, 10));
-	ck_assert(unit_kill(pid));
+	tk_gate_init(&s.ready);
+	tk_gate_init(&s.go);
+	pid_t pid = tk_fork(squatter_main, &s);
+	ck_assert(tk_gate_wait(&s.ready, 10));
+	ck_assert(tk_kill(pid));
 
 	ck_assert_int_eq(bakery_open(name, BAKERY_NORECOVER, NULL, &look), 0);
 	ck_assert_int_eq(bakery_slot_info(look, 0, &si), 0);
@@ -432,8 +433,8 @@ START_TEST(open_reaps_killed_process_slot)
 	bakery_lock_close(l);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
-	unit_gate_close(&s.ready);
-	unit_gate_close(&s.go);
+	tk_gate_close(&s.ready);
+	tk_gate_close(&s.go);
 }
 END_TEST
 
@@ -445,15 +446,15 @@ static Suite *registry_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, slot_taken_lazily_given_back_at_exit_and_close);
 	tcase_add_loop_test(tc, forked_child_takes_fresh_slot_and_holds_nothing,
-	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	                    TK_ALGO_FIRST, TK_ALGO_END);
 #if !defined(__SANITIZE_ADDRESS__)
 	tcase_add_test(tc, lock_says_enomem_when_no_window_can_be_mapped);
 #endif
 	tcase_add_test(tc, full_registry_threads);
 	tcase_add_test(tc, full_registry_processes);
-	tcase_add_loop_test(tc, killed_process_slot_goes_to_newcomer, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, recover_reaps_killed_process_slot, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, open_reaps_killed_process_slot, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, killed_process_slot_goes_to_newcomer, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, recover_reaps_killed_process_slot, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, open_reaps_killed_process_slot, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_threads.c - threads of one process contending on one lock, for every
  * algorithm: mutual exclusion (an atomic count of threads inside never goes
@@ -58,7 +59,7 @@ static int acquire(struct arena *a, unsigned i)
 		if (i % 3 == 1) {
 			rc = bakery_trylock(a->l);
 		} else {
-			struct timespec at = unit_in(CLOCK_MONOTONIC, 0.0002);
+			struct timespec at = tk_in(CLOCK_MONOTONIC, 0.0002);
 			rc = bakery_clocklock(a->l, CLOCK_MONOTONIC, &at);
 		}
 		if (rc == EBUSY)
@@ -119,7 +120,7 @@ static void *contender_main(void *arg)
 
 static void contend(int algo, enum how how)
 {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct arena a = { .how = how };
 	struct contender c[THREADS];
 	struct bakery_lock_info li;
@@ -133,7 +134,7 @@ static void contend(int algo, enum how how)
 		c[i] = (struct contender){ .a = &a, .id = i + 1 };
 		ck_assert_int_eq(pthread_create(&c[i].thread, NULL, contender_main, &c[i]), 0);
 	}
-	t0 = unit_now(CLOCK_MONOTONIC);
+	t0 = tk_now(CLOCK_MONOTONIC);
 	pthread_barrier_wait(&a.start);
 	for (unsigned i = 0; i < THREADS; i++)
 		ck_assert_int_eq(pthread_join(c[i].thread, NULL), 0);
@@ -144,7 +145,7 @@ static void contend(int algo, enum how how)
 	printf("%s (%s): %lu acquisitions, %lu hand-offs between threads, %llu give-ups, %.3f s\n",
 	       bakery_algo_name((enum bakery_algo)algo), how == BY_LOCK ? "lock" : "mixed",
 	       a.entries, a.handoffs, (unsigned long long)li.aborts,
-	       unit_now(CLOCK_MONOTONIC) - t0);
+	       tk_now(CLOCK_MONOTONIC) - t0);
 	ck_assert_msg(a.error == 0, "a contender got %s", bakery_strerror(a.error));
 	ck_assert_msg(a.overlaps == 0, "%lu entries found another thread inside", a.overlaps);
 	ck_assert_uint_ge(a.entries, THREADS * ITERATIONS);
@@ -185,11 +186,11 @@ struct sleeper {
 static void *sleeper_main(void *arg)
 {
 	struct sleeper *s = arg;
-	double cpu0 = unit_now(CLOCK_THREAD_CPUTIME_ID), wall0 = unit_now(CLOCK_MONOTONIC);
+	double cpu0 = tk_now(CLOCK_THREAD_CPUTIME_ID), wall0 = tk_now(CLOCK_MONOTONIC);
 
 	s->rc = bakery_lock(s->l);
-	s->cpu = unit_now(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-	s->wall = unit_now(CLOCK_MONOTONIC) - wall0;
+	s->cpu = tk_now(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	s->wall = tk_now(CLOCK_MONOTONIC) - wall0;
 	if (s->rc == 0)
 		bakery_unlock(s->l);
 	return NULL;
@@ -205,7 +206,7 @@ static bool sleeper_in_line(void *arg)
 START_TEST(blocked_waiter_burns_little_cpu)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	struct sleeper s = { .rc = -1 };
 	pthread_t th;
 	bakery_t *b = unit_region(name, "cpu", 4, 1);
@@ -213,7 +214,7 @@ START_TEST(blocked_waiter_burns_little_cpu)
 	s.l = unit_lock(b, "held", algo);   /* the only lock: index 0 */
 	ck_assert_int_eq(bakery_lock(s.l), 0);
 	ck_assert_int_eq(pthread_create(&th, NULL, sleeper_main, &s), 0);
-	ck_assert_msg(unit_wait_until(sleeper_in_line, b, 5), "the waiter never got in line");
+	ck_assert_msg(tk_wait_until(sleeper_in_line, b, 5), "the waiter never got in line");
 	usleep((useconds_t)(WAIT_S * 1e6));
 	ck_assert_int_eq(bakery_unlock(s.l), 0);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
@@ -239,12 +240,12 @@ static Suite *threads_suite(void)
 	/* a hang detector: a contended run takes 0.1-5 s here, and up to 50 s
 	 * with the machine's load at 25 */
 	tcase_set_timeout(tc, 300);
-	tcase_add_loop_test(tc, mutual_exclusion_by_lock, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, mutual_exclusion_mixed_calls, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, mutual_exclusion_by_lock, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, mutual_exclusion_mixed_calls, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(cpu, 30);
-	tcase_add_loop_test(cpu, blocked_waiter_burns_little_cpu, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(cpu, blocked_waiter_burns_little_cpu, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, cpu);
 	return s;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_timed.c - deadlines, for every algorithm: timedlock and clocklock on
  * a held lock give ETIMEDOUT no earlier than the deadline and soon after it,
@@ -17,7 +18,7 @@
 #define LATE_LIMIT_S 1.0       /* how late after it a give-up may return */
 
 struct fixture {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	bakery_t *b;
 	bakery_lock_t *l;
 	unsigned index;
@@ -46,16 +47,16 @@ static double ts_seconds(const struct timespec *t)
  * timedlock when TIMED); it must time out, not early and not much late. */
 static void expect_timeout(bakery_lock_t *l, clockid_t clock, bool timed)
 {
-	struct timespec at = unit_in(clock, DEADLINE_S);
-	double start = unit_now(CLOCK_MONOTONIC), after_deadline;
+	struct timespec at = tk_in(clock, DEADLINE_S);
+	double start = tk_now(CLOCK_MONOTONIC), after_deadline;
 	int rc = timed ? bakery_timedlock(l, &at) : bakery_clocklock(l, clock, &at);
 
-	after_deadline = unit_now(clock) - ts_seconds(&at);
+	after_deadline = tk_now(clock) - ts_seconds(&at);
 	ck_assert_msg(rc == ETIMEDOUT, "gave %s", bakery_strerror(rc));
 	ck_assert_msg(after_deadline >= 0, "returned %.6f s before the deadline", -after_deadline);
 	ck_assert_msg(after_deadline < LATE_LIMIT_S, "returned %.3f s after the deadline",
 	              after_deadline);
-	ck_assert(unit_now(CLOCK_MONOTONIC) - start >= DEADLINE_S * 0.99);
+	ck_assert(tk_now(CLOCK_MONOTONIC) - start >= DEADLINE_S * 0.99);
 }
 
 START_TEST(deadline_on_held_lock_times_out)
@@ -71,14 +72,14 @@ START_TEST(deadline_on_held_lock_times_out)
 	expect_timeout(f.l, CLOCK_REALTIME, false);
 	expect_timeout(f.l, CLOCK_MONOTONIC, false);
 	/* a deadline already past gives up at once */
-	later = unit_in(CLOCK_MONOTONIC, -1);
+	later = tk_in(CLOCK_MONOTONIC, -1);
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &later), ETIMEDOUT);
 	ck_assert_int_eq(bakery_lock_info(f.b, f.index, &li), 0);
 	ck_assert_uint_ge(li.aborts, 1);
 	unit_holder_stop(&h);
 
 	/* the give-ups left the protocol cleanly: the lock is free for us */
-	later = unit_in(CLOCK_MONOTONIC, 5);
+	later = tk_in(CLOCK_MONOTONIC, 5);
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &later), 0);
 	ck_assert_int_eq(bakery_lock_info(f.b, f.index, &li), 0);
 	ck_assert_int_eq(li.waiters, 0);
@@ -96,7 +97,7 @@ struct late_waiter {
 static void *late_waiter_main(void *arg)
 {
 	struct late_waiter *w = arg;
-	struct timespec at = unit_in(CLOCK_REALTIME, 10);
+	struct timespec at = tk_in(CLOCK_REALTIME, 10);
 
 	w->rc = bakery_timedlock(w->l, &at);
 	if (w->rc == 0)
@@ -130,7 +131,7 @@ START_TEST(bad_clock_and_malformed_deadlines)
 	};
 	struct fixture f;
 	struct unit_holder h;
-	struct timespec ok = unit_in(CLOCK_MONOTONIC, 1);
+	struct timespec ok = tk_in(CLOCK_MONOTONIC, 1);
 	struct timespec neg = ok, big = ok;
 
 	fixture_open(&f, (enum bakery_algo)_i);
@@ -153,7 +154,7 @@ START_TEST(past_deadline_still_acquires_free_lock)
 {
 	struct fixture f;
 	struct timespec epoch = { 0, 0 };
-	struct timespec past = unit_in(CLOCK_MONOTONIC, -0.5);
+	struct timespec past = tk_in(CLOCK_MONOTONIC, -0.5);
 
 	fixture_open(&f, (enum bakery_algo)_i);
 	ck_assert_int_eq(bakery_timedlock(f.l, &epoch), 0);
@@ -172,11 +173,11 @@ static Suite *timed_suite(void)
 	TCase *tc = tcase_create("deadlines");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, deadline_on_held_lock_times_out, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, deadline_met_when_released_in_time, UNIT_ALGO_FIRST, UNIT_ALGO_END);
-	tcase_add_loop_test(tc, bad_clock_and_malformed_deadlines, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, deadline_on_held_lock_times_out, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, deadline_met_when_released_in_time, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, bad_clock_and_malformed_deadlines, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, past_deadline_still_acquires_free_lock,
-	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	                    TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_token_list.c - liveness tokens share each thread's robust list with
  * glibc's robust mutexes (token.c links its private nodes in glibc's way).
@@ -22,7 +23,7 @@
 #define NMUTEX 4
 
 struct world {
-	char name[2][UNIT_NAME_SIZE];
+	char name[2][TK_NAME_SIZE];
 	bakery_t *b[2];
 	bakery_lock_t *l[2];
 	pthread_mutex_t m[NMUTEX];

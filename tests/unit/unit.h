@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * unit.h - helpers shared by the Check unit suites: unique region names that
- * are removed even when a test fails, child processes with a time limit,
- * a thread that holds a lock on request, clocks, and the main() every suite
- * uses.
+ * unit.h - helpers shared by the Check unit suites, on top of the test kit
+ * (tests/common/tk.h: names, children, gates, clocks): regions and locks
+ * that must open, a thread or a process that holds a lock on request, and
+ * the main() every suite uses.
  *
  * Children forked by a test never return into Check: they report through
  * their exit status (0 = all good, otherwise the number of the step that
@@ -20,22 +21,14 @@
 #include <check.h>
 
 #include "bakery.h"
-
-/* tcase_add_loop_test(tc, fn, UNIT_ALGO_FIRST, UNIT_ALGO_END): every algorithm */
-#define UNIT_ALGO_FIRST BAKERY_ALGO_LAMPORT
-#define UNIT_ALGO_END   (BAKERY_ALGO_JAYANTI + 1)
+#include "tk.h"
 
 /* ------------------------------------------------------------- regions -- */
 
-#define UNIT_NAME_SIZE 128
-
-/* A region name unique to this run, process and call
- * ("/bkunit-RUNNER-PID-TAG-N"); unit_run removes whatever of the run's names
- * a failed test left in /dev/shm. */
-void unit_name(char *buf, size_t size, const char *tag);
-
 /* Create a fresh region (BAKERY_CREATE | BAKERY_EXCL) with these capacities
- * (0 = default) and the name written to NAME (UNIT_NAME_SIZE bytes). */
+ * (0 = default) and the name written to NAME (TK_NAME_SIZE bytes, from
+ * tk_name; unit_run removes whatever of the run's names a failed test left
+ * in /dev/shm). */
 bakery_t *unit_region(char *name, const char *tag, unsigned slots, unsigned locks);
 
 /* bakery_lock_open that must succeed. */
@@ -47,38 +40,6 @@ void unit_shm_path(char *buf, size_t size, const char *name);
 /* The calling thread's slot index in B (found by its tid), or -1. */
 int unit_self_slot(bakery_t *b);
 
-/* ---------------------------------------------------------------- time -- */
-
-double unit_now(clockid_t clock);                 /* seconds */
-struct timespec unit_in(clockid_t clock, double seconds);   /* now + seconds */
-pid_t unit_gettid(void);
-
-/* Poll COND(ARG) every millisecond until true or TIMEOUT seconds pass. */
-bool unit_wait_until(bool (*cond)(void *), void *arg, double timeout);
-
-/* ----------------------------------------------------------- processes -- */
-
-/* Memory shared with forked children (zeroed). */
-void *unit_shared(size_t size);
-
-/* A one-shot signal between processes or threads (a pipe). */
-struct unit_gate { int fd[2]; };
-void unit_gate_init(struct unit_gate *g);
-void unit_gate_open(struct unit_gate *g);
-/* true once the gate is open (or its writer is gone), false on timeout */
-bool unit_gate_wait(struct unit_gate *g, double timeout);
-void unit_gate_close(struct unit_gate *g);
-
-/* Fork a child that runs FN(ARG) and _exit()s with its result. */
-pid_t unit_fork(int (*fn)(void *), void *arg);
-
-/* Wait for PID at most TIMEOUT seconds (SIGKILLed after that).  Returns its
- * exit status, 128 + signal if a signal ended it, -1 on timeout. */
-int unit_reap(pid_t pid, double timeout);
-
-/* SIGKILL PID and reap it; true if it died of the SIGKILL. */
-bool unit_kill(pid_t pid);
-
 /* -------------------------------------------------------------- holder -- */
 
 /*
@@ -89,7 +50,7 @@ struct unit_holder {
 	pthread_t thread;
 	bakery_lock_t *lock;
 	int lock_rc, unlock_rc;
-	struct unit_gate held, release;
+	struct tk_gate held, release;
 };
 /* Start the thread; returns once it holds the lock (its rc checked). */
 void unit_holder_start(struct unit_holder *h, bakery_lock_t *lock);

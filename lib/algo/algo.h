@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * algo.h - the interface of the algorithms (struct algo_ops), their
+ * barriers, and the walk over a lock's active set they share.
+ */
+#ifndef BAKERY_ALGO_H
+#define BAKERY_ALGO_H
+
+#include "wait.h"
+
+/* ------------------------------------------------------------- barriers -- */
+
+/*
+ * store_mb(p, v): store v to the register *p, then a full barrier: the
+ * store->load points of the papers (a register write followed by reads of
+ * the others' registers, the reordering x86-64 does perform).  One locked
+ * exchange does both: uatomic_xchg implies a full barrier before and after,
+ * which also orders every earlier load and store before the store.  It is
+ * cheaper than a plain store and cmm_smp_mb() (mfence) on x86-64.
+ * The mutant build (BAKERY_NO_BARRIERS, `make check-mutants`) makes it a
+ * plain store, to show the stress test catches the missing barriers.
+ */
+#ifdef BAKERY_NO_BARRIERS
+#define store_mb(p, v) CMM_STORE_SHARED(*(p), (v))
+#else
+#define store_mb(p, v) ((void)uatomic_xchg((p), (v)))
+#endif
+
+/*
+ * bakery_release(): orders every load and store of the critical section
+ * before the store that follows (the register write that lets the next
+ * holder in).  liburcu 0.13 has no release store; on x86 (TSO) loads and
+ * stores are never reordered with a later store, so a compiler barrier is
+ * enough there, and a full barrier everywhere else.
+ */
+#if defined(__x86_64__) || defined(__i386__) || defined(BAKERY_NO_BARRIERS)
+#define bakery_release() cmm_barrier()
+#else
+#define bakery_release() cmm_smp_mb()
+#endif
+
+
+struct algo_ops {
+	enum bakery_algo id;
+	const char *name;
+	/* Take a place in line; never blocks. */
+	void (*doorway)(struct passage *p);
+	/* Wait for our turn: 0, or EBUSY/ETIMEDOUT after leaving the protocol
+	 * cleanly (the algorithm's abort). */
+	int (*wait)(struct passage *p);
+	/* Leave the critical section. */
+	void (*exit)(struct passage *p);
+	/* Clear dead SLOT's part in LOCK; the caller owns the slot's recovery.
+	 * Returns the number of passages left to complete by proxy (Jayanti). */
+	unsigned (*recover)(struct bakery *b, unsigned lock, unsigned slot);
+	/* Drive a pending proxy passage of SLOT in LOCK without blocking;
+	 * true when none is left.  HELPER is the caller's own slot. */
+	bool (*finish_proxy)(struct bakery *b, unsigned lock, unsigned slot, unsigned helper);
+	/* Before a new doorway: finish what a previous passage of ours left
+	 * (Jayanti's aborted passage).  0, EBUSY or ETIMEDOUT.  May be NULL. */
+	int (*prepare)(struct passage *p);
+};
+
+BAKERY_HIDDEN const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo);
+BAKERY_HIDDEN extern const struct algo_ops bakery__algo_lamport, bakery__algo_boulangerie,
+	bakery__algo_black_white, bakery__algo_jayanti;
+
+/*
+ * A walk over a lock's active set: the getset() of the papers.  Each word of
+ * the set is read once and the members still to visit stay in a register.
+ * Reading the set word by word is a correct getset(): a slot that joined
+ * before the walk started is seen (its word is read after that), and a slot
+ * leaves only once its registers are clear, so missing a leaver is harmless.
+ */
+struct active_walk {
+	const uint64_t *set;
+	uint64_t bits;             /* members of word w not visited yet */
+	unsigned w, words, bound, self;
+};
+
+/* Word W of the set, without our own bit. */
+static inline uint64_t active_word(const struct active_walk *it, unsigned w)
+{
+	uint64_t bits = CMM_LOAD_SHARED(it->set[w]);
+
+	if (w == it->self / 64)
+		bits &= ~(UINT64_C(1) << (it->self % 64));
+	return bits;
+}
+
+static inline struct active_walk active_walk_start(const struct passage *p)
+{
+	struct active_walk it = {
+		.set = active_of(p->b, p->lock),
+		.bound = slots_bound(p->b),
+		.self = p->self,
+	};
+
+	it.words = (it.bound + 63) / 64;
+	if (it.words)
+		it.bits = active_word(&it, 0);
+	return it;
+}
+
+/* The next member (not us) below the bound into *J; false at the end. */
+static inline bool active_walk_next(struct active_walk *it, unsigned *j)
+{
+	while (!it->bits) {
+		if (++it->w >= it->words)
+			return false;
+		it->bits = active_word(it, it->w);
+	}
+	*j = it->w * 64 + (unsigned)__builtin_ctzll(it->bits);
+	it->bits &= it->bits - 1;
+	return *j < it->bound;
+}
+
+/* for (each slot j of the lock's active set, j != self).  WALK names the
+ * walk's state.  `break` leaves the whole walk: the outer loop runs once. */
+#define for_each_other(p, j, walk)                                           \
+	for (struct active_walk walk = active_walk_start(p); walk.set;          \
+	     walk.set = NULL)                                                   \
+		for (unsigned j = 0; active_walk_next(&walk, &j);)
+
+/* Join LOCK's active set (once per slot ownership); leave it with the
+ * slot's registers clear (algo/common.c). */
+BAKERY_HIDDEN void bakery__active_join(struct passage *p);
+BAKERY_HIDDEN void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot);
+
+#endif /* BAKERY_ALGO_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * api.c - the region calls of the public API: bakery_open, bakery_close,
+ * bakery_unlink and bakery_recover.  The top layer: it puts together the
+ * mapping (region.c), the participants' slots (registry.c) and the per-lock
+ * half of recovery (lock_recovery.c), which it registers in each handle.
+ */
+#include "config.h"
+
+#include "lock_recovery.h"
+#include "region.h"
+#include "registry.h"
+
+int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
+{
+	struct bakery *b;
+	int err;
+
+	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL | BAKERY_NORECOVER | BAKERY_RDONLY)) ||
+	    ((flags & BAKERY_EXCL) && !(flags & BAKERY_CREATE)) ||
+	    ((flags & BAKERY_RDONLY) && (flags & BAKERY_CREATE)))
+		return EINVAL;
+	err = bakery__region_open(name, flags, cfg, &b);
+	if (err)
+		return err;
+	b->recovery = &bakery__lock_recovery;
+	/* whoever opens the region proves and clears deaths (unless told not
+	 * to: BAKERY_NORECOVER; a BAKERY_RDONLY handle cannot write) */
+	if (!(flags & (BAKERY_NORECOVER | BAKERY_RDONLY)))
+		bakery__registry_reap(b, BAKERY_NO_SLOT);
+	*out = b;
+	return 0;
+}
+
+int bakery_close(bakery_t *b)
+{
+	if (!b || b->closed)
+		return EINVAL;
+	if (bakery__registry_holds_lock(b))
+		return EBUSY;
+	bakery__slot_release_self(b);
+	bakery__region_close(b);
+	return 0;
+}
+
+int bakery_unlink(const char *name)
+{
+	return bakery__region_unlink(name);
+}
+
+int bakery_recover(bakery_t *b, unsigned *reclaimed)
+{
+	unsigned self = BAKERY_NO_SLOT, n;
+
+	if (!b || b->closed)
+		return EINVAL;
+	if (b->rdonly)
+		return EPERM;
+	if (region_lost(b))
+		return BAKERY_EBADREGION;
+	/* a slot of our own lets us finish proxy passages; not required */
+	if (bakery__slot_self(b, &self))
+		self = BAKERY_NO_SLOT;
+	n = bakery__registry_reap(b, self);
+	if (reclaimed)
+		*reclaimed = n;
+	return 0;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handle.h - struct bakery, a process's handle on a mapped region (made,
+ * counted and freed by region.c), struct bakery_lock, and the accessors
+ * into the mapping.  Never installed; white-box tests may include it.
+ */
+#ifndef BAKERY_HANDLE_H
+#define BAKERY_HANDLE_H
+
+#include "shm_layout.h"
+
+struct guard;
+struct recovery_ops;
+struct thread_slot;
+struct algo_ops;
+
+/* Token windows given back and kept for the next take (token.c). */
+#define TOKEN_SPARE_WINDOWS 4u
+
+struct bakery {
+	/* validated copies: after open nothing below is re-read from the region */
+	unsigned char *base;
+	size_t size;
+	unsigned nslots, nlocks, active_words;
+	struct bakery_shm_header *hdr;
+	struct bakery_shm_slot *slots;
+	struct bakery_shm_lock *locks;
+	uint64_t *active;
+	struct bakery_shm_reg *regs;
+	uint64_t tokens_off;
+	uint32_t page_size;
+	int fd;
+	/* set by the SIGBUS guard when the object was cut short under us:
+	 * from then on every call answers BAKERY_EBADREGION */
+	int lost;
+	struct guard *guard;
+	/* the per-lock half of recovery, registered at open (api.c) */
+	const struct recovery_ops *recovery;
+	/* lifetime: one reference for the user's handle, one per thread slot */
+	unsigned long refs;
+	int closed;
+	int rdonly;                /* opened BAKERY_RDONLY: introspection only */
+	/* token windows given back, kept for the next take (token.c) */
+	pthread_mutex_t spare_lock;
+	unsigned char *spare_win[TOKEN_SPARE_WINDOWS];
+	unsigned nspare;
+	/* this process's threads' slots in the region (bakery_close's EBUSY) */
+	pthread_mutex_t recs_lock;
+	struct thread_slot *recs;
+	struct bakery *next;       /* all mappings of the process (for fork) */
+	char name[BAKERY_REGION_NAME_MAX + 2];
+};
+
+struct bakery_lock {
+	struct bakery *b;
+	unsigned index;
+	enum bakery_algo algo;     /* the variant this handle runs */
+	const struct algo_ops *ops;
+};
+
+static inline struct bakery_shm_reg *reg_of(struct bakery *b, unsigned lock, unsigned slot)
+{
+	return &b->regs[(size_t)lock * b->nslots + slot];
+}
+
+static inline uint64_t *active_of(struct bakery *b, unsigned lock)
+{
+	return &b->active[(size_t)lock * b->active_words];
+}
+
+/* The slots that may matter now: claims take the lowest free index first, so
+ * this stays near the number of threads in use, whatever the capacity. */
+static inline unsigned slots_bound(struct bakery *b)
+{
+	unsigned hwm = CMM_LOAD_SHARED(b->hdr->slots_hwm);
+	return hwm < b->nslots ? hwm : b->nslots;   /* never trust the region */
+}
+
+/* Has the object been cut short under this process (guard.c)? */
+static inline bool region_lost(struct bakery *b)
+{
+	return caa_unlikely(CMM_LOAD_SHARED(b->lost));
+}
+
+#endif /* BAKERY_HANDLE_H */

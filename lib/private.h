@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * private.h - what every private header of the library needs: the
+ * includes, the hidden visibility of bakery__ names, one timespec
+ * comparison, and the test build's crash points and assertions
+ * (testhooks.c).  Never installed.
+ */
+#ifndef BAKERY_PRIVATE_H
+#define BAKERY_PRIVATE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <urcu/arch.h>
+#include <urcu/compiler.h>
+#include <urcu/system.h>
+#include <urcu/uatomic.h>
+
+#include "bakery.h"
+
+#define BAKERY_HIDDEN __attribute__((visibility("hidden")))
+
+/* a < b: -1, a == b: 0, a > b: 1 */
+static inline int ts_cmp(const struct timespec *a, const struct timespec *b)
+{
+	if (a->tv_sec != b->tv_sec)
+		return a->tv_sec < b->tv_sec ? -1 : 1;
+	return (a->tv_nsec > b->tv_nsec) - (a->tv_nsec < b->tv_nsec);
+}
+
+/*
+ * Crash points: in the test build (BAKERY_TESTING) the process SIGKILLs itself
+ * when the environment variable BAKERY_CRASH_AT names this point (optionally
+ * "name:N" to crash at the N-th passage there).  Compiled out otherwise.
+ */
+#ifdef BAKERY_TESTING
+BAKERY_HIDDEN void bakery__crash_point(const char *name);
+#define CRASH_POINT(name) bakery__crash_point(name)
+#define BAKERY_ASSERT(cond) do { if (!(cond)) bakery__assert_fail(#cond, __FILE__, __LINE__); } while (0)
+BAKERY_HIDDEN void bakery__assert_fail(const char *what, const char *file, int line);
+#else
+#define CRASH_POINT(name) do { } while (0)
+#define BAKERY_ASSERT(cond) do { } while (0)
+#endif
+
+#endif /* BAKERY_PRIVATE_H */

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * region.h - region.c: names, creating, opening and unlinking a region,
+ * and the handle's references.
+ */
+#ifndef BAKERY_REGION_H
+#define BAKERY_REGION_H
+
+#include "handle.h"
+
+BAKERY_HIDDEN int bakery__name_check(const char *name, size_t max);
+/* Map the region NAME (bakery_open's flags and config, already checked):
+ * a new handle with one reference, the user's. */
+BAKERY_HIDDEN int bakery__region_open(const char *name, unsigned flags,
+                                      const struct bakery_config *cfg, struct bakery **out);
+/* Mark the handle closed and drop the user's reference. */
+BAKERY_HIDDEN void bakery__region_close(struct bakery *b);
+BAKERY_HIDDEN int bakery__region_unlink(const char *name);
+/* References: the user's handle and each thread slot hold one; the last
+ * put unmaps and frees the handle. */
+BAKERY_HIDDEN void bakery__region_get(struct bakery *b);
+BAKERY_HIDDEN void bakery__region_put(struct bakery *b);
+
+#endif /* BAKERY_REGION_H */

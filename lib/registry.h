@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.h - registry.c: participant slots, thread records, the proof of
+ * death and the recovery path of a dead slot.
+ */
+#ifndef BAKERY_REGISTRY_H
+#define BAKERY_REGISTRY_H
+
+#include "token.h"
+
+/* "No slot": a caller without a slot of its own (registry reap, proxy
+ * finisher). */
+#define BAKERY_NO_SLOT UINT32_MAX
+
+/* A thread's slot in one region (thread-local records). */
+struct thread_slot {
+	struct bakery *b;
+	unsigned slot;
+	struct token_hold token;        /* the slot's token, held */
+	struct thread_slot *next;       /* the thread's records */
+	struct thread_slot *mnext;      /* the mapping's records (recs_lock) */
+};
+
+/* This thread's slot in B, claimed on first use. */
+BAKERY_HIDDEN int bakery__slot_self(struct bakery *b, unsigned *slot);
+/* This thread's slot in B if it has one (no claim): 0 or ENOENT. */
+BAKERY_HIDDEN int bakery__slot_self_peek(struct bakery *b, unsigned *slot);
+/* Release the calling thread's slot of B (bakery_close). */
+BAKERY_HIDDEN void bakery__slot_release_self(struct bakery *b);
+/* Does any thread of this process hold a lock of B? */
+BAKERY_HIDDEN bool bakery__registry_holds_lock(struct bakery *b);
+
+/*
+ * The per-lock half of crash recovery, as the registry sees it: registered
+ * in each handle at open (api.c: lock_recovery.c's), so that the registry,
+ * which proves deaths and owns the slots, reaches per-lock state without
+ * calling up into the lock layer.  SLOT's token is held by the caller.
+ */
+struct recovery_ops {
+	/* Clear SLOT's part in every lock (DEAD: its owner died holding the
+	 * token; record an owner death where it held the lock). */
+	void (*clear_slot)(struct bakery *b, unsigned slot, bool dead);
+	/* Drive SLOT's pending proxy passages without blocking, as the
+	 * finisher HELPER; true when none is left. */
+	bool (*finish_proxies)(struct bakery *b, unsigned slot, unsigned helper);
+	/* Is a proxy passage of SLOT still pending in some lock? */
+	bool (*proxies_pending)(struct bakery *b, unsigned slot);
+	/* Does SLOT's owner hold a lock? */
+	bool (*holds_lock)(struct bakery *b, unsigned slot);
+};
+
+enum liveness { SLOT_ALIVE, SLOT_GONE };
+/* Is the owner of SLOT alive?  A proven death is recovered on the spot
+ * (this writes: the dead owner's registers in every lock are cleared), so
+ * SLOT_GONE means the slot's registers have been cleared. */
+BAKERY_HIDDEN enum liveness bakery__slot_recover_if_dead(struct bakery *b, unsigned slot);
+/* Reap every dead slot and drive pending proxy passages (HELPER: the
+ * caller's slot, or BAKERY_NO_SLOT); returns how many slots were freed. */
+BAKERY_HIDDEN unsigned bakery__registry_reap(struct bakery *b, unsigned helper);
+/* The futex word of slot's liveness token (for futex_waitv). */
+static inline uint32_t *slot_token_word(struct bakery *b, unsigned slot)
+{
+	return token_word(b, slot);
+}
+BAKERY_HIDDEN int bakery__slot_is_recovering(struct bakery *b, unsigned slot);
+/* Settle SLOT: a RECOVERING slot becomes FREE once no proxy passage of it
+ * is pending (the only meaning of "settle"). */
+BAKERY_HIDDEN void bakery__slot_settle(struct bakery *b, unsigned slot);
+
+#endif /* BAKERY_REGISTRY_H */

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm_layout.h - the shared-memory layout: what a region holds, where, and
+ * the structures every process maps.  Never installed; white-box tests may
+ * include it.
+ *
+ * Region layout (every offset and size is recomputed from nslots/nlocks by
+ * bakery__layout_compute() and compared with the header before anything is trusted):
+ *
+ *   header              one page
+ *   slot table          nslots x struct bakery_shm_slot   (one cache line pair each)
+ *   lock table          nlocks x struct bakery_shm_lock
+ *   active sets         nlocks x active_words(nslots) x uint64_t, each lock's set
+ *                       padded to a cache line
+ *   registers           nlocks x nslots x struct bakery_shm_reg, one cache line each:
+ *                       registers of slot s in lock l have one writer, s's owner
+ *                       (or, after its death, the one recoverer)
+ *   token pages         the liveness words of the slots and of the lock table,
+ *                       TOKENS_PER_PAGE to a page, in the page's last bytes
+ *                       (token.c says why)
+ *
+ * Shared memory holds indices, never pointers.
+ */
+#ifndef BAKERY_SHM_LAYOUT_H
+#define BAKERY_SHM_LAYOUT_H
+
+#include "private.h"
+
+#define CACHE_LINE 64
+
+/* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
+ * attach instead of misreading (LMDB's format word does the same). */
+#define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
+#define BAKERY_LAYOUT_VERSION 2u
+
+/* --------------------------------------------------------- shm structs -- */
+
+enum init_state {
+	REGION_CREATING = 0,       /* never seen by openers: the region is linked in ready */
+	REGION_READY    = 0x52454459u,
+};
+
+struct bakery_shm_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t init_state;
+	uint32_t header_size, slot_size, lock_size, reg_size;
+	uint32_t nslots, nlocks;
+	uint32_t active_words;     /* uint64_t words per lock's active set, padded */
+	uint32_t page_size;        /* of the token pages: the creator's page size */
+	uint64_t slots_off, locks_off, active_off, regs_off, tokens_off, total_size;
+	/* identity, display only */
+	int32_t  creator_pid;
+	uint32_t creator_uid;
+	uint64_t created_ns;
+	uint64_t layout_check;     /* hash of the fields above: catches a torn or forged header */
+	/* mutable, shared */
+	uint32_t slots_hwm __attribute__((aligned(CACHE_LINE)));
+	                           /* 1 + highest slot index ever claimed: bounds every scan */
+};
+
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_ACTIVE = 1,
+	SLOT_RECOVERING = 2,       /* owner gone; a Jayanti proxy passage is still pending */
+};
+
+/* A slot's liveness token is token word number `slot` (token.c); the owner
+ * thread holds it for as long as it owns the slot. */
+struct bakery_shm_slot {
+	uint32_t state;            /* enum slot_state                         */
+	uint32_t gen;              /* bumped at every claim                   */
+	int32_t  pid, tid;         /* display only (PIDs are reused)          */
+	uint64_t start_time;       /* display only                            */
+} __attribute__((aligned(CACHE_LINE)));
+
+enum lock_entry_state {
+	LOCK_FREE = 0,
+	LOCK_READY = 0x4c4f434bu,
+};
+
+/* lock flags */
+#define LOCK_OWNER_DIED       0x1u
+#define LOCK_NOT_RECOVERABLE  0x2u
+
+struct bakery_shm_lock {
+	uint32_t state;            /* enum lock_entry_state */
+	uint32_t algo;             /* enum bakery_algo of the creator */
+	char     name[BAKERY_LOCK_NAME_MAX + 1];
+	/* Algorithm-wide registers, each on its own line: written on every
+	 * passage, they should not drag the flags along. */
+	uint32_t bw_color __attribute__((aligned(CACHE_LINE)));  /* Black-White `color`  */
+	uint32_t bw_waiters;       /* threads asleep on bw_color */
+	uint32_t jay_x    __attribute__((aligned(CACHE_LINE)));  /* Jayanti `X`          */
+	uint32_t flags    __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...  */
+	uint32_t reserved;         /* keeps the counters 8-byte aligned */
+	uint64_t recoveries, owner_deaths;
+};
+
+/* Stage of a slot in one lock (enum bakery_pass_state values). */
+struct bakery_shm_reg {
+	uint32_t choosing;         /* Lamport choosing / Jayanti gettoken       */
+	uint32_t seq;              /* futex word: bumped after every register change */
+	uint64_t number;           /* ticket; Black-White packs colour in bit 63;
+	                              Jayanti stores token + 1 (0 = token -1)    */
+	uint32_t stage;            /* enum bakery_pass_state                    */
+	uint32_t waiters;          /* threads asleep on seq                     */
+	uint32_t joined;           /* in this lock's active set                 */
+	uint32_t holder_inconsistent; /* holder got EOWNERDEAD, not yet consistent */
+	uint64_t proxy;            /* Jayanti proxy completion state            */
+	uint64_t acquisitions;
+	uint64_t aborts;
+} __attribute__((aligned(CACHE_LINE)));
+
+/* ------------------------------------------------------------- layout -- */
+
+struct layout {
+	uint32_t nslots, nlocks, active_words, page_size;
+	uint64_t slots_off, locks_off, active_off, regs_off, tokens_off, total_size;
+};
+
+/*
+ * Token words: one per slot, then TOKEN_TABLE (the lock table's), each in the
+ * last TOKEN_TAIL bytes of a token page, 8 bytes apart.  A holder's
+ * robust-list node lies futex_offset bytes past its word, on the next page of
+ * its private window (token.c).
+ */
+#define TOKENS_PER_PAGE 3u
+#define TOKEN_TAIL (8u * TOKENS_PER_PAGE)
+#define token_count(nslots) ((nslots) + 1u)
+
+static inline uint64_t token_offset(uint64_t tokens_off, uint32_t page, unsigned i)
+{
+	return tokens_off + (uint64_t)(i / TOKENS_PER_PAGE) * page + page - TOKEN_TAIL +
+	       8u * (i % TOKENS_PER_PAGE);
+}
+
+BAKERY_HIDDEN int bakery__layout_compute(unsigned nslots, unsigned nlocks, struct layout *out);
+BAKERY_HIDDEN uint64_t bakery__layout_hash(const struct bakery_shm_header *h);
+
+#endif /* BAKERY_SHM_LAYOUT_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * token.h - token.c: liveness tokens.
+ */
+#ifndef BAKERY_TOKEN_H
+#define BAKERY_TOKEN_H
+
+#include "handle.h"
+
+/*
+ * A liveness token is a robust-futex word (TID | FUTEX_WAITERS |
+ * FUTEX_OWNER_DIED, the kernel's robust-futex ABI) that a thread holds for as
+ * long as it owns what the token stands for.  The kernel marks it
+ * FUTEX_OWNER_DIED, and wakes a waiter, when the holder ends without giving
+ * it back.  token.c.
+ */
+#define TOKEN_TABLE(b) ((b)->nslots)
+
+struct token_hold {
+	struct bakery *b;
+	uint32_t *word;            /* the word, seen through the window */
+	unsigned char *win;        /* the word's shared page, then a private one */
+	struct guard *guard;
+};
+
+static inline uint32_t *token_word(struct bakery *b, unsigned i)
+{
+	return (uint32_t *)(b->base + token_offset(b->tokens_off, b->page_size, i));
+}
+
+/* Can this process hold tokens (64-bit glibc robust-list ABI)?  0 or ENOTSUP. */
+BAKERY_HIDDEN int bakery__token_abi_check(uint32_t page_size);
+/* Take token I unless a live thread holds it: 0 (it was free), EOWNERDEAD
+ * (its holder died: the caller alone owns the recovery), EBUSY (held), or an
+ * error from mapping the window (ENOMEM...).  On 0/EOWNERDEAD, H holds it. */
+BAKERY_HIDDEN int bakery__token_try(struct bakery *b, unsigned i, struct token_hold *h);
+/* bakery__token_try, waiting while it is held, until UNTIL (CLOCK_MONOTONIC):
+ * ETIMEDOUT then. */
+BAKERY_HIDDEN int bakery__token_wait(struct bakery *b, unsigned i, struct token_hold *h,
+                             const struct timespec *until);
+/* Give the token back (free). */
+BAKERY_HIDDEN void bakery__token_give(struct token_hold *h);
+/* Give it back marked owner-died: the others recover what it stood for. */
+BAKERY_HIDDEN void bakery__token_abandon(struct token_hold *h);
+/* In a fork child: the window is the parent thread's; drop it. */
+BAKERY_HIDDEN void bakery__token_forget(struct token_hold *h);
+/* Unmap B's spare windows (the mapping is going away). */
+BAKERY_HIDDEN void bakery__token_spares_free(struct bakery *b);
+
+#endif /* BAKERY_TOKEN_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wait.h - wait.c: waiting on another slot's registers, and waking its
+ * waiters after a register change.
+ */
+#ifndef BAKERY_WAIT_H
+#define BAKERY_WAIT_H
+
+#include "handle.h"
+
+enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
+
+struct deadline {
+	enum wait_mode mode;
+	clockid_t clock;
+	struct timespec at;
+};
+
+/* A condition on another slot's registers, re-evaluated on every wake-up. */
+typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);
+
+struct passage {
+	struct bakery *b;
+	unsigned lock;
+	unsigned self;             /* our slot index */
+	struct bakery_shm_reg *mine;
+	const struct deadline *dl;
+	/* a lock-wide futex word the conditions also depend on, or NULL */
+	uint32_t *also, *also_waiters;
+	/* others holding a ticket when our doorway read them (wait.c: how
+	 * long to spin) */
+	unsigned crowd;
+};
+
+/*
+ * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
+ * when giving up.  If j's owner dies meanwhile, its slot is recovered here and
+ * cond is evaluated again on the cleared registers.  Wakes on a change of j's
+ * registers, on the death of j's owner, and on a change of p->also.
+ */
+BAKERY_HIDDEN int bakery__await_slot(struct passage *p, unsigned j, await_fn cond, void *arg);
+/*
+ * Wait for j to leave its doorway (choosing = 0).  The doorway is wait-free
+ * and short, so even a trylock spins for it briefly before giving up: a
+ * trylock that failed on every doorway in progress would livelock a storm of
+ * trylocks (each one's doorway failing all the others).
+ */
+BAKERY_HIDDEN int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond);
+
+/*
+ * bakery__reg_signal: after a register change made with store_mb(), wake the
+ * threads asleep on REG, if any registered before that barrier.  The futex
+ * word `seq` is bumped only then: a waiter reads seq before raising the
+ * waiter count and re-reads the registers after a barrier, so either we see
+ * its count (and bump seq, which fails its futex wait or wakes it) or it sees
+ * our change.  An uncontended release makes no system call and no extra
+ * atomic operation.
+ * bakery__reg_publish: the same after plain stores (slow paths: recovery, proxy).
+ */
+BAKERY_HIDDEN void bakery__reg_signal(struct bakery_shm_reg *reg);
+BAKERY_HIDDEN void bakery__reg_publish(struct bakery_shm_reg *reg);
+
+#endif /* BAKERY_WAIT_H */
