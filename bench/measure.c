@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <urcu/arch.h>
+
 #include "bench.h"
 
 #define SETUP_TIMEOUT_NS  (10 * INT64_C(1000000000))
@@ -26,6 +28,10 @@
 #define ASLEEP_NS         (20 * INT64_C(1000000))    /* a waiter is in the kernel by then */
 #define WARMUP_PASSES     1000
 #define UNC_BATCH         256
+/* Work outside the lock in the contended-work test: 100 ns - 1 us, the
+ * range where a holder's passage and the others' outside work overlap. */
+#define WORK_LO_NS        100
+#define WORK_HI_NS        1000
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -135,6 +141,17 @@ static void sample_keep(struct child_result *r, uint64_t *buf, uint64_t v, uint6
 	}
 }
 
+/* Busy work outside the lock, uniform in [work_lo_ns, work_hi_ns]: what a
+ * process does between two critical sections. */
+static void work_outside(const struct control *c, uint64_t *rng)
+{
+	int64_t span = c->work_hi_ns - c->work_lo_ns + 1;
+	int64_t until = now_ns() + c->work_lo_ns + (int64_t)(xorshift(rng) % (uint64_t)span);
+
+	while (now_ns() < until)
+		caa_cpu_relax();
+}
+
 /* The measured loop; returns 0 or the error of a failed lock. */
 static int contend_loop(struct mech *m, struct control *c, unsigned id,
                         struct child_result *r)
@@ -155,6 +172,8 @@ static int contend_loop(struct mech *m, struct control *c, unsigned id,
 		m->ops->unlock(m);
 		r->acquisitions++;
 		r->owner_died += rc == MECH_OWNER_DIED;
+		if (c->work_hi_ns)
+			work_outside(c, &rng);
 	}
 	return 0;
 }
@@ -225,6 +244,10 @@ void measure_contended(const struct options *o, struct control *c, struct result
 	int64_t t0, t1;
 
 	control_reset(c);
+	if (r->test == T_CONTENDED_WORK) {
+		c->work_lo_ns = WORK_LO_NS;
+		c->work_hi_ns = WORK_HI_NS;
+	}
 	if (mech_new(&m, r->mech, r->slots)) {
 		r->status = ST_ERROR;
 		return;
@@ -242,6 +265,57 @@ void measure_contended(const struct options *o, struct control *c, struct result
 	result_error(r, c, n);
 	contended_stats(r, c, n, (double)(t1 - t0) / 1e9);
 	mech_free(&m);
+}
+
+/* --------------------------------------------------- hand-over floor -- */
+
+/* Child ID passes the turn when the word's parity is its own: one side
+ * makes it odd, the other even, each waking the other and sleeping until
+ * its turn comes back.  No polling: every pass is a wake-up and a switch. */
+static void pingpong_child(struct mech *m, struct control *c, unsigned id)
+{
+	struct child_result *r = &c->res[id];
+
+	(void)m;
+	flag_inc(&c->ready);
+	flag_wait(&c->go, 1);
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		uint32_t v = __atomic_load_n(&c->ping, __ATOMIC_ACQUIRE);
+
+		if ((v & 1) == id) {
+			flag_set(&c->ping, v + 1);
+			r->acquisitions++;
+		} else {
+			flag_wait_change(&c->ping, v);
+		}
+	}
+	/* the other side may sleep on the word: end its wait */
+	flag_inc(&c->ping);
+}
+
+void measure_handover(const struct options *o, struct control *c, struct result *r)
+{
+	pid_t pids[2];
+	unsigned n = 0;
+	int64_t t0, t1;
+	uint64_t passes;
+
+	control_reset(c);
+	while (n < 2 && (pids[n] = spawn(pingpong_child, NULL, c, n)) > 0)
+		n++;
+	flag_wait_for(&c->ready, n, SETUP_TIMEOUT_NS);
+	t0 = now_ns();
+	flag_set(&c->go, 1);
+	sleep_ns((int64_t)(o->duration_s * 1e9));
+	flag_set(&c->stop, 1);
+	t1 = now_ns();
+	flag_inc(&c->ping);
+	if (n < 2 || !reap(pids, n, DRAIN_TIMEOUT_NS))
+		r->status = ST_HANG;
+	passes = c->res[0].acquisitions + c->res[1].acquisitions;
+	r->latency_ns = passes ? (double)(t1 - t0) / (double)passes : NAN;
+	r->acq_per_s = (double)passes / ((double)(t1 - t0) / 1e9);
+	r->trials++;
 }
 
 /* ------------------------------------------- blocked waiter and recovery -- */
