@@ -341,13 +341,13 @@ static bool pred_moved(struct bakery *b, unsigned lock, unsigned j, void *arg)
 	return CMM_LOAD_SHARED(r->number) != *seen || CMM_LOAD_SHARED(r->proxy);
 }
 
-int bakery__park_behind(struct passage *p)
+int bakery__park_behind_slow(struct passage *p)
 {
 	struct bakery *b = p->b;
 	unsigned j = p->pred;
 	struct bakery_shm_reg *r;
 
-	if (j == BAKERY_NO_SLOT || p->dl->mode == WAIT_NONE || p->crowd < park_threshold())
+	if (p->dl->mode == WAIT_NONE || p->crowd < park_threshold())
 		return 0;
 	r = reg_of(b, p->lock, j);
 	for (;;) {

@@ -6,6 +6,7 @@
 #define BAKERY_WAIT_H
 
 #include "handle.h"
+#include "registry.h"
 
 enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
 
@@ -72,7 +73,14 @@ BAKERY_HIDDEN int bakery__await_registers(struct passage *p, unsigned j, await_f
  * Only a wait: what lets us in is still the algorithm's loop.  0, or
  * BAKERY_EBADREGION; a deadline passing here is left to the loop to report.
  */
-BAKERY_HIDDEN int bakery__park_behind(struct passage *p);
+BAKERY_HIDDEN int bakery__park_behind_slow(struct passage *p);
+static inline int bakery__park_behind(struct passage *p)
+{
+	/* nobody ahead (the uncontended passage): not even a call */
+	if (caa_likely(p->pred == BAKERY_NO_SLOT))
+		return 0;
+	return bakery__park_behind_slow(p);
+}
 
 /*
  * bakery__reg_signal: after a register change made with store_mb(), wake the
