@@ -13,8 +13,14 @@
  * Without futex_waitv (ENOSYS) it sleeps on `seq` alone for at most
  * FALLBACK_POLL_NS and checks the owner's liveness on every wake-up.
  *
- * The waiter count makes an uncontended release free of system calls: the
+ * The waiter counts make an uncontended release free of system calls: the
  * writer wakes only if someone registered before its barrier (bakery__reg_signal).
+ * A line counts those waiting on its ticket and those waiting for the end of
+ * its doorway apart, so that a doorway wakes only the latter.
+ *
+ * A waiter far back in line first parks (bakery__park_behind_slow): one
+ * sleep on its predecessor's line and token, the same two words, ended by
+ * the predecessor's exit, abort or death.
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
  * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
  * A region cut short under us (guard.c) ends the wait with
@@ -23,8 +29,8 @@
 #include "config.h"
 
 #include <linux/futex.h>
-#include <sys/syscall.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
