@@ -116,6 +116,7 @@ enum phase {
 	PH_WAITING,                /* the waiter is about to call lock        */
 	PH_RELEASE,                /* the parent tells the holder to unlock   */
 	PH_GO,                     /* the parent tells the late arriver to go */
+	PH_ACQUIRED,               /* the late arriver holds the lock          */
 	PH_COUNT
 };
 
@@ -186,6 +187,7 @@ enum test {
 	T_RECOVERY_LATE,           /* holder SIGKILLed, then a late arrival locks */
 	T_CONTENDED_WORK,          /* contended, with work outside the lock   */
 	T_HANDOVER,                /* two processes pass a futex word back and forth */
+	T_STOPPED,                 /* a waiter stopped in line: when does the next get in */
 };
 
 enum status { ST_OK, ST_NA, ST_VIOLATION, ST_ERROR, ST_HANG };
@@ -251,6 +253,13 @@ void measure_contended(const struct options *o, struct control *c, struct result
  * with FUTEX_WAKE and FUTEX_WAIT; latency_ns is one hand-over. */
 void measure_handover(const struct options *o, struct control *c, struct result *r);
 void measure_blocked(const struct options *o, struct control *c,
+                     const struct mech_ops *ops, unsigned slots, struct results *rs);
+/* A waiter is SIGSTOPped while asleep in line, a later one queues behind
+ * it, the holder releases: latency_ns is the release to the later one's
+ * acquisition, INFINITY if it got in only once the stopped one was
+ * continued (after BENCH_STOPPED_WAIT_NS). */
+#define BENCH_STOPPED_WAIT_NS (500 * INT64_C(1000000))
+void measure_stopped(const struct options *o, struct control *c,
                      const struct mech_ops *ops, unsigned slots, struct results *rs);
 /* Wake-up after a release, and both recovery scenarios. */
 void measure_recovery(const struct options *o, struct control *c,

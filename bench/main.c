@@ -31,7 +31,8 @@ static void usage(FILE *f)
 	        "  --only A,B,...   only these mechanisms (robust-mutex is always run)\n"
 	        "  --tests A,B,...  only these of: uncontended, contended,\n"
 	        "                   contended-work (100 ns - 1 us of work outside the lock),\n"
-	        "                   blocked, recovery (the wake-up and SIGKILL trials)\n"
+	        "                   blocked, stopped (a waiter SIGSTOPped in line),\n"
+	        "                   recovery (the wake-up and SIGKILL trials)\n"
 	        "  --help           this text\n"
 	        "mechanisms:\n");
 	for (unsigned i = 0; i < mech_count; i++)
@@ -237,6 +238,10 @@ static void run_all(const struct options *o, struct control *c, struct results *
 		if (listed(o->tests, "blocked")) {
 			measure_blocked(o, c, m, o->slots_small, rs);
 			progress("blocked waiter", &rs->v[rs->n - 1]);
+		}
+		if (listed(o->tests, "stopped")) {
+			measure_stopped(o, c, m, o->slots_small, rs);
+			progress("stopped waiter", &rs->v[rs->n - 1]);
 		}
 		if (listed(o->tests, "recovery")) {
 			measure_recovery(o, c, m, o->slots_small, rs);

@@ -392,6 +392,29 @@ static void late_child(struct mech *m, struct control *c, unsigned id)
 	m->ops->detach(m);
 }
 
+/* Child 2 of the stopped-waiter scenario: warmed up before the others
+ * start, calls lock when told to, behind the stopped waiter. */
+static void behind_child(struct mech *m, struct control *c, unsigned id)
+{
+	struct child_result *r = &c->res[id];
+	int rc;
+
+	r->err = child_start(m, WARMUP_PASSES);
+	flag_inc(&c->ready);
+	if (r->err)
+		return;
+	flag_wait(&c->phase[PH_GO], 1);
+	rc = m->ops->lock(m);
+	r->stamp_ns = now_ns();
+	flag_set(&c->phase[PH_ACQUIRED], 1);
+	if (rc == MECH_FAILED) {
+		r->err = m->err;
+		return;
+	}
+	m->ops->unlock(m);
+	m->ops->detach(m);
+}
+
 /* End whatever children of PIDS were started (-1: not started). */
 static void reap_started(pid_t *pids, unsigned n)
 {
@@ -525,4 +548,54 @@ void measure_recovery(const struct options *o, struct control *c,
 	trial_series(o, c, ops, slots, T_WAKE, rs);
 	trial_series(o, c, ops, slots, T_RECOVERY_WAITER, rs);
 	trial_series(o, c, ops, slots, T_RECOVERY_LATE, rs);
+}
+
+/* ------------------------------------------------------ stopped waiter -- */
+
+/* One trial: the latency (ns), INFINITY if the later waiter got in only
+ * after the stopped one was continued, -1 if a process hung or failed. */
+static double stopped_trial(struct control *c, struct mech *m)
+{
+	pid_t pids[3] = { -1, -1, -1 };
+	bool passed, ok;
+
+	pids[2] = spawn(behind_child, m, c, 2);
+	if (pids[2] < 0 || !flag_wait_for(&c->ready, 1, SETUP_TIMEOUT_NS) || c->res[2].err ||
+	    !pair_start(m, c, waiter_child, pids) ||
+	    !flag_wait_for(&c->phase[PH_WAITING], 1, SETUP_TIMEOUT_NS)) {
+		reap_started(pids, 3);
+		return -1;
+	}
+	sleep_ns(ASLEEP_NS);               /* the first waiter is asleep in line */
+	kill(pids[1], SIGSTOP);
+	flag_set(&c->phase[PH_GO], 1);
+	sleep_ns(ASLEEP_NS);               /* the second is asleep behind it */
+	flag_set(&c->phase[PH_RELEASE], 1);
+	passed = flag_wait_for(&c->phase[PH_ACQUIRED], 1, BENCH_STOPPED_WAIT_NS);
+	kill(pids[1], SIGCONT);
+	ok = reap(pids, 3, SETUP_TIMEOUT_NS) && !c->res[0].err && !c->res[1].err && !c->res[2].err;
+	if (!ok)
+		return -1;
+	return passed ? (double)(c->res[2].stamp_ns - c->res[0].stamp_ns) : INFINITY;
+}
+
+void measure_stopped(const struct options *o, struct control *c,
+                     const struct mech_ops *ops, unsigned slots, struct results *rs)
+{
+	struct result *r = results_add(rs, T_STOPPED, ops, slots, 3);
+	struct mech m;
+	double lat;
+
+	(void)o;
+	control_reset(c);
+	if (mech_new(&m, ops, slots)) {
+		r->status = ST_ERROR;
+		return;
+	}
+	lat = stopped_trial(c, &m);
+	mech_free(&m);
+	if (lat < 0)
+		r->status = ST_HANG;
+	r->latency_ns = lat;
+	r->trials = 1;
 }

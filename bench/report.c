@@ -161,7 +161,7 @@ static const char *test_name(enum test t)
 {
 	static const char *const names[] = {
 		"uncontended", "contended", "blocked", "wake", "recovery-waiter", "recovery-late",
-		"contended-work", "handover",
+		"contended-work", "handover", "stopped",
 	};
 
 	return names[t];
@@ -413,6 +413,30 @@ static void table_recovery(FILE *f, const struct options *o, const struct result
 	}
 }
 
+static void table_stopped(FILE *f, const struct results *rs)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < rs->n; i++)
+		any |= rs->v[i].test == T_STOPPED;
+	if (!any)
+		return;
+	fprintf(f, "\nStopped waiter: a waiter asleep in line is SIGSTOPped, a second one queues "
+	        "behind it,\nthe holder releases: time from the release to the second one "
+	        "holding the lock\n(\"stalled\": not within %.0f ms, only once the stopped one "
+	        "was continued)\n", BENCH_STOPPED_WAIT_NS / 1e6);
+	fprintf(f, "%-14s %5s  %s\n", "mechanism", "slots", "release -> next holder");
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct result *r = &rs->v[i];
+
+		if (r->test != T_STOPPED)
+			continue;
+		fprintf(f, "%-14s %5s  %s\n", r->mech->name, fmt_slots(r),
+		        r->status != ST_OK ? status_name(r->status) :
+		        isinf(r->latency_ns) ? "stalled" : fmt_time(r->latency_ns));
+	}
+}
+
 /* -------------------------------------------------------------- targets -- */
 
 enum target_id {
@@ -567,6 +591,7 @@ void report_tables(FILE *f, const struct options *o, const struct results *rs)
 	table_contended(f, o, rs, T_CONTENDED);
 	table_contended(f, o, rs, T_CONTENDED_WORK);
 	table_recovery(f, o, rs);
+	table_stopped(f, rs);
 	table_targets(f, o, rs);
 	loadavg(load, sizeof(load));
 	fprintf(f, "\n# load average at end: %s; CPUs busy with other work at end: %.0f%%\n",
@@ -591,7 +616,8 @@ static void csv_row(FILE *f, const struct results *rs, const struct result *r)
 	bool con = ok && (r->test == T_CONTENDED || r->test == T_CONTENDED_WORK);
 	bool blk = ok && r->test == T_BLOCKED;
 	bool rec = ok && (r->test == T_WAKE || r->test == T_RECOVERY_WAITER ||
-	                  r->test == T_RECOVERY_LATE || r->test == T_HANDOVER);
+	                  r->test == T_RECOVERY_LATE || r->test == T_HANDOVER ||
+	                  r->test == T_STOPPED);
 	double ratio = NAN;
 
 	if (unc)
