@@ -110,6 +110,7 @@ enum phase {
 	PH_WAITING,                /* the waiter is about to call lock        */
 	PH_RELEASE,                /* the parent tells the holder to unlock   */
 	PH_GO,                     /* the parent tells the late arriver to go */
+	PH_ACQUIRED,               /* the late arriver holds the lock          */
 	PH_COUNT
 };
 
@@ -119,6 +120,10 @@ struct control {
 	uint32_t stop __attribute__((aligned(BENCH_CACHE_LINE)));
 	uint32_t phase[PH_COUNT] __attribute__((aligned(BENCH_CACHE_LINE)));
 	int64_t run_ns;            /* length of an uncontended run           */
+	int64_t work_lo_ns, work_hi_ns;  /* contended: work outside the lock
+	                              between passages, uniform in [lo, hi];
+	                              0 = none (back to back) */
+	uint32_t ping __attribute__((aligned(BENCH_CACHE_LINE)));  /* hand-over floor */
 	struct occupancy occ;
 	struct child_result res[BENCH_MAX_PROCS];
 	uint64_t samples[BENCH_MAX_PROCS][BENCH_SAMPLE_CAP];
@@ -149,6 +154,9 @@ void flag_set(uint32_t *word, uint32_t value);
 void flag_wait(uint32_t *word, uint32_t value);
 /* As flag_wait, giving up after TIMEOUT_NS; true if reached. */
 bool flag_wait_for(uint32_t *word, uint32_t value, int64_t timeout_ns);
+/* Sleep while WORD holds SEEN (returns at once if it no longer does;
+ * may return early: the caller re-reads). */
+void flag_wait_change(uint32_t *word, uint32_t seen);
 /* Add one and wake (a counter of arrived children). */
 void flag_inc(uint32_t *word);
 
@@ -172,6 +180,9 @@ enum test {
 	T_WAKE,                    /* holder unlocks, a sleeping waiter takes over */
 	T_RECOVERY_WAITER,         /* holder SIGKILLed, a sleeping waiter takes over */
 	T_RECOVERY_LATE,           /* holder SIGKILLed, then a late arrival locks */
+	T_CONTENDED_WORK,          /* contended, with work outside the lock   */
+	T_HANDOVER,                /* two processes pass a futex word back and forth */
+	T_STOPPED,                 /* a waiter stopped in line: when does the next get in */
 };
 
 enum status { ST_OK, ST_NA, ST_VIOLATION, ST_ERROR, ST_HANG };
@@ -230,9 +241,20 @@ struct options {
 
 void measure_uncontended(const struct options *o, struct control *c,
                          const struct mech_ops *ops, unsigned slots, struct results *rs);
-/* One run into R (initialised by result_init). */
+/* One run into R (initialised by result_init; R->test says whether with
+ * work outside the lock). */
 void measure_contended(const struct options *o, struct control *c, struct result *r);
+/* The futex hand-over floor: two processes pass the turn back and forth
+ * with FUTEX_WAKE and FUTEX_WAIT; latency_ns is one hand-over. */
+void measure_handover(const struct options *o, struct control *c, struct result *r);
 void measure_blocked(const struct options *o, struct control *c,
+                     const struct mech_ops *ops, unsigned slots, struct results *rs);
+/* A waiter is SIGSTOPped while asleep in line, a later one queues behind
+ * it, the holder releases: latency_ns is the release to the later one's
+ * acquisition, INFINITY if it got in only once the stopped one was
+ * continued (after BENCH_STOPPED_WAIT_NS). */
+#define BENCH_STOPPED_WAIT_NS (500 * INT64_C(1000000))
+void measure_stopped(const struct options *o, struct control *c,
                      const struct mech_ops *ops, unsigned slots, struct results *rs);
 /* Wake-up after a release, and both recovery scenarios. */
 void measure_recovery(const struct options *o, struct control *c,

@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,9 @@ static void usage(FILE *f)
 	        "  --rounds N       contended runs per case, the median is kept (default 3, quick 1)\n"
 	        "  --trials N       wake-up and SIGKILL trials per mechanism (default 21, quick 5)\n"
 	        "  --only A,B,...   only these mechanisms (robust-mutex is always run)\n"
-	        "  --tests A,B,...  only these of: uncontended, contended, blocked,\n"
+	        "  --tests A,B,...  only these of: uncontended, contended,\n"
+	        "                   contended-work (100 ns - 1 us of work outside the lock),\n"
+	        "                   blocked, stopped (a waiter SIGSTOPped in line),\n"
 	        "                   recovery (the wake-up and SIGKILL trials)\n"
 	        "  --help           this text\n"
 	        "mechanisms:\n");
@@ -157,8 +160,8 @@ static const struct result *pick_run(const struct result *runs, unsigned n)
  * large region too).  The rounds go over all mechanisms in turn, so that a
  * burst of load on a shared machine hits one round of each.
  */
-static void contended_cases(const struct options *o, struct control *c, unsigned procs,
-                            bool scaling, struct results *rs)
+static void contended_cases(const struct options *o, struct control *c, enum test test,
+                            unsigned procs, bool scaling, struct results *rs)
 {
 	struct result runs[2 * BENCH_MAX_MECHS][BENCH_MAX_ROUNDS];
 	unsigned ncase = 0;
@@ -173,15 +176,38 @@ static void contended_cases(const struct options *o, struct control *c, unsigned
 			for (unsigned big = 0; big < (m->is_bakery && scaling ? 2u : 1u); big++) {
 				struct result *r = &runs[ncase++][round];
 
-				result_init(r, T_CONTENDED, m, big ? o->slots_large : o->slots_small, procs);
+				result_init(r, test, m, big ? o->slots_large : o->slots_small, procs);
 				measure_contended(o, c, r);
-				progress("contended", r);
+				progress(test == T_CONTENDED ? "contended" : "contended-work", r);
 			}
 		}
 	}
 	for (unsigned k = 0; k < ncase; k++)
-		*results_add(rs, T_CONTENDED, runs[k][0].mech, runs[k][0].slots, procs) =
+		*results_add(rs, test, runs[k][0].mech, runs[k][0].slots, procs) =
 			*pick_run(runs[k], o->rounds);
+}
+
+/* The futex hand-over floor, the median of the rounds: what any lock that
+ * hands over through a sleep pays at least per acquisition. */
+static void handover_floor(const struct options *o, struct control *c, struct results *rs)
+{
+	struct result *r = results_add(rs, T_HANDOVER, mech_table[0], 0, 2);
+	double v[BENCH_MAX_ROUNDS];
+	unsigned n = 0;
+
+	for (unsigned round = 0; round < o->rounds; round++) {
+		struct result one;
+
+		result_init(&one, T_HANDOVER, mech_table[0], 0, 2);
+		measure_handover(o, c, &one);
+		if (one.status != ST_OK)
+			r->status = one.status;
+		else if (!isnan(one.latency_ns))
+			v[n++] = one.latency_ns;
+	}
+	r->latency_ns = n ? median(v, n) : NAN;
+	r->trials = n;
+	fprintf(stderr, "%-22s %.2f us\n", "futex hand-over", r->latency_ns / 1e3);
 }
 
 static void run_all(const struct options *o, struct control *c, struct results *rs)
@@ -199,8 +225,12 @@ static void run_all(const struct options *o, struct control *c, struct results *
 				measure_uncontended(o, c, m, o->slots_large, rs);
 		}
 	}
+	if (listed(o->tests, "contended") || listed(o->tests, "contended-work"))
+		handover_floor(o, c, rs);
 	for (unsigned p = 0; p < o->nprocs && listed(o->tests, "contended"); p++)
-		contended_cases(o, c, o->procs[p], p == 0, rs);
+		contended_cases(o, c, T_CONTENDED, o->procs[p], p == 0, rs);
+	for (unsigned p = 0; p < o->nprocs && listed(o->tests, "contended-work"); p++)
+		contended_cases(o, c, T_CONTENDED_WORK, o->procs[p], false, rs);
 	for (unsigned i = 0; i < mech_count; i++) {
 		const struct mech_ops *m = mech_table[i];
 
@@ -209,6 +239,10 @@ static void run_all(const struct options *o, struct control *c, struct results *
 		if (listed(o->tests, "blocked")) {
 			measure_blocked(o, c, m, o->slots_small, rs);
 			progress("blocked waiter", &rs->v[rs->n - 1]);
+		}
+		if (listed(o->tests, "stopped")) {
+			measure_stopped(o, c, m, o->slots_small, rs);
+			progress("stopped waiter", &rs->v[rs->n - 1]);
 		}
 		if (listed(o->tests, "recovery")) {
 			measure_recovery(o, c, m, o->slots_small, rs);

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <urcu/arch.h>
+
 #include "bench.h"
 
 #define SETUP_TIMEOUT_NS  (10 * INT64_C(1000000000))
@@ -27,6 +29,10 @@
 #define ASLEEP_NS         (20 * INT64_C(1000000))    /* a waiter is in the kernel by then */
 #define WARMUP_PASSES     1000
 #define UNC_BATCH         256
+/* Work outside the lock in the contended-work test: 100 ns - 1 us, the
+ * range where a holder's passage and the others' outside work overlap. */
+#define WORK_LO_NS        100
+#define WORK_HI_NS        1000
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -136,6 +142,17 @@ static void sample_keep(struct child_result *r, uint64_t *buf, uint64_t v, uint6
 	}
 }
 
+/* Busy work outside the lock, uniform in [work_lo_ns, work_hi_ns]: what a
+ * process does between two critical sections. */
+static void work_outside(const struct control *c, uint64_t *rng)
+{
+	int64_t span = c->work_hi_ns - c->work_lo_ns + 1;
+	int64_t until = now_ns() + c->work_lo_ns + (int64_t)(xorshift(rng) % (uint64_t)span);
+
+	while (now_ns() < until)
+		caa_cpu_relax();
+}
+
 /* The measured loop; returns 0 or the error of a failed lock. */
 static int contend_loop(struct mech *m, struct control *c, unsigned id,
                         struct child_result *r)
@@ -156,6 +173,8 @@ static int contend_loop(struct mech *m, struct control *c, unsigned id,
 		m->ops->unlock(m);
 		r->acquisitions++;
 		r->owner_died += rc == MECH_OWNER_DIED;
+		if (c->work_hi_ns)
+			work_outside(c, &rng);
 	}
 	return 0;
 }
@@ -226,6 +245,10 @@ void measure_contended(const struct options *o, struct control *c, struct result
 	int64_t t0, t1;
 
 	control_reset(c);
+	if (r->test == T_CONTENDED_WORK) {
+		c->work_lo_ns = WORK_LO_NS;
+		c->work_hi_ns = WORK_HI_NS;
+	}
 	if (mech_new(&m, r->mech, r->slots)) {
 		r->status = ST_ERROR;
 		return;
@@ -243,6 +266,57 @@ void measure_contended(const struct options *o, struct control *c, struct result
 	result_error(r, c, n);
 	contended_stats(r, c, n, (double)(t1 - t0) / 1e9);
 	mech_free(&m);
+}
+
+/* --------------------------------------------------- hand-over floor -- */
+
+/* Child ID passes the turn when the word's parity is its own: one side
+ * makes it odd, the other even, each waking the other and sleeping until
+ * its turn comes back.  No polling: every pass is a wake-up and a switch. */
+static void pingpong_child(struct mech *m, struct control *c, unsigned id)
+{
+	struct child_result *r = &c->res[id];
+
+	(void)m;
+	flag_inc(&c->ready);
+	flag_wait(&c->go, 1);
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		uint32_t v = __atomic_load_n(&c->ping, __ATOMIC_ACQUIRE);
+
+		if ((v & 1) == id) {
+			flag_set(&c->ping, v + 1);
+			r->acquisitions++;
+		} else {
+			flag_wait_change(&c->ping, v);
+		}
+	}
+	/* the other side may sleep on the word: end its wait */
+	flag_inc(&c->ping);
+}
+
+void measure_handover(const struct options *o, struct control *c, struct result *r)
+{
+	pid_t pids[2];
+	unsigned n = 0;
+	int64_t t0, t1;
+	uint64_t passes;
+
+	control_reset(c);
+	while (n < 2 && (pids[n] = spawn(pingpong_child, NULL, c, n)) > 0)
+		n++;
+	flag_wait_for(&c->ready, n, SETUP_TIMEOUT_NS);
+	t0 = now_ns();
+	flag_set(&c->go, 1);
+	sleep_ns((int64_t)(o->duration_s * 1e9));
+	flag_set(&c->stop, 1);
+	t1 = now_ns();
+	flag_inc(&c->ping);
+	if (n < 2 || !reap(pids, n, DRAIN_TIMEOUT_NS))
+		r->status = ST_HANG;
+	passes = c->res[0].acquisitions + c->res[1].acquisitions;
+	r->latency_ns = passes ? (double)(t1 - t0) / (double)passes : NAN;
+	r->acq_per_s = (double)passes / ((double)(t1 - t0) / 1e9);
+	r->trials++;
 }
 
 /* ------------------------------------------- blocked waiter and recovery -- */
@@ -315,6 +389,29 @@ static void late_child(struct mech *m, struct control *c, unsigned id)
 		return;
 	}
 	r->owner_died = rc == MECH_OWNER_DIED;
+	m->ops->unlock(m);
+	m->ops->detach(m);
+}
+
+/* Child 2 of the stopped-waiter scenario: warmed up before the others
+ * start, calls lock when told to, behind the stopped waiter. */
+static void behind_child(struct mech *m, struct control *c, unsigned id)
+{
+	struct child_result *r = &c->res[id];
+	int rc;
+
+	r->err = child_start(m, WARMUP_PASSES);
+	flag_inc(&c->ready);
+	if (r->err)
+		return;
+	flag_wait(&c->phase[PH_GO], 1);
+	rc = m->ops->lock(m);
+	r->stamp_ns = now_ns();
+	flag_set(&c->phase[PH_ACQUIRED], 1);
+	if (rc == MECH_FAILED) {
+		r->err = m->err;
+		return;
+	}
 	m->ops->unlock(m);
 	m->ops->detach(m);
 }
@@ -452,4 +549,54 @@ void measure_recovery(const struct options *o, struct control *c,
 	trial_series(o, c, ops, slots, T_WAKE, rs);
 	trial_series(o, c, ops, slots, T_RECOVERY_WAITER, rs);
 	trial_series(o, c, ops, slots, T_RECOVERY_LATE, rs);
+}
+
+/* ------------------------------------------------------ stopped waiter -- */
+
+/* One trial: the latency (ns), INFINITY if the later waiter got in only
+ * after the stopped one was continued, -1 if a process hung or failed. */
+static double stopped_trial(struct control *c, struct mech *m)
+{
+	pid_t pids[3] = { -1, -1, -1 };
+	bool passed, ok;
+
+	pids[2] = spawn(behind_child, m, c, 2);
+	if (pids[2] < 0 || !flag_wait_for(&c->ready, 1, SETUP_TIMEOUT_NS) || c->res[2].err ||
+	    !pair_start(m, c, waiter_child, pids) ||
+	    !flag_wait_for(&c->phase[PH_WAITING], 1, SETUP_TIMEOUT_NS)) {
+		reap_started(pids, 3);
+		return -1;
+	}
+	sleep_ns(ASLEEP_NS);               /* the first waiter is asleep in line */
+	kill(pids[1], SIGSTOP);
+	flag_set(&c->phase[PH_GO], 1);
+	sleep_ns(ASLEEP_NS);               /* the second is asleep behind it */
+	flag_set(&c->phase[PH_RELEASE], 1);
+	passed = flag_wait_for(&c->phase[PH_ACQUIRED], 1, BENCH_STOPPED_WAIT_NS);
+	kill(pids[1], SIGCONT);
+	ok = reap(pids, 3, SETUP_TIMEOUT_NS) && !c->res[0].err && !c->res[1].err && !c->res[2].err;
+	if (!ok)
+		return -1;
+	return passed ? (double)(c->res[2].stamp_ns - c->res[0].stamp_ns) : INFINITY;
+}
+
+void measure_stopped(const struct options *o, struct control *c,
+                     const struct mech_ops *ops, unsigned slots, struct results *rs)
+{
+	struct result *r = results_add(rs, T_STOPPED, ops, slots, 3);
+	struct mech m;
+	double lat;
+
+	(void)o;
+	control_reset(c);
+	if (mech_new(&m, ops, slots)) {
+		r->status = ST_ERROR;
+		return;
+	}
+	lat = stopped_trial(c, &m);
+	mech_free(&m);
+	if (lat < 0)
+		r->status = ST_HANG;
+	r->latency_ns = lat;
+	r->trials = 1;
 }

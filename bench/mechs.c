@@ -9,6 +9,10 @@
  *   ticket        a ticket lock in shm that polls, then calls sched_yield()
  *                 between polls (no futex: this is the "simple spinning FIFO
  *                 lock" people write by hand)
+ *   ticket-park   a ticket lock in shm whose waiters sleep on a futex word
+ *                 of their own ticket: only the next ticket in line polls,
+ *                 and each release wakes exactly the new next ticket (the
+ *                 O(1) FIFO lock, the yardstick of a FIFO hand-over)
  *   posix-sem     a named POSIX semaphore (sem_open) of value 1
  *   ofd-lock      fcntl F_OFD_SETLKW write lock on a file in /dev/shm
  *   flock         flock(2) LOCK_EX on a file in /dev/shm
@@ -26,8 +30,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +43,11 @@
 
 /* Polls of a ticket-lock waiter before each sched_yield(). */
 #define TICKET_SPINS 64
+/* Polls of the next ticket in line of the parking ticket lock before it
+ * sleeps (about a hand-over), and its futex words (more than the tickets
+ * that can be out at once: one per process). */
+#define PARK_SPINS 1000
+#define PARK_WORDS (2 * BENCH_MAX_PROCS)
 
 static unsigned instance_seq;
 
@@ -261,6 +272,90 @@ static const struct mech_ops mech_ticket = {
 	.detach = detach_none, .destroy = shm_destroy,
 };
 
+/* -------------------------------------------------- parking ticket lock -- */
+
+/* Ticket t waits on word t % PARK_WORDS: a release wakes only the tickets
+ * whose turn it changes. */
+struct park_word {
+	uint32_t seq;              /* futex word, bumped to wake its sleepers */
+	uint32_t sleepers;
+} __attribute__((aligned(BENCH_CACHE_LINE)));
+
+struct park_ticket_lock {
+	uint32_t next __attribute__((aligned(BENCH_CACHE_LINE)));
+	uint32_t serving __attribute__((aligned(BENCH_CACHE_LINE)));
+	struct park_word word[PARK_WORDS];
+};
+
+static int park_ticket_create(struct mech *m)
+{
+	return shm_make(m, sizeof(struct park_ticket_lock));
+}
+
+/* Sleep on ticket MINE's word while it is neither served nor next. */
+static void park_sleep(struct park_ticket_lock *t, uint32_t mine, bool next)
+{
+	struct park_word *w = &t->word[mine % PARK_WORDS];
+	uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_SEQ_CST);
+	uint32_t ahead;
+
+	__atomic_fetch_add(&w->sleepers, 1, __ATOMIC_SEQ_CST);
+	/* seq_cst: our count before the re-read of serving, pairing with
+	 * the release's store of serving before its read of the count */
+	ahead = mine - __atomic_load_n(&t->serving, __ATOMIC_SEQ_CST);
+	if (ahead > 1 || (next && ahead == 1))
+		syscall(SYS_futex, &w->seq, FUTEX_WAIT, seq, NULL, NULL, 0);
+	__atomic_fetch_sub(&w->sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
+static int park_ticket_lock(struct mech *m)
+{
+	struct park_ticket_lock *t = m->shm;
+	uint32_t mine = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED);
+	unsigned spins = 0;
+
+	for (;;) {
+		uint32_t ahead = mine - __atomic_load_n(&t->serving, __ATOMIC_ACQUIRE);
+
+		if (ahead == 0)
+			return MECH_ACQUIRED;
+		if (ahead == 1 && ++spins < PARK_SPINS)
+			caa_cpu_relax();
+		else
+			park_sleep(t, mine, ahead == 1);
+	}
+}
+
+static void park_wake(struct park_ticket_lock *t, uint32_t ticket)
+{
+	struct park_word *w = &t->word[ticket % PARK_WORDS];
+
+	if (__atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_add(&w->seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &w->seq, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+	}
+}
+
+static void park_ticket_unlock(struct mech *m)
+{
+	struct park_ticket_lock *t = m->shm;
+	uint32_t s = __atomic_load_n(&t->serving, __ATOMIC_RELAXED) + 1;  /* ours alone */
+
+	/* seq_cst: the critical section before it, and it before the
+	 * sleeper counts (pairs with park_sleep) */
+	__atomic_store_n(&t->serving, s, __ATOMIC_SEQ_CST);
+	park_wake(t, s);           /* the new holder, if it gave up polling */
+	park_wake(t, s + 1);       /* the new next in line: it polls from now */
+}
+
+static const struct mech_ops mech_park_ticket = {
+	.name = "ticket-park",
+	.what = "ticket lock in shm: only the next ticket polls, the others sleep on a futex word each",
+	.create = park_ticket_create, .attach = attach_none,
+	.lock = park_ticket_lock, .unlock = park_ticket_unlock,
+	.detach = detach_none, .destroy = shm_destroy,
+};
+
 /* ------------------------------------------------------ POSIX semaphore -- */
 
 static int sem_create(struct mech *m)
@@ -401,7 +496,7 @@ static const struct mech_ops mech_flock = {
 const struct mech_ops *const mech_table[] = {
 	&mech_robust_mutex,
 	&mech_lamport, &mech_boulangerie, &mech_black_white, &mech_jayanti,
-	&mech_ticket, &mech_sem, &mech_ofd, &mech_flock,
+	&mech_ticket, &mech_park_ticket, &mech_sem, &mech_ofd, &mech_flock,
 };
 const unsigned mech_count = sizeof(mech_table) / sizeof(mech_table[0]);
 _Static_assert(sizeof(mech_table) / sizeof(mech_table[0]) <= BENCH_MAX_MECHS,

@@ -137,6 +137,11 @@ void flag_wait(uint32_t *word, uint32_t value)
 		futex_wait(word, v, NULL);
 }
 
+void flag_wait_change(uint32_t *word, uint32_t seen)
+{
+	futex_wait(word, seen, NULL);
+}
+
 bool flag_wait_for(uint32_t *word, uint32_t value, int64_t timeout_ns)
 {
 	int64_t end = now_ns() + timeout_ns;

@@ -162,6 +162,7 @@ static const char *test_name(enum test t)
 {
 	static const char *const names[] = {
 		"uncontended", "contended", "blocked", "wake", "recovery-waiter", "recovery-late",
+		"contended-work", "handover", "stopped",
 	};
 
 	return names[t];
@@ -304,36 +305,69 @@ static void table_uncontended(FILE *f, const struct options *o, const struct res
 	}
 }
 
-static void contended_row(FILE *f, const struct result *r, const struct result *base)
+/* Time per acquisition in futex hand-overs, for runs with more processes
+ * than CPUs (where every acquisition of a FIFO lock waits for one), or "-". */
+static const char *fmt_floor(const struct result *r, const struct result *handover)
 {
-	fprintf(f, "%5u %-14s %5s %9s %7s %6.3f %7.2f %10s %7s %6.2f %5.0f%% %9s %9s %9s  %s\n",
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!handover || !(handover->latency_ns > 0) || !(r->acq_per_s > 0) ||
+	    (long)r->procs <= cpus)
+		return "-";
+	return fmt_ratio(1e9 / r->acq_per_s, handover->latency_ns);
+}
+
+static void contended_row(FILE *f, const struct result *r, const struct result *base,
+                          const struct result *handover)
+{
+	fprintf(f, "%5u %-14s %5s %9s %7s %6.3f %7.2f %10s %7s %6.2f %5.0f%% %7s %9s %9s %9s  %s\n",
 	        r->procs, r->mech->name, fmt_slots(r), fmt_rate(r->acq_per_s),
 	        fmt_ratio(r->acq_per_s, base ? base->acq_per_s : NAN), r->jain,
 	        r->max_min > 1e9 ? INFINITY : r->max_min, fmt_time(r->cpu_ns_per_acq),
 	        fmt_ratio(r->cpu_ns_per_acq, base ? base->cpu_ns_per_acq : NAN),
 	        r->vcsw_per_acq + r->ivcsw_per_acq, 100 * r->handoff_ratio,
-	        fmt_time(r->wait_p50_ns), fmt_time(r->wait_p99_ns), fmt_time(r->wait_max_ns),
+	        fmt_floor(r, handover), fmt_time(r->wait_p50_ns), fmt_time(r->wait_p99_ns), fmt_time(r->wait_max_ns),
 	        status_name(r->status));
 }
 
-static void table_contended(FILE *f, const struct options *o, const struct results *rs)
+static void table_contended(FILE *f, const struct options *o, const struct results *rs,
+                            enum test test)
 {
-	fprintf(f, "\nContended: N processes loop lock / check occupancy / unlock for %.2f s, "
+	const struct result *handover = results_find(rs, T_HANDOVER, BASELINE, 0, 2);
+	bool any = false;
+
+	for (unsigned i = 0; i < rs->n; i++)
+		any |= rs->v[i].test == test;
+	if (!any)
+		return;
+	fprintf(f, "\nContended: N processes loop lock / check occupancy / unlock%s for %.2f s, "
 	        "the median of %u runs by throughput\n"
 	        "(CPU/acq = user+system time per acquisition; cs/acq = context switches per "
 	        "acquisition;\n handov = acquisitions that took the lock from another process; "
-	        "wait = lock call to acquisition, 1 in %u timed)\n",
+	        "x h-o = time per acquisition in\n futex hand-overs, with more processes than "
+	        "CPUs; wait = lock call to acquisition, 1 in %u timed)\n",
+	        test == T_CONTENDED_WORK ? " / 100 ns - 1 us of work" : "",
 	        o->duration_s, o->rounds, BENCH_SAMPLE_MASK + 1);
-	fprintf(f, "%5s %-14s %5s %9s %7s %6s %7s %10s %7s %6s %6s %9s %9s %9s  %s\n", "procs",
+	fprintf(f, "%5s %-14s %5s %9s %7s %6s %7s %10s %7s %6s %6s %7s %9s %9s %9s  %s\n", "procs",
 	        "mechanism", "slots", "acq/s", "vs mtx", "Jain", "max/min", "CPU/acq",
-	        "vs mtx", "cs/acq", "handov", "wait p50", "p99", "max", "check");
+	        "vs mtx", "cs/acq", "handov", "x h-o", "wait p50", "p99", "max", "check");
 	for (unsigned p = 0; p < o->nprocs; p++) {
-		const struct result *base = results_find(rs, T_CONTENDED, BASELINE, 0, o->procs[p]);
+		const struct result *base = results_find(rs, test, BASELINE, 0, o->procs[p]);
 
 		for (unsigned i = 0; i < rs->n; i++)
-			if (rs->v[i].test == T_CONTENDED && rs->v[i].procs == o->procs[p])
-				contended_row(f, &rs->v[i], base);
+			if (rs->v[i].test == test && rs->v[i].procs == o->procs[p])
+				contended_row(f, &rs->v[i], base, handover);
 	}
+}
+
+static void line_handover(FILE *f, const struct results *rs)
+{
+	const struct result *h = results_find(rs, T_HANDOVER, BASELINE, 0, 2);
+
+	if (h)
+		fprintf(f, "\nFutex hand-over floor (two processes pass a futex word back and forth, "
+		        "median of %u runs):\n  %s per hand-over, %s hand-overs/s  %s\n", h->trials,
+		        fmt_time(h->latency_ns), fmt_rate(1e9 / h->latency_ns), status_name(h->status));
 }
 
 /* "median (worst)" of a recovery series, or its status. */
@@ -380,11 +414,36 @@ static void table_recovery(FILE *f, const struct options *o, const struct result
 	}
 }
 
+static void table_stopped(FILE *f, const struct results *rs)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < rs->n; i++)
+		any |= rs->v[i].test == T_STOPPED;
+	if (!any)
+		return;
+	fprintf(f, "\nStopped waiter: a waiter asleep in line is SIGSTOPped, a second one queues "
+	        "behind it,\nthe holder releases: time from the release to the second one "
+	        "holding the lock\n(\"stalled\": not within %.0f ms, only once the stopped one "
+	        "was continued)\n", BENCH_STOPPED_WAIT_NS / 1e6);
+	fprintf(f, "%-14s %5s  %s\n", "mechanism", "slots", "release -> next holder");
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct result *r = &rs->v[i];
+
+		if (r->test != T_STOPPED)
+			continue;
+		fprintf(f, "%-14s %5s  %s\n", r->mech->name, fmt_slots(r),
+		        r->status != ST_OK ? status_name(r->status) :
+		        isinf(r->latency_ns) ? "stalled" : fmt_time(r->latency_ns));
+	}
+}
+
 /* -------------------------------------------------------------- targets -- */
 
 enum target_id {
 	TG_UNC_SMALL, TG_UNC_LARGE, TG_LOW_THR, TG_LOW_JAIN, TG_LOW_MAXMIN,
-	TG_HIGH_THR, TG_HIGH_CPU, TG_BLOCKED, TG_KILL_WAITER, TG_KILL_LATE, TG_COUNT
+	TG_HIGH_THR, TG_HIGH_CPU, TG_PARK_THR, TG_PARK_CPU, TG_BLOCKED, TG_KILL_WAITER,
+	TG_KILL_LATE, TG_COUNT
 };
 
 struct target {
@@ -402,6 +461,8 @@ static const struct target targets[TG_COUNT] = {
 	[TG_LOW_MAXMIN]  = { 1.1,  true,  "",    1 },
 	[TG_HIGH_THR]    = { 0.1,  false, "x",   1 },
 	[TG_HIGH_CPU]    = { 3,    true,  "x",   1 },
+	[TG_PARK_THR]    = { 1,    false, "x",   1 },
+	[TG_PARK_CPU]    = { 1,    true,  "x",   1 },
 	[TG_BLOCKED]     = { 20,   true,  " ms", 1 },
 	[TG_KILL_WAITER] = { 1e6,  true,  " ms", 1e6 },
 	[TG_KILL_LATE]   = { 5e4,  true,  " us", 1e3 },
@@ -419,6 +480,8 @@ static void target_label(enum target_id t, const struct options *o, char *out, s
 	case TG_LOW_MAXMIN:  snprintf(out, size, "%u procs: max/min <= 1.1", lo); break;
 	case TG_HIGH_THR:    snprintf(out, size, "%u procs: throughput >= 0.1x", hi); break;
 	case TG_HIGH_CPU:    snprintf(out, size, "%u procs: CPU/acq <= 3x", hi); break;
+	case TG_PARK_THR:    snprintf(out, size, "%u procs: thr >= 1x ticket-park", hi); break;
+	case TG_PARK_CPU:    snprintf(out, size, "%u procs: CPU <= 1x ticket-park", hi); break;
 	case TG_BLOCKED:     snprintf(out, size, "blocked 1 s: CPU <= 20 ms"); break;
 	case TG_KILL_WAITER: snprintf(out, size, "SIGKILL: waiter acquires <= 1 ms"); break;
 	default:             snprintf(out, size, "SIGKILL: late arrival <= 50 us"); break;
@@ -445,6 +508,18 @@ static double get_max_min(const struct result *r) { return r->max_min; }
 static double get_blocked(const struct result *r) { return r->cpu_ms_per_s; }
 static double get_latency(const struct result *r) { return r->latency_ns; }
 
+/* A ratio of MECH's figure to the parking ticket lock's, or NAN. */
+static double ratio_park(const struct results *rs, const char *mech, unsigned slots,
+                         unsigned procs, double (*get)(const struct result *))
+{
+	const struct result *r = results_find(rs, T_CONTENDED, mech, slots, procs);
+	const struct result *b = results_find(rs, T_CONTENDED, "ticket-park", 0, procs);
+
+	if (!r || !b || r->status != ST_OK || b->status != ST_OK || !(get(b) > 0))
+		return NAN;
+	return get(r) / get(b);
+}
+
 /* A figure of MECH's own, or NAN. */
 static double own(const struct results *rs, enum test test, const char *mech, unsigned slots,
                   unsigned procs, double (*get)(const struct result *))
@@ -467,6 +542,8 @@ static double target_value(enum target_id t, const struct options *o,
 	case TG_LOW_MAXMIN:  return own(rs, T_CONTENDED, m, s, lo, get_max_min);
 	case TG_HIGH_THR:    return ratio_of(rs, T_CONTENDED, m, s, hi, get_thr);
 	case TG_HIGH_CPU:    return ratio_of(rs, T_CONTENDED, m, s, hi, get_cpu);
+	case TG_PARK_THR:    return ratio_park(rs, m, s, hi, get_thr);
+	case TG_PARK_CPU:    return ratio_park(rs, m, s, hi, get_cpu);
 	case TG_BLOCKED:     return own(rs, T_BLOCKED, m, s, 2, get_blocked);
 	case TG_KILL_WAITER: return own(rs, T_RECOVERY_WAITER, m, s, 2, get_latency);
 	default:             return own(rs, T_RECOVERY_LATE, m, s, 2, get_latency);
@@ -511,8 +588,11 @@ void report_tables(FILE *f, const struct options *o, const struct results *rs)
 	char load[100];
 
 	table_uncontended(f, o, rs);
-	table_contended(f, o, rs);
+	line_handover(f, rs);
+	table_contended(f, o, rs, T_CONTENDED);
+	table_contended(f, o, rs, T_CONTENDED_WORK);
 	table_recovery(f, o, rs);
+	table_stopped(f, rs);
 	table_targets(f, o, rs);
 	loadavg(load, sizeof(load));
 	fprintf(f, "\n# load average at end: %s; CPUs busy with other work at end: %.0f%%\n",
@@ -533,10 +613,12 @@ static void csv_num(FILE *f, double v)
 static void csv_row(FILE *f, const struct results *rs, const struct result *r)
 {
 	bool ok = r->status == ST_OK;
-	bool unc = ok && r->test == T_UNCONTENDED, con = ok && r->test == T_CONTENDED;
+	bool unc = ok && r->test == T_UNCONTENDED;
+	bool con = ok && (r->test == T_CONTENDED || r->test == T_CONTENDED_WORK);
 	bool blk = ok && r->test == T_BLOCKED;
 	bool rec = ok && (r->test == T_WAKE || r->test == T_RECOVERY_WAITER ||
-	                  r->test == T_RECOVERY_LATE);
+	                  r->test == T_RECOVERY_LATE || r->test == T_HANDOVER ||
+	                  r->test == T_STOPPED);
 	double ratio = NAN;
 
 	if (unc)

@@ -244,7 +244,13 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
 /*
  * Acquire: blocks until the calling thread holds the lock.  Waiting spins
  * briefly, then sleeps in the kernel (shared futex) and is woken when the
- * register it waits on changes or its owner dies.  Signals do not interrupt it.
+ * register it waits on changes or its owner dies.  A waiter far back in line
+ * (at least twice as many tickets ahead as online CPUs) sleeps once, behind
+ * the ticket just ahead of it, and is woken by that one's unlock, abort or
+ * death alone.  Signals do not interrupt it.
+ * FIFO holds among waiters that run: a waiter stopped in line (SIGSTOP, a
+ * debugger, a frozen container) holds up every later ticket until it runs
+ * again, as a holder would; a timed lock bounds how long the others wait.
  * Takes a slot for the calling thread on its first call.
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical

@@ -192,6 +192,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	p->dl = dl;
 	p->also = p->also_waiters = NULL;
 	p->crowd = 0;
+	p->pred = BAKERY_NO_SLOT;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return EDEADLK;
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)

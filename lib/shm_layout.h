@@ -31,7 +31,7 @@
 /* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
  * attach instead of misreading (LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 2u
+#define BAKERY_LAYOUT_VERSION 3u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -104,12 +104,13 @@ struct bakery_shm_reg {
 	uint64_t number;           /* ticket; Black-White packs colour in bit 63;
 	                              Jayanti stores token + 1 (0 = token -1)    */
 	uint32_t stage;            /* enum bakery_pass_state                    */
-	uint32_t waiters;          /* threads asleep on seq                     */
+	uint32_t waiters;          /* threads asleep on seq for number/proxy    */
 	uint32_t joined;           /* in this lock's active set                 */
 	uint32_t holder_inconsistent; /* holder got EOWNERDEAD, not yet consistent */
 	uint64_t proxy;            /* Jayanti proxy completion state            */
 	uint64_t acquisitions;
 	uint64_t aborts;
+	uint32_t door_waiters;     /* threads asleep on seq for choosing = 0    */
 } __attribute__((aligned(CACHE_LINE)));
 
 /* ------------------------------------------------------------- layout -- */

@@ -14,8 +14,14 @@
  * Without futex_waitv (ENOSYS) it sleeps on `seq` alone for at most
  * FALLBACK_POLL_NS and checks the owner's liveness on every wake-up.
  *
- * The waiter count makes an uncontended release free of system calls: the
+ * The waiter counts make an uncontended release free of system calls: the
  * writer wakes only if someone registered before its barrier (bakery__reg_signal).
+ * A line counts those waiting on its ticket and those waiting for the end of
+ * its doorway apart, so that a doorway wakes only the latter.
+ *
+ * A waiter far back in line first parks (bakery__park_behind_slow): one
+ * sleep on its predecessor's line and token, the same two words, ended by
+ * the predecessor's exit, abort or death.
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
  * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
  * A region cut short under us (guard.c) ends the wait with
@@ -24,6 +30,7 @@
 #include "config.h"
 
 #include <linux/futex.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,21 +72,32 @@ struct waitv {                          /* struct futex_waitv of the kernel ABI 
 
 static int have_waitv = 1;              /* cleared once if the kernel lacks it */
 
+static void reg_wake(struct bakery_shm_reg *reg)
+{
+	/* atomic: a recoverer or proxy finisher may signal the line too */
+	uatomic_inc(&reg->seq);
+	bakery__futex_wake_all(&reg->seq);
+}
+
 void bakery__reg_signal(struct bakery_shm_reg *reg)
 {
-	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters))) {
-		/* atomic: a recoverer or proxy finisher may signal the line too */
-		uatomic_inc(&reg->seq);
-		bakery__futex_wake_all(&reg->seq);
-	}
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters)))
+		reg_wake(reg);
+}
+
+void bakery__reg_signal_doorway(struct bakery_shm_reg *reg)
+{
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->door_waiters)))
+		reg_wake(reg);
 }
 
 void bakery__reg_publish(struct bakery_shm_reg *reg)
 {
-	/* our plain register stores before the load of the waiter count
+	/* our plain register stores before the load of the waiter counts
 	 * (store->load), pairing with the waiter's barrier in await_common */
 	cmm_smp_mb();
-	bakery__reg_signal(reg);
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters) || CMM_LOAD_SHARED(reg->door_waiters)))
+		reg_wake(reg);
 }
 
 static void ts_add_ns(struct timespec *t, long ns)
@@ -202,9 +220,30 @@ static unsigned online_cpus(void)
 	return n;
 }
 
-static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
-                        bool transient)
+/* What an await's condition reads of j's registers: which waiter counts it
+ * registers in, so that the right writes wake it. */
+enum await_on { ON_TICKET = 1, ON_DOORWAY = 2, ON_BOTH = 3 };
+
+static void waiters_inc(struct bakery_shm_reg *r, enum await_on on)
 {
+	if (on & ON_TICKET)
+		uatomic_inc(&r->waiters);
+	if (on & ON_DOORWAY)
+		uatomic_inc(&r->door_waiters);
+}
+
+static void waiters_dec(struct bakery_shm_reg *r, enum await_on on)
+{
+	if (on & ON_TICKET)
+		uatomic_dec(&r->waiters);
+	if (on & ON_DOORWAY)
+		uatomic_dec(&r->door_waiters);
+}
+
+static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
+                        enum await_on on)
+{
+	bool transient = on == ON_DOORWAY;
 	struct bakery *b = p->b;
 	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
 
@@ -244,7 +283,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 			return BAKERY_EBADREGION;
 		if (deadline_passed(p->dl))
 			return cond(b, p->lock, j, arg) ? 0 : ETIMEDOUT;
-		uatomic_inc(&r->waiters);
+		waiters_inc(r, on);
 		if (p->also_waiters)
 			uatomic_inc(p->also_waiters);
 		/* Our waiter count before our re-read of the registers
@@ -261,7 +300,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 			futex_sleep(w, n, p->dl, orphan ? ORPHAN_POLL_NS : SLEEP_CAP_NS);
 		if (p->also_waiters)
 			uatomic_dec(p->also_waiters);
-		uatomic_dec(&r->waiters);
+		waiters_dec(r, on);
 		if (cond(b, p->lock, j, arg))
 			return 0;
 	}
@@ -269,10 +308,84 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 
 int bakery__await_slot(struct passage *p, unsigned j, await_fn cond, void *arg)
 {
-	return await_common(p, j, cond, arg, false);
+	return await_common(p, j, cond, arg, ON_TICKET);
 }
 
 int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond)
 {
-	return await_common(p, j, cond, NULL, true);
+	return await_common(p, j, cond, NULL, ON_DOORWAY);
+}
+
+int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *arg)
+{
+	return await_common(p, j, cond, arg, ON_BOTH);
+}
+
+/* ------------------------------------------------------------- parking -- */
+
+/* Tickets ahead from which a waiter parks: twice the CPUs, so that most of
+ * those ahead are not running and spinning on any of them is wasted.  The
+ * test build takes another value from BAKERY_TEST_PARK_AHEAD (a test of the
+ * wake-ups needs parked waiters without a crowd of processes). */
+static unsigned park_threshold(void)
+{
+#ifdef BAKERY_TESTING
+	const char *s = getenv("BAKERY_TEST_PARK_AHEAD");
+
+	if (s && *s)
+		return (unsigned)strtoul(s, NULL, 10);
+#endif
+	return 2 * online_cpus();
+}
+
+/* The predecessor's passage moved on: its ticket changed (exit, abort, a new
+ * passage, a reset after its death) or was left to a proxy (Jayanti). */
+static bool pred_moved(struct bakery *b, unsigned lock, unsigned j, void *arg)
+{
+	const uint64_t *seen = arg;
+	struct bakery_shm_reg *r = reg_of(b, lock, j);
+
+	return CMM_LOAD_SHARED(r->number) != *seen || CMM_LOAD_SHARED(r->proxy);
+}
+
+int bakery__park_behind_slow(struct passage *p)
+{
+	struct bakery *b = p->b;
+	unsigned j = p->pred;
+	struct bakery_shm_reg *r;
+
+	if (p->dl->mode == WAIT_NONE || p->crowd < park_threshold())
+		return 0;
+	r = reg_of(b, p->lock, j);
+	for (;;) {
+		/* the futex value before the condition, as in await_common */
+		uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
+		bool moved;
+
+		if (region_lost(b))
+			return BAKERY_EBADREGION;
+		if (deadline_passed(p->dl))
+			return 0;
+		uatomic_inc(&r->waiters);
+		/* our waiter count before our re-read of the predecessor's
+		 * ticket (store->load), pairing with its exit's store_mb() */
+		cmm_smp_mb();
+		tok = token_arm(b, j);
+		moved = !tok || pred_moved(b, p->lock, j, &p->pred_number);
+		if (!moved) {
+			struct waitv w[2] = {
+				{ seq, (uintptr_t)&r->seq, FUTEX_32, 0 },
+				{ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 },
+			};
+			futex_sleep(w, 2, p->dl, SLEEP_CAP_NS);
+		}
+		uatomic_dec(&r->waiters);
+		/* One sleep: any change of the line ends it (the loop sorts out
+		 * what changed); only a wake-up that changed nothing (a signal,
+		 * the sleep cap) sleeps again. */
+		if (moved || CMM_LOAD_SHARED(r->seq) != seq ||
+		    pred_moved(b, p->lock, j, &p->pred_number) ||
+		    CMM_LOAD_SHARED(*slot_token_word(b, j)) != tok)
+			return 0;
+	}
 }

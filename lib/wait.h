@@ -7,6 +7,7 @@
 #define BAKERY_WAIT_H
 
 #include "handle.h"
+#include "registry.h"
 
 enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
 
@@ -27,10 +28,22 @@ struct passage {
 	const struct deadline *dl;
 	/* a lock-wide futex word the conditions also depend on, or NULL */
 	uint32_t *also, *also_waiters;
-	/* others holding a ticket when our doorway read them (wait.c: how
-	 * long to spin) */
+	/* others holding a ticket when our doorway read them, all ahead of
+	 * ours (wait.c: how long to spin, whether to park) */
 	unsigned crowd;
+	/* the latest of those tickets (our predecessor in line) and the
+	 * register value the doorway read, or BAKERY_NO_SLOT */
+	unsigned pred;
+	uint64_t pred_number;
 };
+
+/* Note slot J, ticket register value NUMBER, as the latest ticket ahead of
+ * ours so far (doorways call it in order of their tickets' rank). */
+static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t number)
+{
+	p->pred = j;
+	p->pred_number = number;
+}
 
 /*
  * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
@@ -46,6 +59,29 @@ BAKERY_HIDDEN int bakery__await_slot(struct passage *p, unsigned j, await_fn con
  * trylocks (each one's doorway failing all the others).
  */
 BAKERY_HIDDEN int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond);
+/* bakery__await_slot for a condition on j's choosing as well as its ticket
+ * (a proxy passage's scan): woken by j's doorway too. */
+BAKERY_HIDDEN int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *arg);
+
+/*
+ * Before an algorithm's waiting loop: a waiter far back in line (at least
+ * twice as many tickets ahead as CPUs, so that most of those ahead cannot be
+ * running) sleeps once, on its predecessor's line and liveness token, until
+ * the predecessor's ticket changes (its exit or abort), its owner dies, or
+ * the deadline.  Then the loop runs as always and finds the line ahead
+ * mostly gone: one sleep and one wake-up per acquisition instead of a sleep
+ * on every slot still ahead and a wake-up of every sleeper of a line.
+ * Only a wait: what lets us in is still the algorithm's loop.  0, or
+ * BAKERY_EBADREGION; a deadline passing here is left to the loop to report.
+ */
+BAKERY_HIDDEN int bakery__park_behind_slow(struct passage *p);
+static inline int bakery__park_behind(struct passage *p)
+{
+	/* nobody ahead (the uncontended passage): not even a call */
+	if (caa_likely(p->pred == BAKERY_NO_SLOT))
+		return 0;
+	return bakery__park_behind_slow(p);
+}
 
 /*
  * bakery__reg_signal: after a register change made with store_mb(), wake the
@@ -55,9 +91,15 @@ BAKERY_HIDDEN int bakery__await_doorway(struct passage *p, unsigned j, await_fn 
  * its count (and bump seq, which fails its futex wait or wakes it) or it sees
  * our change.  An uncontended release makes no system call and no extra
  * atomic operation.
- * bakery__reg_publish: the same after plain stores (slow paths: recovery, proxy).
+ * It wakes those waiting on the ticket (`waiters`); a doorway's last write,
+ * choosing := 0, calls bakery__reg_signal_doorway, which wakes those waiting
+ * for choosing = 0 (`door_waiters`) only, so that a doorway nobody waits on
+ * makes no system call.
+ * bakery__reg_publish: either kind of change, after plain stores (slow
+ * paths: recovery, proxy).
  */
 BAKERY_HIDDEN void bakery__reg_signal(struct bakery_shm_reg *reg);
+BAKERY_HIDDEN void bakery__reg_signal_doorway(struct bakery_shm_reg *reg);
 BAKERY_HIDDEN void bakery__reg_publish(struct bakery_shm_reg *reg);
 
 #endif /* BAKERY_WAIT_H */

@@ -103,10 +103,47 @@ static const char *pass_name(enum bakery_pass_state p)
 	return "unknown";
 }
 
+/* Fields 3 (state) and 22 (start time) of a /proc stat file; false if it
+ * cannot be read. */
+static bool proc_stat(const char *path, char *state, unsigned long long *start)
+{
+	char buf[1024], *p;
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');          /* the command name may hold anything */
+	return p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+	                   "%*d %*d %*d %*d %*d %*d %llu", state, start) == 2;
+}
+
+/* Is the live owner thread of SI stopped (SIGSTOP, a tracer)?  Read from
+ * /proc as seen here; a process of that pid with another start time (the
+ * owner in another PID namespace, or the pid reused) says nothing. */
+static bool owner_stopped(const struct bakery_slot_info *si)
+{
+	char path[96], state, tstate;
+	unsigned long long start, tstart;
+
+	if (si->alive <= 0 || si->pid <= 0 || si->tid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)si->pid);
+	if (!proc_stat(path, &state, &start) || start != si->start_time)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/stat", (long)si->pid, (long)si->tid);
+	return proc_stat(path, &tstate, &tstart) && (tstate == 'T' || tstate == 't');
+}
+
 static const char *owner_word(const struct bakery_slot_info *si)
 {
 	if (si->state == BAKERY_SLOT_RECOVERING)
 		return "recovering";
+	if (owner_stopped(si))
+		return "stopped";
 	return si->alive > 0 ? "alive" : si->alive == 0 ? "dead" : "unknown";
 }
 
@@ -310,9 +347,10 @@ static void json_slot(const struct snapshot *s, const struct bakery_slot_info *s
 {
 	const struct bakery_lock_info *li = lock_at(s, si->lock);
 
-	printf("    {\"index\": %u, \"state\": \"%s\", \"alive\": %s, ", si->index,
-	       si->state == BAKERY_SLOT_RECOVERING ? "recovering" : "active",
-	       si->alive > 0 ? "true" : si->alive == 0 ? "false" : "null");
+	printf("    {\"index\": %u, \"state\": \"%s\", \"alive\": %s, \"stopped\": %s, ",
+	       si->index, si->state == BAKERY_SLOT_RECOVERING ? "recovering" : "active",
+	       si->alive > 0 ? "true" : si->alive == 0 ? "false" : "null",
+	       owner_stopped(si) ? "true" : "false");
 	printf("\"pid\": %ld, \"tid\": %ld, \"start_time\": %llu, \"pass\": \"%s\", \"lock\": ",
 	       (long)si->pid, (long)si->tid, (unsigned long long)si->start_time,
 	       pass_name(si->pass));

@@ -237,6 +237,12 @@ test_run_holds_lock() {
 	same "holder pid" "$(status_json .slots[0].pid)" "$holder"
 	same "holder pass" "$(status_json .slots[0].pass)" critical
 	same "holder lock" "$(status_json .slots[0].lock)" held
+	same "running holder" "$(status_json .slots[0].stopped)" false
+	kill -STOP "$holder"
+	same "stopped holder" "$(status_json .slots[0].stopped)" true
+	"$bakery" status "$region" | grep -q " stopped " || fail "status table: no stopped owner"
+	kill -CONT "$holder"
+	same "continued holder" "$(status_json .slots[0].stopped)" false
 	touch "$tmp/release"
 	wait "$holder" || fail "the holding bakery run exited $?"
 	holder=

@@ -57,8 +57,8 @@ static inline unsigned shared_color(struct bakery *b, unsigned lock)
 static void bw_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
-	unsigned mycolor;
-	uint64_t max = 0;
+	unsigned mycolor, other_pred = BAKERY_NO_SLOT;
+	uint64_t max = 0, other_max = 0, other_number = 0;
 
 	/* line 2, then a full barrier: forbids loading color and the tickets
 	 * before choosing[i] = 1 is visible (store->load), as in Lamport's */
@@ -67,10 +67,22 @@ static void bw_doorway(struct passage *p)
 	mycolor = shared_color(p->b, p->lock);                    /* line 4 */
 	for_each_other(p, j, bound) {                             /* lines 3, 5 */
 		uint64_t t = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
+		/* every ticket read is ahead of ours: of our colour with a
+		 * lower number, or of the other colour, served first; the
+		 * latest is our colour's last, else the other colour's */
+		if (t_number(t) && t_color(t) == mycolor && t_number(t) >= max)
+			passage_note_ahead(p, j, t);
+		if (t_number(t) && t_color(t) != mycolor && t_number(t) >= other_max) {
+			other_max = t_number(t);
+			other_pred = j;
+			other_number = t;
+		}
 		if (t_color(t) == mycolor && t_number(t) > max)
 			max = t_number(t);
 		p->crowd += t_number(t) != 0;
 	}
+	if (p->pred == BAKERY_NO_SLOT && other_pred != BAKERY_NO_SLOT)
+		passage_note_ahead(p, other_pred, other_number);
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
 	BAKERY_ASSERT(max + 1 <= p->b->nslots || bakery__lock_faulted(p->b, p->lock));
@@ -78,7 +90,7 @@ static void bw_doorway(struct passage *p)
 	/* line 6, fenced on both sides: the ticket before choosing = 0
 	 * (store->store), both before the loads of line 7 on (store->load) */
 	store_mb(&me->choosing, 0);
-	bakery__reg_signal(me);
+	bakery__reg_signal_doorway(me);
 }
 
 struct bw_wait {
@@ -120,6 +132,12 @@ static int bw_wait(struct passage *p)
 	int err;
 
 	/* line 12 waits on the shared colour too: sleep on its word as well */
+	/* far back: sleep once behind our predecessor first */
+	err = bakery__park_behind(p);
+	if (err) {
+		bw_abort(p);
+		return err;
+	}
 	p->also = &e->bw_color;
 	p->also_waiters = &e->bw_waiters;
 	for_each_other(p, j, bound) {                                   /* lines 7-8 */

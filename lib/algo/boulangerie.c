@@ -41,7 +41,12 @@ static int boulangerie_wait(struct passage *p)
 	uint64_t num = CMM_LOAD_SHARED(p->mine->number);
 	/* 6a: if number[i] = 1 then Limit := i - 1 else Limit := N */
 	unsigned limit = num == 1 ? p->self : UINT32_MAX;
-	int err;
+	int err = bakery__park_behind(p);       /* far back: sleep once first */
+
+	if (err) {
+		bakery__number_abort(p);
+		return err;
+	}
 
 	for_each_other(p, j, bound) {                                   /* 6b */
 		struct testing t = { { num, p->self }, false, 0 };      /* 8_j a */

@@ -64,6 +64,10 @@ void bakery__number_doorway(struct passage *p)
 	CRASH_POINT("doorway");
 	for_each_other(p, j, bound) {                       /* max(number[1..n]) */
 		uint64_t n = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
+		/* slots come in increasing order: on a tie the later slot
+		 * has the later ticket (n, j) */
+		if (n && n >= max)
+			passage_note_ahead(p, j, n);
 		if (n > max)
 			max = n;
 		p->crowd += n != 0;
@@ -76,7 +80,7 @@ void bakery__number_doorway(struct passage *p)
 	 * must read the new number), and both before we load anyone's
 	 * choosing/number in the waiting loop or the waiter count (store->load). */
 	store_mb(&me->choosing, 0);
-	bakery__reg_signal(me);
+	bakery__reg_signal_doorway(me);
 }
 
 void bakery__number_exit(struct passage *p)

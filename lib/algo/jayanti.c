@@ -80,8 +80,8 @@ static void jay_doorway(struct passage *p)
 {
 	struct bakery *b = p->b;
 	struct bakery_shm_lock *e = &b->locks[p->lock];
-	unsigned m = modulus(b), x, best, tok, count = 0;
-	uint16_t seen[BAKERY_MAX_SLOTS];
+	unsigned m = modulus(b), x, best, tok, count = 0, latest = BAKERY_NO_SLOT;
+	uint16_t seen[BAKERY_MAX_SLOTS], seen_slot[BAKERY_MAX_SLOTS];
 
 	/* line 1: gettoken := true, then a full barrier: forbids loading the
 	 * tokens and X before gettoken = 1 is visible (store->load) */
@@ -89,17 +89,27 @@ static void jay_doorway(struct passage *p)
 	CRASH_POINT("doorway");
 	for_each_other(p, j, bound) {                           /* line 2: S := {token_j} */
 		unsigned t = token_read(b, reg_of(b, p->lock, j));
-		if (t != TOKEN_NONE)
+		if (t != TOKEN_NONE) {
+			seen_slot[count] = (uint16_t)j;
 			seen[count++] = (uint16_t)t;
+		}
 		p->crowd += t != TOKEN_NONE;
 	}
 	/* line 3 comes after line 2: Theorem 2 needs X read last */
 	cmm_smp_rmb();
 	x = CMM_LOAD_SHARED(e->jay_x) % m;                      /* line 3: x := X */
 	best = shift(b, x, x);                                  /* line 4: max^ over S u {x} */
-	for (unsigned k = 0; k < count; k++)
+	for (unsigned k = 0; k < count; k++) {
+		/* every token read is ahead of ours; the latest (ties: the
+		 * later slot, as the walk is in slot order) is our predecessor */
+		if (latest == BAKERY_NO_SLOT ||
+		    shift(b, seen[k], x) >= shift(b, seen[latest], x))
+			latest = k;
 		if (shift(b, seen[k], x) > best)
 			best = shift(b, seen[k], x);
+	}
+	if (latest != BAKERY_NO_SLOT)
+		passage_note_ahead(p, seen_slot[latest], (uint64_t)seen[latest] + 1);
 	tok = (best + x + m - (b->nslots - 1)) % m;             /* shift back */
 	tok = (tok + 1) % m;                                    /* (+) 1 */
 	CMM_STORE_SHARED(p->mine->number, (uint64_t)tok + 1);   /* token_i := ... */
@@ -113,7 +123,7 @@ static void jay_doorway(struct passage *p)
 	/* line 5, fenced on both sides: the token before gettoken = false
 	 * (store->store), both before the loads of lines 6-7 (store->load) */
 	store_mb(&p->mine->choosing, 0);
-	bakery__reg_signal(p->mine);
+	bakery__reg_signal_doorway(p->mine);
 }
 
 /* --------------------------------------------------------------- proxy -- */
@@ -303,13 +313,13 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, u
 			/* a chain longer than the slots: a cycle, which only a
 			 * damaged region makes; wait (and time out) as for any
 			 * blocker, never spin */
-			err = bakery__await_slot(p, k, proxy_unblocked, &dr);
+			err = bakery__await_registers(p, k, proxy_unblocked, &dr);
 		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy))
 			/* k is itself a passage left to a proxy: nobody else may
 			 * be driving it, so drive it first */
 			err = proxy_drive(p, k, NULL, depth + 1);
 		else
-			err = bakery__await_slot(p, k, proxy_unblocked_or_left, &dr);
+			err = bakery__await_registers(p, k, proxy_unblocked_or_left, &dr);
 		if (err)
 			return err;
 	}
@@ -346,8 +356,12 @@ static void jay_abort(struct passage *p)
 static int jay_wait(struct passage *p)
 {
 	struct turn t = { token_read(p->b, p->mine), p->self };
-	int err;
+	int err = bakery__park_behind(p);       /* far back: sleep once first */
 
+	if (err) {
+		jay_abort(p);
+		return err;
+	}
 	for_each_other(p, j, bound) {
 		err = bakery__await_doorway(p, j, gettoken_clear);           /* line 6 */
 		if (!err)

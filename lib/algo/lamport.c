@@ -36,8 +36,12 @@ static bool goes_after_us(struct bakery *b, unsigned lock, unsigned j, void *arg
 static int lamport_wait(struct passage *p)
 {
 	struct ticket me = { CMM_LOAD_SHARED(p->mine->number), p->self };
-	int err;
+	int err = bakery__park_behind(p);       /* far back: sleep once first */
 
+	if (err) {
+		bakery__number_abort(p);
+		return err;
+	}
 	for_each_other(p, j, bound) {                                   /* line 8 */
 		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* line 10 */
 		if (!err)

@@ -1,0 +1,173 @@
+/*
+ * test_wakeups.c - one release wakes one waiter, for every algorithm.
+ *
+ * WAITERS processes queue behind a held lock one after another, each asleep
+ * before the next arrives, so that each is parked behind the one before it
+ * (the test build's BAKERY_TEST_PARK_AHEAD=1 parks a waiter with one ticket
+ * ahead; by default it takes twice the CPUs).  Then every release, the
+ * holder's and each waiter's, must wake exactly one thread (the test build
+ * counts the threads its FUTEX_WAKEs woke), the last release none; a release
+ * that woke every sleeper of its line would wake all the waiters at once.
+ * The waiters use lock, clocklock and timedlock in turn, and get the lock in
+ * the order they arrived; an occupancy word exchanged on entry never shows
+ * two holders.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <urcu/uatomic.h>
+
+#include "unit.h"
+
+/* the test build's count of threads this process's FUTEX_WAKEs woke (futex.h) */
+unsigned long bakery__test_futex_woken(void);
+
+#define WAITERS 4
+
+struct arena {
+	char name[UNIT_NAME_SIZE];
+	enum bakery_algo algo;
+	unsigned holder;                /* occupancy: 1 + id of the holder, 0 = free */
+	unsigned overlaps;
+	unsigned next;                  /* acquisitions so far */
+	unsigned order[WAITERS];        /* order[k]: the k-th acquirer's id */
+	unsigned long woken[WAITERS];   /* threads woken by waiter k's release */
+};
+
+struct waiter {
+	struct arena *a;
+	unsigned id;
+};
+
+static int acquire(bakery_lock_t *l, unsigned id)
+{
+	struct timespec at;
+
+	switch (id % 3) {
+	case 0:
+		return bakery_lock(l);
+	case 1:
+		at = unit_in(CLOCK_MONOTONIC, 60);
+		return bakery_clocklock(l, CLOCK_MONOTONIC, &at);
+	default:
+		at = unit_in(CLOCK_REALTIME, 60);
+		return bakery_timedlock(l, &at);
+	}
+}
+
+static int waiter_run(void *arg)
+{
+	struct waiter *w = arg;
+	struct arena *a = w->a;
+	bakery_lock_t *l;
+	bakery_t *b;
+	unsigned long before;
+
+	if (bakery_open(a->name, 0, NULL, &b) || bakery_lock_open(b, "line", a->algo, &l))
+		return 1;
+	if (acquire(l, w->id))
+		return 2;
+	if (uatomic_xchg(&a->holder, w->id + 1) != 0)
+		uatomic_inc(&a->overlaps);
+	a->order[a->next++] = w->id;
+	if (uatomic_xchg(&a->holder, 0) != w->id + 1)
+		uatomic_inc(&a->overlaps);
+	before = bakery__test_futex_woken();
+	if (bakery_unlock(l))
+		return 3;
+	a->woken[w->id] = bakery__test_futex_woken() - before;
+	return 0;
+}
+
+/* state field of /proc/PID/stat: 'S' while asleep (in its futex wait) */
+static char proc_state(pid_t pid)
+{
+	char path[64], comm[64], state = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	if (fscanf(f, "%*d %63s %c", comm, &state) != 2)
+		state = '?';
+	fclose(f);
+	return state;
+}
+
+struct queued {
+	bakery_t *b;
+	pid_t pid;
+	unsigned count;                 /* waiters that must be in line */
+};
+
+static bool queued_asleep(void *arg)
+{
+	struct queued *q = arg;
+	struct bakery_lock_info li;
+
+	return bakery_lock_info(q->b, 0, &li) == 0 && li.waiters == q->count &&
+	       proc_state(q->pid) == 'S';
+}
+
+START_TEST(one_release_wakes_one_waiter)
+{
+	struct arena *a = unit_shared(sizeof(*a));
+	struct waiter w[WAITERS];
+	pid_t pid[WAITERS];
+	bakery_lock_t *l;
+	bakery_t *b;
+	unsigned long before, woken;
+
+	setenv("BAKERY_TEST_PARK_AHEAD", "1", 1);
+	a->algo = (enum bakery_algo)_i;
+	b = unit_region(a->name, "wake", 0, 0);
+	l = unit_lock(b, "line", a->algo);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	for (unsigned k = 0; k < WAITERS; k++) {
+		struct queued q = { b, 0, k + 1 };
+
+		w[k] = (struct waiter){ a, k };
+		pid[k] = q.pid = unit_fork(waiter_run, &w[k]);
+		ck_assert_msg(unit_wait_until(queued_asleep, &q, 30),
+		              "waiter %u never went to sleep in line", k);
+	}
+	before = bakery__test_futex_woken();
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	woken = bakery__test_futex_woken() - before;
+	ck_assert_msg(woken == 1, "the holder's release woke %lu threads, not 1", woken);
+	for (unsigned k = 0; k < WAITERS; k++)
+		ck_assert_int_eq(unit_reap(pid[k], 60), 0);
+	ck_assert_uint_eq(a->overlaps, 0);
+	ck_assert_uint_eq(a->next, WAITERS);
+	for (unsigned k = 0; k < WAITERS; k++) {
+		ck_assert_uint_eq(a->order[k], k);
+		ck_assert_msg(a->woken[k] == (k + 1 < WAITERS),
+		              "waiter %u's release woke %lu threads", k, a->woken[k]);
+	}
+	bakery_lock_close(l);
+	bakery_close(b);
+	bakery_unlink(a->name);
+	unsetenv("BAKERY_TEST_PARK_AHEAD");
+}
+END_TEST
+
+static Suite *wakeups_suite(void)
+{
+	Suite *s = suite_create("wakeups");
+	TCase *tc = tcase_create("wakeups");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, one_release_wakes_one_waiter, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(wakeups_suite());
+}
