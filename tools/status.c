@@ -173,39 +173,18 @@ static const char *lock_state_word(const struct snapshot *s, const struct bakery
 	return owner_died(s, li) ? "owner-died" : "ok";
 }
 
-/* The start time of process PID (clock ticks since boot, field 22 of
- * /proc/PID/stat), or 0 if it cannot be read. */
-static unsigned long long proc_start_time(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* the command name (field 2) may hold spaces and ')': skip past the last */
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-	           "%*d %*d %*d %*d %llu", &t) != 1)
-		return 0;
-	return t;
-}
-
 /* The command name of the process that owns slot SI ("?" if it cannot be
  * read: gone, or the PID is another process's, as when the owner runs in
  * another PID namespace: the start times differ), into BUF. */
 static const char *command_name(const struct bakery_slot_info *si, char *buf, size_t size)
 {
-	char path[64];
+	unsigned long long start;
+	char path[64], state;
 	FILE *f;
 
 	snprintf(buf, size, "?");
-	if (si->pid <= 0 || proc_start_time(si->pid) != si->start_time)
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)si->pid);
+	if (si->pid <= 0 || !proc_stat(path, &state, &start) || start != si->start_time)
 		return buf;
 	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)si->pid);
 	if (!(f = fopen(path, "r")))

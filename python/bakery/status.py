@@ -7,7 +7,7 @@ participants keep running while it is taken.
 import ctypes
 import errno
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import _native
 from ._native import lib
@@ -33,15 +33,32 @@ def _lock_state(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> str
     return "owner-died" if _owner_died(li, holder) else "ok"
 
 
-def _proc_start_time(pid: int) -> int:
-    """Field 22 of /proc/PID/stat (0 if it cannot be read)."""
+def _proc_stat(path: str) -> Tuple[str, int]:
+    """Fields 3 (state) and 22 (start time) of a /proc stat file; ("", 0) if
+    it cannot be read."""
     try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
+        with open(path, "rb") as f:
             raw = f.read()
         # the command name (field 2) may hold spaces and ')': skip past the last
-        return int(raw[raw.rindex(b")") + 1:].split()[19])
-    except (OSError, ValueError, IndexError):
-        return 0
+        fields = raw[raw.rindex(b")") + 1:].split()
+        return fields[0].decode("ascii"), int(fields[19])
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return "", 0
+
+
+def _proc_start_time(pid: int) -> int:
+    return _proc_stat("/proc/%d/stat" % pid)[1]
+
+
+def _owner_stopped(si: _native.SlotInfo) -> bool:
+    """Is the live owner thread stopped (SIGSTOP, a tracer)?  A process of
+    that pid with another start time says nothing, as in the tool."""
+    if si.alive <= 0 or si.pid <= 0 or si.tid <= 0:
+        return False
+    if _proc_start_time(si.pid) != si.start_time:
+        return False
+    state, _ = _proc_stat("/proc/%d/task/%d/stat" % (si.pid, si.tid))
+    return state in ("T", "t")
 
 
 def _command_name(si: _native.SlotInfo) -> str:
@@ -92,6 +109,7 @@ def _slot_dict(si: _native.SlotInfo, locks: List[Dict[str, Any]]) -> Dict[str, A
         "index": si.index,
         "state": "recovering" if si.state == _native.SLOT_RECOVERING else "active",
         "alive": True if si.alive > 0 else False if si.alive == 0 else None,
+        "stopped": _owner_stopped(si),
         "pid": si.pid, "tid": si.tid, "start_time": si.start_time,
         "pass": _native.PASS_NAMES.get(si.pass_, "unknown"),
         "lock": lock, "lock_index": si.lock,

@@ -29,7 +29,7 @@ unsigned long bakery__test_futex_woken(void);
 #define WAITERS 4
 
 struct arena {
-	char name[UNIT_NAME_SIZE];
+	char name[TK_NAME_SIZE];
 	enum bakery_algo algo;
 	unsigned holder;                /* occupancy: 1 + id of the holder, 0 = free */
 	unsigned overlaps;
@@ -51,10 +51,10 @@ static int acquire(bakery_lock_t *l, unsigned id)
 	case 0:
 		return bakery_lock(l);
 	case 1:
-		at = unit_in(CLOCK_MONOTONIC, 60);
+		at = tk_in(CLOCK_MONOTONIC, 60);
 		return bakery_clocklock(l, CLOCK_MONOTONIC, &at);
 	default:
-		at = unit_in(CLOCK_REALTIME, 60);
+		at = tk_in(CLOCK_REALTIME, 60);
 		return bakery_timedlock(l, &at);
 	}
 }
@@ -116,7 +116,7 @@ static bool queued_asleep(void *arg)
 
 START_TEST(one_release_wakes_one_waiter)
 {
-	struct arena *a = unit_shared(sizeof(*a));
+	struct arena *a = tk_shared(sizeof(*a));
 	struct waiter w[WAITERS];
 	pid_t pid[WAITERS];
 	bakery_lock_t *l;
@@ -132,8 +132,8 @@ START_TEST(one_release_wakes_one_waiter)
 		struct queued q = { b, 0, k + 1 };
 
 		w[k] = (struct waiter){ a, k };
-		pid[k] = q.pid = unit_fork(waiter_run, &w[k]);
-		ck_assert_msg(unit_wait_until(queued_asleep, &q, 30),
+		pid[k] = q.pid = tk_fork(waiter_run, &w[k]);
+		ck_assert_msg(tk_wait_until(queued_asleep, &q, 30),
 		              "waiter %u never went to sleep in line", k);
 	}
 	before = bakery__test_futex_woken();
@@ -141,7 +141,7 @@ START_TEST(one_release_wakes_one_waiter)
 	woken = bakery__test_futex_woken() - before;
 	ck_assert_msg(woken == 1, "the holder's release woke %lu threads, not 1", woken);
 	for (unsigned k = 0; k < WAITERS; k++)
-		ck_assert_int_eq(unit_reap(pid[k], 60), 0);
+		ck_assert_int_eq(tk_reap(pid[k], 60), 0);
 	ck_assert_uint_eq(a->overlaps, 0);
 	ck_assert_uint_eq(a->next, WAITERS);
 	for (unsigned k = 0; k < WAITERS; k++) {
@@ -162,7 +162,7 @@ static Suite *wakeups_suite(void)
 	TCase *tc = tcase_create("wakeups");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, one_release_wakes_one_waiter, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_loop_test(tc, one_release_wakes_one_waiter, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }
