@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lockadmin.c - calls around a lock's life that the lock protocol does not
  * need: opening a lock only if it exists, and (for the region's owner)

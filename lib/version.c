@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * version.c - bakery_version(): the version of the library actually loaded,
  * built from the header's macros so that the two cannot disagree.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Python package `bakery` (ctypes over libbakery), its tests and its
 # example.  Installed by the Debian package python3-bakery; `make check`
 # runs it from the source tree against the library just built.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-python.sh - `make check` for the Python package (python/bakery): its
 # unittest suites (python/tests), the example examples/python/workers.py and
 # the examples of docs/python.md, all against the library just built

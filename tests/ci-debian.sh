@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ci-debian.sh - CI's packaging pass, on a Debian machine:
 #
 #  1. installs what building the packages needs (apt-get build-dep on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-quickstart.sh - quickstart.sh honours BAKERY_CONFIGURE_FLAGS when
 # ./_build exists already: configure runs again when the flags differ from
 # the last configure's, and not when they are the same or not given.

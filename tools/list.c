@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * list.c - `bakery list [--json]`: every region in the shm directory that
  * the caller may read (lslocks' system-wide view), one line each: its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reset.c - `bakery reset REGION LOCK`: make a not-recoverable lock usable
  * again (bakery_lock_reset), for the region's owner.  The next holder is

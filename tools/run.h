@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.h - the parts of `bakery run`: the options (run.c), the thread that
  * holds the lock (run_hold.c) and the command (run_exec.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_exec.c - `bakery run`'s command: started as a child of the main
  * thread, tied to the wrapper's life with PR_SET_PDEATHSIG, sent every

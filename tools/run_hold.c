@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_hold.c - `bakery run`'s lock thread: it takes the lock, holds it
  * while the main thread runs the command, then either unlocks or ends

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-unrepaired.c - a helper of test-cli.sh: acquire LOCK of REGION,
  * which must be owner-died, and unlock it without bakery_consistent(), as

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """workers.py - multiprocessing workers share a counter under one bakery lock
 while one of them is SIGKILLed in the middle of an update; the survivors
 repair the state, carry on, and prove that nothing was lost.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """bakery: fair, crash-proof locks shared by unrelated processes.
 
 A Python interface to the libbakery C library (loaded with ctypes; set

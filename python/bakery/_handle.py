@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A C handle shared by the threads of a process, closed only when no call
 on it is running (the C library's rule for bakery_close/bakery_lock_close,
 which would otherwise free memory another thread still uses)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The C library, loaded with ctypes, and its functions' prototypes.
 
 Which library: the path in the environment variable ``BAKERY_LIBRARY`` if it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The exceptions: one :class:`Error` hierarchy for every error number.
 
 Every exception carries ``code`` (the C library's error number: a positive

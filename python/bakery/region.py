@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Region and Lock: the C library's bakery_t and bakery_lock_t."""
 
 import ctypes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Region.status(): the data of ``bakery status --json``, as Python objects.
 
 Read through the C library's introspection calls, like the tool.  A snapshot:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared helpers of the bakery package's tests: unique region names that
 are removed afterwards, the build's tool, children with time limits."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Single-process behaviour: the API's calls, status() against the tool's
 JSON, the exceptions, bad input and closed objects, threads."""
 

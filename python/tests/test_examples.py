@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The examples run: examples/python/workers.py, every ```python block of
 docs/python.md (in order, each in a fresh interpreter) and the README's."""
 

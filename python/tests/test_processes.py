@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Across processes: exclusion (with an occupancy check of its own), FIFO
 order, a SIGKILLed holder (OwnerDead), an unrepaired hand-over
 (NotRecoverable), timeouts, and Region/Lock objects passed to

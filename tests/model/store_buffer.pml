@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store_buffer.pml -- why every doorway needs its two store->load barriers:
  *                     Lamport's Bakery on a machine with store buffers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * aligned.c - aligned trials: two threads, each pinned to its own CPU, meet
  * at a barrier before every trial and then run one thing each at the same

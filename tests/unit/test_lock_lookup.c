@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lock_lookup.c - bakery_lock_lookup(): opens a lock that exists, as
  * bakery_lock_open would, and creates none: a missing name is ENOENT and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lock_reset.c - bakery_lock_reset(), for every algorithm: a lock left
  * ENOTRECOVERABLE (EOWNERDEAD, then unlock without bakery_consistent) is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_rdonly.c - BAKERY_RDONLY: a region opened read-only answers the
  * introspection calls (for a reader that may only read the object, as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_version.c - the header's BAKERY_VERSION_* macros, bakery_version()
  * and configure.ac's AC_INIT version (config.h's PACKAGE_VERSION) agree.

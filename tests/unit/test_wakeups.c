@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_wakeups.c - one release wakes one waiter, for every algorithm.
  *
