@@ -35,7 +35,9 @@ chmod +x "$tmp/top/configure" "$tmp/bin/make" "$tmp/bin/dpkg-query"
 # quickstart FLAGS|-: run `quickstart.sh build` with those flags (- : unset)
 quickstart() {
 	if [ "$1" = - ]; then
-		PATH="$tmp/bin:$PATH" sh "$tmp/top/quickstart.sh" build >/dev/null 2>&1
+		# unset even when the caller's environment has it (CI sets it)
+		env -u BAKERY_CONFIGURE_FLAGS PATH="$tmp/bin:$PATH" \
+			sh "$tmp/top/quickstart.sh" build >/dev/null 2>&1
 	else
 		BAKERY_CONFIGURE_FLAGS=$1 PATH="$tmp/bin:$PATH" \
 			sh "$tmp/top/quickstart.sh" build >/dev/null 2>&1
