@@ -244,19 +244,37 @@ static bool turn_or_proxy(struct bakery *b, unsigned lock, unsigned j, void *arg
 
 /* One proxy passage being driven: slot d's, with token token_d.  A helper
  * drives only that passage (d's next one may well be behind the helper), and
- * a waiting helper stops as soon as its own turn on d comes. */
+ * a waiting helper stops as soon as its own turn on d comes.  A passage
+ * driven because it blocks another one (PARENT) is driven only while it
+ * still does: what blocked the parent when we looked may since have become
+ * a newer passage of the same slot, behind the parent and even behind the
+ * helper's own, whose proxy would then wait on the helper for ever. */
 struct drive {
 	unsigned d, token_d;
 	uint64_t proxy;                 /* proxy word when we went to sleep */
 	const struct turn *turn;        /* the helper's own passage, or NULL */
+	const struct drive *parent;     /* the passage d blocks, or NULL */
 };
+
+/* Does slot k still block the proxy passage that DR drives? */
+static bool still_blocks(struct bakery *b, unsigned lock, const struct drive *dr, unsigned k)
+{
+	return proxy_scan(b, lock, dr->d, dr->token_d, k, k + 1) == k;
+}
 
 static bool drive_over(struct bakery *b, unsigned lock, const struct drive *dr)
 {
 	struct bakery_shm_reg *rd = reg_of(b, lock, dr->d);
 
-	return !CMM_LOAD_SHARED(rd->proxy) || token_read(b, rd) != dr->token_d ||
-	       (dr->turn && turn_holds(b, lock, dr->d, dr->turn));
+	if (!CMM_LOAD_SHARED(rd->proxy) || token_read(b, rd) != dr->token_d)
+		return true;
+	if (dr->turn)
+		return turn_holds(b, lock, dr->d, dr->turn);
+	/* the chain of parents ends at the helper's own passage (or at the
+	 * helper's own aborted one): each link is re-checked, so a stale one
+	 * ends the drive instead of making the helper wait on itself */
+	return dr->parent && (drive_over(b, lock, dr->parent) ||
+	                      !still_blocks(b, lock, dr->parent, dr->d));
 }
 
 /* k no longer blocks d's proxy passage, or the drive is over */
@@ -264,8 +282,7 @@ static bool proxy_unblocked(struct bakery *b, unsigned lock, unsigned k, void *a
 {
 	const struct drive *dr = arg;
 
-	return drive_over(b, lock, dr) ||
-	       proxy_scan(b, lock, dr->d, dr->token_d, k, k + 1) > k;
+	return drive_over(b, lock, dr) || !still_blocks(b, lock, dr, k);
 }
 
 /* ... or k's own passage was left to a proxy meanwhile (its owner died while
@@ -283,14 +300,15 @@ static bool proxy_moved(struct bakery *b, unsigned lock, unsigned d, void *arg)
 	return drive_over(b, lock, dr) || CMM_LOAD_SHARED(reg_of(b, lock, d)->proxy) != dr->proxy;
 }
 
-/* Drive d's current proxy passage until it completes or TURN (if any)
- * holds.  DEPTH counts the proxy passages we are driving on the way to this
+/* Drive d's current proxy passage until it completes, TURN (if any) holds,
+ * or it no longer blocks PARENT's passage (if any).  DEPTH counts the proxy passages we are driving on the way to this
  * one: each blocks the previous, so in a sound region they follow tokens in
  * order and end; in a damaged one they could form a cycle, hence the bound. */
-static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, unsigned depth)
+static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn,
+                       const struct drive *parent, unsigned depth)
 {
 	struct bakery_shm_reg *rd = reg_of(p->b, p->lock, d);
-	struct drive dr = { d, token_read(p->b, rd), 0, turn };
+	struct drive dr = { d, token_read(p->b, rd), 0, turn, parent };
 	unsigned k;
 	int err;
 
@@ -308,7 +326,7 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, u
 		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy))
 			/* k is itself a passage left to a proxy: nobody else may
 			 * be driving it, so drive it first */
-			err = proxy_drive(p, k, NULL, depth + 1);
+			err = proxy_drive(p, k, NULL, &dr, depth + 1);
 		else
 			err = await_slot(p, k, proxy_unblocked_or_left, &dr);
 		if (err)
@@ -329,7 +347,7 @@ static int wait_turn(struct passage *p, unsigned j, const struct turn *t)
 			return 0;
 		/* j's passage, ahead of ours, was abandoned or its owner died:
 		 * complete it on its behalf */
-		err = proxy_drive(p, j, t, 0);
+		err = proxy_drive(p, j, t, NULL, 0);
 		if (err)
 			return err;
 	}
@@ -377,7 +395,7 @@ static int jay_prepare(struct passage *p)
 {
 	if (caa_likely(!CMM_LOAD_SHARED(p->mine->proxy)))
 		return 0;
-	return proxy_drive(p, p->self, NULL, 0);
+	return proxy_drive(p, p->self, NULL, NULL, 0);
 }
 
 static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
