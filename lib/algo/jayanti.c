@@ -41,12 +41,19 @@
 
 #define NO_SLOT UINT_MAX
 
-/* proxy word: 0 = none; STEP|j = slots below j verified; FIN|gen|slot = the
- * final writes claimed by that slot (of that generation) */
+/* proxy word: 0 = none; STEP|id|j = slots below j verified for the passage
+ * named id; FIN|gen|slot = the final writes claimed by that slot (of that
+ * generation).  The id (the passage's token + 1 and the low bits of the
+ * slot's abort count) keeps a helper that read the word of one passage from
+ * committing, by a CAS that would otherwise succeed (ABA), its verification
+ * into a later passage of the same slot that happens to have reached the
+ * same j: that passage's token may be behind what was verified. */
 #define PROXY_STEP  (UINT64_C(1) << 62)
 #define PROXY_FIN   (UINT64_C(2) << 62)
 #define PROXY_TAG(w)   ((w) & (UINT64_C(3) << 62))
 #define PROXY_J(w)     ((unsigned)((w) & 0xffffffffu))
+#define PROXY_ID(w)    ((w) & ((UINT64_C(1) << 62) - (UINT64_C(1) << 32)))
+#define PROXY_TOKEN(w) ((unsigned)(((w) >> 32) & 0x3fffu) - 1)  /* TOKEN_NONE if 0 */
 #define FIN_SLOT(w)    ((unsigned)((w) & 0xffffu))
 #define FIN_GEN(w)     ((uint32_t)((w) >> 16))
 
@@ -59,6 +66,18 @@ static inline unsigned token_read(struct bakery *b, struct bakery_shm_reg *r)
 	uint64_t v = CMM_LOAD_SHARED(r->number);
 
 	return v == 0 ? TOKEN_NONE : (unsigned)((v - 1) % modulus(b));
+}
+
+/* The first proxy word of R's pending passage (its token is published and
+ * stays until the passage is complete): token + 1 < 2^14 (BAKERY_MAX_SLOTS),
+ * 16 bits of the abort count above it. */
+static uint64_t proxy_start_word(struct bakery *b, struct bakery_shm_reg *r)
+{
+	unsigned t = token_read(b, r);
+	uint64_t tok = t == TOKEN_NONE ? 0 : t + 1;
+	uint64_t epoch = CMM_LOAD_SHARED(r->aborts) & 0xffffu;
+
+	return PROXY_STEP | epoch << 46 | tok << 32;
 }
 
 /* (v + n-1 - pivot) mod 2n-1: the pivot maps to n-1, its cluster to 0..2n-2 */
@@ -196,13 +215,17 @@ static bool proxy_step(struct bakery *b, unsigned lock, unsigned d, unsigned hel
 			if (!finisher_gone(b, w))
 				return false;
 		} else {
-			unsigned td = token_read(b, r);
+			/* the token of the passage the word is for (see PROXY_ID) */
+			unsigned td = PROXY_TOKEN(w);
+
+			if (td != TOKEN_NONE)
+				td %= modulus(b);       /* a forged word stays in range */
 			j = td == TOKEN_NONE ? bound :
 			    proxy_scan(b, lock, d, td, PROXY_J(w), bound);
 			if (j < bound) {
 				/* verified slots below j: commit, so the next
 				 * helper resumes there (verifications stay in order) */
-				if (uatomic_cmpxchg(&r->proxy, w, PROXY_STEP | j) != w)
+				if (uatomic_cmpxchg(&r->proxy, w, PROXY_STEP | PROXY_ID(w) | j) != w)
 					continue;
 				*blocked = j;
 				return false;
@@ -358,7 +381,7 @@ static void jay_abort(struct passage *p)
 	/* The token stays published: the passage is completed by proxy
 	 * before this slot starts another (jay_prepare) or is reused. */
 	count_abort(p);
-	uatomic_set(&p->mine->proxy, PROXY_STEP);
+	uatomic_set(&p->mine->proxy, proxy_start_word(p->b, p->mine));
 	reg_publish(p->mine);
 }
 
@@ -407,7 +430,7 @@ static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
 	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL || !CMM_LOAD_SHARED(r->number))
 		return plain_reset(b, lock, d);   /* X written, or no token yet */
 	CMM_STORE_SHARED(r->choosing, 0);        /* gettoken_d := false */
-	uatomic_set(&r->proxy, PROXY_STEP);
+	uatomic_set(&r->proxy, proxy_start_word(b, r));
 	return 1;
 }
 
