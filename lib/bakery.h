@@ -149,7 +149,9 @@ struct bakery_config {
  * Open (and with BAKERY_CREATE, create) the region NAME: "/name" or "name",
  * following shm_open rules.  Creation is atomic: the region is built under a
  * temporary name and linked into place complete, so concurrent creators end
- * with exactly one region and an opener never sees a half-built one.  Opening
+ * with exactly one region and an opener never sees a half-built one.  The
+ * temporary name is NAME followed by a DEL character (0x7f), which no region
+ * name may contain: no region is ever taken for another's temporary.  Opening
  * validates the header and every size against the object's size, then reaps
  * slots whose owners died (as bakery_recover; not with BAKERY_NORECOVER).
  * Does not block (beyond file-system calls; completing a dead Jayanti

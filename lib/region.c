@@ -29,7 +29,11 @@
 
 /* glibc's shm_open() keeps its objects here; link() needs real paths. */
 #define SHM_DIR "/dev/shm/"
-#define TMP_TAG ".~new."
+/* Temporaries are NAME + TMP_TAG + "PID.N": DEL is refused in region names
+ * (name_check), so no region, and no other region's temporary, has a name
+ * starting with a region's temporary prefix: the orphan sweep and the
+ * exclusive create of a temporary touch only temporaries of that region. */
+#define TMP_TAG "\x7f" "new."
 
 /* ---------------------------------------------------------------- names -- */
 

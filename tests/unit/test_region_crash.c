@@ -21,7 +21,9 @@
 
 static const char *const crash_points[] = { "create-format", "create-link" };
 
-/* Temporary objects of NAME's creators (NAME.~new.*) under /dev/shm. */
+/* Temporary objects of NAME's creators (NAME DEL "new." ...) under /dev/shm
+ * (lib/region.c: TMP_TAG). */
+#define TMP_TAG "\x7f" "new."
 static unsigned temporaries(const char *name)
 {
 	char prefix[UNIT_NAME_SIZE + 8];
@@ -29,7 +31,7 @@ static unsigned temporaries(const char *name)
 	unsigned n = 0;
 	DIR *d = opendir("/dev/shm");
 
-	snprintf(prefix, sizeof(prefix), "%s.~new.", name + 1);
+	snprintf(prefix, sizeof(prefix), "%s" TMP_TAG, name + 1);
 	ck_assert_ptr_nonnull(d);
 	while ((e = readdir(d)))
 		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
@@ -112,7 +114,7 @@ START_TEST(live_creators_temporary_is_kept)
 	int fd;
 
 	unit_name(name, sizeof(name), "livetmp");
-	snprintf(path, sizeof(path), "/dev/shm/%s.~new.%d.999", name + 1, (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/%s" TMP_TAG "%d.999", name + 1, (int)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
