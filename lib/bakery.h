@@ -213,7 +213,8 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock
  *   ENOTRECOVERABLE  the lock was left inconsistent; it can never be acquired
- *   EDEADLK          the calling thread already holds it
+ *   EDEADLK          the calling thread already holds it (through this
+ *                    handle, or through another handle of the same region)
  *   BAKERY_ESLOTS    no slot could be taken for this thread
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list

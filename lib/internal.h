@@ -322,6 +322,9 @@ struct thread_slot {
 BAKERY_HIDDEN int slot_self(struct bakery *b, unsigned *slot);
 /* This thread's slot in B if it has one (no claim): 0 or ENOENT. */
 BAKERY_HIDDEN int slot_self_peek(struct bakery *b, unsigned *slot);
+/* Does the calling thread hold LOCK of B through another handle of the same
+ * region (another slot of its own)? */
+BAKERY_HIDDEN bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock);
 /* Release the calling thread's slot of B (bakery_close). */
 BAKERY_HIDDEN void slot_release_self(struct bakery *b);
 /* Does any thread of this process hold a lock of B? */

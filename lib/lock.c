@@ -221,6 +221,10 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	p->crowd = 0;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return EDEADLK;
+	/* held through another handle of the region: our other slot would
+	 * be ahead of this one for ever */
+	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
+		return EDEADLK;
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
 		return ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -503,6 +504,25 @@ int slot_self(struct bakery *b, unsigned *slot)
 	pthread_setspecific(tls_key, (void *)1);
 	*slot = t->slot;
 	return 0;
+}
+
+/* Are A and B handles of the same shm object? (names first: fstat only for
+ * a name opened twice) */
+static bool same_region(struct bakery *a, struct bakery *b)
+{
+	struct stat sa, sb;
+
+	return !strcmp(a->name, b->name) && fstat(a->fd, &sa) == 0 && fstat(b->fd, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock)
+{
+	for (struct thread_slot *t = tls_slots; t; t = t->next)
+		if (t->b != b && !t->b->closed && !t->b->lost && same_region(t->b, b) &&
+		    CMM_LOAD_SHARED(reg_of(t->b, lock, t->slot)->stage) == BAKERY_PASS_CRITICAL)
+			return true;
+	return false;
 }
 
 void slot_release_self(struct bakery *b)
