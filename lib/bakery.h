@@ -229,7 +229,10 @@ BAKERY_API int bakery_trylock(bakery_lock_t *l);
 
 /* As bakery_lock, but gives up with ETIMEDOUT at ABSTIME (CLOCK_REALTIME, like
  * pthread_mutex_timedlock).  EINVAL if abstime is NULL or its tv_nsec is out
- * of range.  A deadline already past still makes one attempt. */
+ * of range.  A deadline already past still makes one attempt.  A waiter
+ * woken by the death of the participant it waits on recovers that death
+ * before it returns, even past its deadline (the kernel wakes only one
+ * waiter per death: the others are not left asleep). */
 BAKERY_API int bakery_timedlock(bakery_lock_t *l, const struct timespec *abstime);
 
 /* As bakery_timedlock with ABSTIME on CLOCK (CLOCK_MONOTONIC or

@@ -1,9 +1,9 @@
 # Check unit suites, one program per concern.  unit.c/unit.h are the shared
 # helpers (unique region names, children with time limits, a lock-holding
-# thread).  test_region_crash, test_corrupt and test_guard need the test
-# build (crash points; the internal header layout and its hash; the hidden
-# guard_add/guard_remove, which only a convenience library lets a program
-# link).
+# thread).  test_region_crash, test_corrupt, test_guard and
+# test_wait_handoff need the test build (crash and stop points; the
+# internal header layout and its hash; the hidden guard_add/guard_remove,
+# which only a convenience library lets a program link).
 if HAVE_CHECK
 
 unit_tests = \
@@ -13,6 +13,7 @@ unit_tests = \
 	tests/unit/test_registry \
 	tests/unit/test_lock_api \
 	tests/unit/test_timed \
+	tests/unit/test_wait_handoff \
 	tests/unit/test_errors \
 	tests/unit/test_owner_dead \
 	tests/unit/test_threads \
@@ -56,6 +57,11 @@ tests_unit_test_timed_SOURCES = tests/unit/test_timed.c $(unit_helpers)
 tests_unit_test_timed_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_timed_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_timed_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_wait_handoff_SOURCES = tests/unit/test_wait_handoff.c $(unit_helpers)
+tests_unit_test_wait_handoff_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_wait_handoff_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_wait_handoff_LDADD = $(bakery_test_ldadd_tb)
 
 tests_unit_test_errors_SOURCES = tests/unit/test_errors.c $(unit_helpers)
 tests_unit_test_errors_CPPFLAGS = $(bakery_test_cppflags)
