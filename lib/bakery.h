@@ -194,7 +194,11 @@ BAKERY_API int bakery_unlink(const char *name);
  * the lock's algorithm; joining with another explicit algorithm fails with
  * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed
  * 001 section 4), each handle running its own variant.
- * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, BAKERY_EALGO,
+ * Creating a lock takes the region's lock table for microseconds; a caller
+ * that finds it held for 2 s by a thread that exists (a creator stopped or
+ * starved of CPU) gets EAGAIN: try again later.  Held by a thread that does
+ * not exist (a forged or corrupted table token) is BAKERY_EBADREGION.
+ * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, EAGAIN, BAKERY_EALGO,
  * BAKERY_ELOCKS, BAKERY_EBADREGION.
  */
 BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,

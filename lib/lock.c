@@ -11,6 +11,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +77,16 @@ static int table_find(struct bakery *b, const char *name, size_t len, unsigned *
 /* An honest creator holds the table token for microseconds. */
 #define TABLE_WAIT_S 2
 
+/* Does the thread the table token names exist (in our PID namespace)?  A
+ * creator that is alive but stopped, or starved of CPU, holds it past
+ * TABLE_WAIT_S: a reason to try again, not corruption. */
+static bool table_holder_exists(struct bakery *b)
+{
+	pid_t tid = (pid_t)(CMM_LOAD_SHARED(*token_word(b, TOKEN_TABLE(b))) & FUTEX_TID_MASK);
+
+	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
+}
+
 /* Serialise lock-table creation on the table's liveness token. */
 static int table_lock(struct bakery *b, struct token_hold *h)
 {
@@ -90,6 +103,8 @@ static int table_lock(struct bakery *b, struct token_hold *h)
 	 * so a half-made one is still FREE and is simply overwritten */
 	if (r == 0 || r == EOWNERDEAD)
 		return 0;
+	if (r == ETIMEDOUT && table_holder_exists(b))
+		return EAGAIN;
 	return r == ENOMEM ? ENOMEM : BAKERY_EBADREGION;
 }
 
