@@ -53,7 +53,6 @@
 #define PROXY_TAG(w)   ((w) & (UINT64_C(3) << 62))
 #define PROXY_J(w)     ((unsigned)((w) & 0xffffffffu))
 #define PROXY_ID(w)    ((w) & ((UINT64_C(1) << 62) - (UINT64_C(1) << 32)))
-#define PROXY_TOKEN(w) ((unsigned)(((w) >> 32) & 0x3fffu) - 1)  /* TOKEN_NONE if 0 */
 #define FIN_SLOT(w)    ((unsigned)((w) & 0xffffu))
 #define FIN_GEN(w)     ((uint32_t)((w) >> 16))
 
@@ -215,11 +214,11 @@ static bool proxy_step(struct bakery *b, unsigned lock, unsigned d, unsigned hel
 			if (!finisher_gone(b, w))
 				return false;
 		} else {
-			/* the token of the passage the word is for (see PROXY_ID) */
-			unsigned td = PROXY_TOKEN(w);
-
-			if (td != TOKEN_NONE)
-				td %= modulus(b);       /* a forged word stays in range */
+			/* the register's token, as every end condition of a drive
+			 * reads it (in a sound region the word's id names the
+			 * same one; if the passage changed after we read W, the
+			 * commit below fails on the id) */
+			unsigned td = token_read(b, r);
 			j = td == TOKEN_NONE ? bound :
 			    proxy_scan(b, lock, d, td, PROXY_J(w), bound);
 			if (j < bound) {

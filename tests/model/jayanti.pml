@@ -374,6 +374,8 @@ inline drive()
 	:: d_step { ph == 0 && dep == 0 && OVER -> dd[0] = 0; dt[0] = 0 };
 	   break
 	:: d_step { ph == 0 && !OVER ->
+		/* (the word's token is the register's while the passage is
+		   pending: the C code reads the register, the same value) */
 		k = pj[CUR]; kt = ptk[CUR]; ka = pab[CUR];
 		if
 		:: k == FIN -> ph = 3                   /* a live finisher is at work */
