@@ -174,8 +174,8 @@ BAKERY_API int bakery_open(const char *name, unsigned flags,
 /*
  * Close a region handle: gives back the calling thread's slot and, once no
  * thread of this process still has a slot in it, unmaps the region.  Other
- * threads' slots are given back when those threads exit or next call into
- * libbakery.  Lock handles of B must be closed first (or are invalid after).
+ * threads' slots are given back when those threads exit or make their next
+ * lock call (bakery_lock family, on any region).  Lock handles of B must be closed first (or are invalid after).
  * Returns 0, EINVAL (NULL), or EBUSY if a thread of this process holds a lock
  * of the region (nothing is closed then).
  */
@@ -220,6 +220,10 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   EDEADLK          the calling thread already holds it (through this
  *                    handle, or through another handle of the same region)
  *   BAKERY_ESLOTS    no slot could be taken for this thread
+ *   EAGAIN           no slot now, but a dead participant's slot is still
+ *                    lending its registers to a Jayanti passage being
+ *                    completed by proxy: it comes back once the passages
+ *                    ahead of that one are done; try again
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
  *                    registered for the thread (threads not made by glibc)

@@ -316,6 +316,7 @@ struct thread_slot {
 	struct token_hold token;        /* the slot's token, held */
 	struct thread_slot *next;       /* the thread's records */
 	struct thread_slot *mnext;      /* the mapping's records (recs_lock) */
+	uint32_t exited_tid;            /* an orphan's thread (registry.c) */
 };
 
 /* This thread's slot in B, claimed on first use. */

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,15 +37,30 @@
 static __thread struct thread_slot *tls_slots __attribute__((tls_model("initial-exec")));
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+/* bakery_close calls so far, and how many this thread has pruned after:
+ * a thread gives back its slots of closed handles at its next lock call */
+static unsigned long closes;
+static __thread unsigned long closes_seen __attribute__((tls_model("initial-exec")));
 
 /* All open mappings of the process, for fork(). */
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bakery *maps;
 
 static void thread_exit(void *unused);
+static void orphans_reap(void);
+static pthread_mutex_t orphans_lock;
 
 static void atfork_prepare(void) { pthread_mutex_lock(&maps_lock); }
 static void atfork_parent(void) { pthread_mutex_unlock(&maps_lock); }
+
+/* Is T one of the calling thread's records? */
+static bool record_is_mine(const struct thread_slot *t)
+{
+	for (const struct thread_slot *m = tls_slots; m; m = m->next)
+		if (m == t)
+			return true;
+	return false;
+}
 
 /*
  * In the child only the forking thread survives, and glibc has emptied its
@@ -57,10 +73,24 @@ static void atfork_child(void)
 	struct thread_slot *t = tls_slots;
 
 	pthread_mutex_init(&maps_lock, NULL);
+	pthread_mutex_init(&orphans_lock, NULL);
 	for (struct bakery *b = maps; b; b = b->next) {
 		pthread_mutex_init(&b->recs_lock, NULL);
 		pthread_mutex_init(&b->spare_lock, NULL);
-		b->recs = NULL;         /* the parent's threads' slots */
+		/* the parent's other threads' slots: none of ours (their tokens
+		 * stay the parent's threads'); drop the references and token
+		 * windows their records hold here, or bakery_close in the child
+		 * could never unmap the region (the user's handle still holds
+		 * one reference: b stays mapped meanwhile) */
+		for (struct thread_slot *o = b->recs, *next; o; o = next) {
+			next = o->mnext;
+			if (record_is_mine(o))
+				continue;
+			token_forget(&o->token);
+			uatomic_add(&b->refs, -1);
+			free(o);
+		}
+		b->recs = NULL;
 	}
 	tls_slots = NULL;
 	while (t) {
@@ -96,6 +126,10 @@ void mapping_unregister(struct bakery *b)
 			break;
 		}
 	pthread_mutex_unlock(&maps_lock);
+	/* full barrier (add_return): the handle's `closed` (set by
+	 * bakery_close before this) before the count other threads poll;
+	 * pairs with the read barrier in slot_self */
+	(void)uatomic_add_return(&closes, 1);
 }
 
 void mapping_put(struct bakery *b)
@@ -352,10 +386,13 @@ static int slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
 }
 
 /* Take the lowest slot we can: 0, BAKERY_ESLOTS when every slot is owned,
- * or what stopped us from holding any token at all (ENOMEM: no memory for
+ * EAGAIN when the only ones not owned are still being recovered, or what
+ * stopped us from holding any token at all (ENOMEM: no memory for
  * a token's window; ENOTSUP: this thread has no robust list). */
 static int slot_claim(struct bakery *b, unsigned *out, struct token_hold *h)
 {
+	bool recovering = false;
+
 	for (int round = 0; round < 2; round++) {
 		for (unsigned i = 0; i < b->nslots; i++) {
 			int r;
@@ -370,10 +407,14 @@ static int slot_claim(struct bakery *b, unsigned *out, struct token_hold *h)
 			}
 			if (r != EBUSY)
 				return r;
+			recovering |= round == 1 && slot_is_recovering(b, i);
 		}
 		/* second round: every slot, reaping dead owners on the way */
 	}
-	return BAKERY_ESLOTS;
+	/* a dead owner's slot still lends its registers to a passage being
+	 * completed by proxy (Jayanti): it comes back once the passages ahead
+	 * of that one have gone, so this is a "not now", not a full region */
+	return recovering ? EAGAIN : BAKERY_ESLOTS;
 }
 
 /* Give back our own slot: its registers are idle unless a lock is held. */
@@ -483,8 +524,17 @@ int slot_self_peek(struct bakery *b, unsigned *slot)
 int slot_self(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t;
+	unsigned long c = uatomic_read(&closes);
 	int err;
 
+	orphans_reap();
+	if (caa_unlikely(c != closes_seen)) {
+		/* the count before the `closed` flags it announces (load->load;
+		 * pairs with the barrier in mapping_unregister) */
+		cmm_smp_rmb();
+		closes_seen = c;
+		records_prune_closed();
+	}
 	if (caa_likely(slot_self_peek(b, slot) == 0))
 		return 0;
 	records_prune_closed();
@@ -538,12 +588,61 @@ void slot_release_self(struct bakery *b)
 }
 
 /*
+ * Records of threads that exited holding a lock.  Their token windows hold
+ * the robust-list nodes the kernel walks when the thread is gone, so they
+ * stay mapped until the kernel has marked the token (owner-died, the TID
+ * cleared: handle_futex_death writes the word after reading the node); then
+ * the next lock call of any thread unmaps them and drops their mapping
+ * references.  Without this every such death cost the process two mappings
+ * for good.
+ */
+static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_slot *orphans;     /* linked by next */
+static unsigned long norphans;
+
+static void orphan_add(struct thread_slot *t)
+{
+	t->exited_tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
+	pthread_mutex_lock(&orphans_lock);
+	t->next = orphans;
+	orphans = t;
+	uatomic_inc(&norphans);
+	pthread_mutex_unlock(&orphans_lock);
+}
+
+/* Has the kernel let go of orphan T's node? */
+static bool orphan_walked(const struct thread_slot *t)
+{
+	return (uatomic_read(t->token.word) & FUTEX_TID_MASK) != t->exited_tid;
+}
+
+static void orphans_reap(void)
+{
+	if (caa_likely(!uatomic_read(&norphans)) || pthread_mutex_trylock(&orphans_lock))
+		return;
+	for (struct thread_slot **pp = &orphans; *pp;) {
+		struct thread_slot *t = *pp;
+
+		if (!orphan_walked(t)) {
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		uatomic_dec(&norphans);
+		token_forget(&t->token);
+		mapping_put(t->b);
+		free(t);
+	}
+	pthread_mutex_unlock(&orphans_lock);
+}
+
+/*
  * Thread exit.  A slot of a thread that still holds a lock is left as it is:
  * the token stays held, the kernel marks it owner-died when the thread is
  * gone, and survivors recover it (EOWNERDEAD for the next holder).  The
  * process no longer holds those locks (bakery_close must not say EBUSY for
- * them), and the mapping is never unmapped by this process: the kernel walks
- * the token's memory at thread exit.
+ * them); the record becomes an orphan until the kernel has walked the
+ * token's memory (orphans_reap).
  */
 static void thread_exit(void *unused)
 {
@@ -557,7 +656,7 @@ static void thread_exit(void *unused)
 			/* keeps its mapping reference and its token's
 			 * window: the kernel reads the node at our exit */
 			record_unlink(t);
-			free(t);
+			orphan_add(t);
 		} else {
 			record_release(t);
 		}

@@ -1,16 +1,19 @@
 /*
  * test_registry.c - participant slots: a thread takes its slot lazily at its
- * first lock call and gives it back at thread exit and at bakery_close; a
- * forked child's thread takes a fresh slot and does not hold the parent's
- * lock; a full registry answers BAKERY_ESLOTS at once; the slot of a
- * SIGKILLed process goes to the next newcomer.
+ * first lock call and gives it back at thread exit and at bakery_close
+ * (other threads' slots at their next lock call); a forked child's thread
+ * takes a fresh slot and does not hold the parent's lock; a full registry answers BAKERY_ESLOTS at once; the slot of a
+ * SIGKILLed process goes to the next newcomer, and one still lending its
+ * registers to a Jayanti proxy passage makes a newcomer's EAGAIN.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -115,12 +118,84 @@ START_TEST(slot_taken_lazily_given_back_at_exit_and_close)
 }
 END_TEST
 
+/* A pool thread with slots in two regions: it keeps working on the second
+ * after the first was closed, and must give back its slot in the first at
+ * that next call (bakery_close's promise), not only at its exit. */
+struct pool_thread {
+	pthread_t thread;
+	bakery_lock_t *first, *second;
+	struct unit_gate ready, go, done, leave;
+	int rc;
+};
+
+static int lock_unlock(bakery_lock_t *l)
+{
+	int rc = bakery_lock(l);
+
+	return rc ? rc : bakery_unlock(l);
+}
+
+static void *pool_main(void *arg)
+{
+	struct pool_thread *p = arg;
+
+	p->rc = lock_unlock(p->first);
+	if (!p->rc)
+		p->rc = lock_unlock(p->second);
+	unit_gate_open(&p->ready);
+	unit_gate_wait(&p->go, 30);
+	if (!p->rc)
+		p->rc = lock_unlock(p->second);     /* its next call */
+	unit_gate_open(&p->done);
+	unit_gate_wait(&p->leave, 30);
+	return NULL;
+}
+
+START_TEST(closed_regions_slot_given_back_at_next_call)
+{
+	char first[UNIT_NAME_SIZE], second[UNIT_NAME_SIZE];
+	bakery_t *a = unit_region(first, "poolA", 4, 2), *b = unit_region(second, "poolB", 4, 2);
+	bakery_t *observer = NULL;
+	struct pool_thread p = { .first = unit_lock(a, "l", BAKERY_ALGO_DEFAULT),
+	                         .second = unit_lock(b, "l", BAKERY_ALGO_DEFAULT) };
+
+	ck_assert_int_eq(bakery_open(first, 0, NULL, &observer), 0);
+	unit_gate_init(&p.ready);
+	unit_gate_init(&p.go);
+	unit_gate_init(&p.done);
+	unit_gate_init(&p.leave);
+	ck_assert_int_eq(pthread_create(&p.thread, NULL, pool_main, &p), 0);
+	ck_assert(unit_gate_wait(&p.ready, 30));
+	ck_assert_int_eq(p.rc, 0);
+	ck_assert_uint_eq(slots_used(observer), 1);         /* the pool thread's */
+	ck_assert_int_eq(bakery_lock_close(p.first), 0);
+	ck_assert_int_eq(bakery_close(a), 0);
+	ck_assert_uint_eq(slots_used(observer), 1);         /* still its own */
+	unit_gate_open(&p.go);
+	ck_assert(unit_gate_wait(&p.done, 30));
+	ck_assert_int_eq(p.rc, 0);
+	ck_assert_uint_eq(slots_used(observer), 0);         /* given back */
+	unit_gate_open(&p.leave);
+	ck_assert_int_eq(pthread_join(p.thread, NULL), 0);
+	ck_assert_int_eq(bakery_lock_close(p.second), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_close(observer), 0);
+	ck_assert_int_eq(bakery_unlink(first), 0);
+	ck_assert_int_eq(bakery_unlink(second), 0);
+	unit_gate_close(&p.ready);
+	unit_gate_close(&p.go);
+	unit_gate_close(&p.done);
+	unit_gate_close(&p.leave);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- fork -- */
 
 struct fork_report {
 	int unlock_rc, trylock_rc, consistent_rc, other_rc, close_rc;
 	int slot;
 	pid_t pid;
+	char name[UNIT_NAME_SIZE];
 };
 
 struct fork_case {
@@ -180,6 +255,60 @@ START_TEST(forked_child_takes_fresh_slot_and_holds_nothing)
 	ck_assert_int_eq(bakery_unlock(f.held), 0);
 	bakery_lock_close(f.held);
 	bakery_lock_close(f.other);
+	ck_assert_int_eq(bakery_close(f.b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* Does this process map the shm object NAME?  (By inode: a region is
+ * mapped under its creation temporary's name.) */
+static bool maps_region(const char *name)
+{
+	char line[512], path[UNIT_NAME_SIZE + 16];
+	struct stat st;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	if (stat(path, &st) || !(f = fopen("/proc/self/maps", "re")))
+		return true;    /* cannot tell: the test fails */
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long ino;
+
+		found = sscanf(line, "%*s %*s %*s %*s %llu", &ino) == 1 &&
+		        ino == (unsigned long long)st.st_ino;
+	}
+	fclose(f);
+	return found;
+}
+
+/* In a child forked while another thread of the parent had a slot: closing
+ * the inherited handle unmaps the region (that thread is not the child's). */
+static int forked_close_unmaps(void *arg)
+{
+	struct fork_case *f = arg;
+
+	if (!maps_region(f->rep->name))
+		return 1;       /* the check itself would be wrong */
+	if (bakery_close(f->b))
+		return 2;
+	return maps_region(f->rep->name) ? 3 : 0;
+}
+
+START_TEST(forked_child_close_unmaps_despite_parents_threads)
+{
+	char name[UNIT_NAME_SIZE];
+	struct fork_case f = { 0 };
+	struct taker t;
+
+	f.b = unit_region(name, "forkmap", 4, 4);
+	f.held = unit_lock(f.b, "l", BAKERY_ALGO_DEFAULT);
+	f.rep = unit_shared(sizeof(*f.rep));
+	snprintf(f.rep->name, sizeof(f.rep->name), "%s", name);
+	taker_start(&t, f.b, f.held);           /* another thread with a slot */
+	ck_assert_int_eq(unit_reap(unit_fork(forked_close_unmaps, &f), 20), 0);
+	taker_stop(&t);
+	bakery_lock_close(f.held);
 	ck_assert_int_eq(bakery_close(f.b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
 }
@@ -362,6 +491,62 @@ START_TEST(killed_process_slot_goes_to_newcomer)
 }
 END_TEST
 
+/* Child: take lock "full" of region ARG (blocking), report bakery_lock's
+ * answer as exit status after letting go. */
+static int lock_once(void *arg)
+{
+	bakery_t *b = NULL;
+	bakery_lock_t *l = NULL;
+	int rc;
+
+	if (bakery_open(arg, 0, NULL, &b) || bakery_lock_open(b, "full", BAKERY_ALGO_DEFAULT, &l))
+		return 100;
+	rc = bakery_lock(l);
+	if (rc == 0 || rc == EOWNERDEAD)
+		bakery_unlock(l);
+	return rc;
+}
+
+struct lock_watch {
+	bakery_t *b;
+	unsigned index;
+};
+
+static bool has_waiter(void *arg)
+{
+	struct lock_watch *w = arg;
+	struct bakery_lock_info li;
+
+	return bakery_lock_info(w->b, w->index, &li) == 0 && li.waiters == 1;
+}
+
+/* Jayanti, as many slots as participants: a waiter killed behind the holder
+ * leaves a passage that is completed by proxy only once the holder is out,
+ * and its slot comes back then.  Meanwhile a newcomer finds no free slot
+ * but one being recovered: EAGAIN (try again), not BAKERY_ESLOTS (full);
+ * after the holder lets go, the newcomer gets a slot and the lock. */
+START_TEST(slot_being_recovered_is_eagain_not_eslots)
+{
+	char name[UNIT_NAME_SIZE];
+	bakery_t *b = unit_region(name, "recovering", 2, 2);
+	bakery_lock_t *l = unit_lock(b, "full", BAKERY_ALGO_JAYANTI);
+	struct lock_watch w = { b, 0 };
+	pid_t waiter;
+
+	ck_assert_int_eq(bakery_lock_index(l, &w.index), 0);
+	ck_assert_int_eq(bakery_lock(l), 0);                /* slot 0 */
+	waiter = unit_fork(lock_once, name);                  /* slot 1, waits */
+	ck_assert(unit_wait_until(has_waiter, &w, 10));
+	ck_assert(unit_kill(waiter));
+	ck_assert_int_eq(unit_reap(unit_fork(lock_once, name), 10), EAGAIN);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(unit_reap(unit_fork(lock_once, name), 10), 0);
+	bakery_lock_close(l);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 /* bakery_recover reaps the dead slot and says so. */
 START_TEST(recover_reaps_killed_process_slot)
 {
@@ -444,6 +629,8 @@ static Suite *registry_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, slot_taken_lazily_given_back_at_exit_and_close);
+	tcase_add_test(tc, closed_regions_slot_given_back_at_next_call);
+	tcase_add_test(tc, forked_child_close_unmaps_despite_parents_threads);
 	tcase_add_loop_test(tc, forked_child_takes_fresh_slot_and_holds_nothing,
 	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
 #if !defined(__SANITIZE_ADDRESS__)
@@ -453,6 +640,7 @@ static Suite *registry_suite(void)
 	tcase_add_test(tc, full_registry_processes);
 	tcase_add_loop_test(tc, killed_process_slot_goes_to_newcomer, UNIT_ALGO_FIRST, UNIT_ALGO_END);
 	tcase_add_loop_test(tc, recover_reaps_killed_process_slot, UNIT_ALGO_FIRST, UNIT_ALGO_END);
+	tcase_add_test(tc, slot_being_recovered_is_eagain_not_eslots);
 	tcase_add_loop_test(tc, open_reaps_killed_process_slot, UNIT_ALGO_FIRST, UNIT_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
