@@ -42,8 +42,8 @@
  *     the liveness tokens).
  *   - pthread_cancel(): not supported inside a libbakery call (the calls use
  *     the C library's cancellation points and do not clean up); disable
- *     cancellation around them.  dlclose(): not supported once the library
- *     was used (thread-exit and SIGBUS handlers point into it).
+ *     cancellation around them.  dlclose() leaves the library loaded (it
+ *     is linked NODELETE: thread-exit and SIGBUS handlers point into it).
  *   - The kernel walks at most 2048 robust-list entries of a dying thread:
  *     a thread holding locks in more regions at once may leave some held.
  *   - A thread that exits while holding a lock is a dead owner: the next

@@ -63,6 +63,13 @@ tests_unit_test_wait_handoff_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_wait_handoff_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_wait_handoff_LDADD = $(bakery_test_ldadd_tb)
 
+# test_dlclose dlopen()s the built shared library: it must not link it
+check_PROGRAMS += tests/unit/test_dlclose
+TESTS += tests/unit/test_dlclose
+tests_unit_test_dlclose_SOURCES = tests/unit/test_dlclose.c
+tests_unit_test_dlclose_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_dlclose_LDADD = $(BAKERY_LIBS)
+
 tests_unit_test_errors_SOURCES = tests/unit/test_errors.c $(unit_helpers)
 tests_unit_test_errors_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_errors_CFLAGS = $(bakery_test_cflags)
