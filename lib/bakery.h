@@ -45,7 +45,9 @@
  *     cancellation around them.  dlclose() leaves the library loaded (it
  *     is linked NODELETE: thread-exit and SIGBUS handlers point into it).
  *   - The kernel walks at most 2048 robust-list entries of a dying thread:
- *     a thread holding locks in more regions at once may leave some held.
+ *     a thread takes part in at most BAKERY_MAX_THREAD_REGIONS regions at
+ *     once (its first lock call in one more returns EMFILE), so that its
+ *     death is always proven.
  *   - A thread that exits while holding a lock is a dead owner: the next
  *     acquirer gets EOWNERDEAD.  A thread that exits normally gives back its
  *     slots.
@@ -130,6 +132,11 @@ struct bakery_config {
 #define BAKERY_DEFAULT_LOCKS   64u
 #define BAKERY_MAX_SLOTS       4096u   /* larger configs are refused with EINVAL */
 #define BAKERY_MAX_LOCKS       4096u
+/* Regions one thread may take part in at once (a slot in each): every slot
+ * holds a liveness token on the thread's robust list, which the kernel walks
+ * only 2048 entries deep at the thread's death; the rest is left for the
+ * application's own robust mutexes.  One more: EMFILE from the lock call. */
+#define BAKERY_MAX_THREAD_REGIONS 1024u
 #define BAKERY_REGION_NAME_MAX 200     /* characters, not counting a leading '/' */
 #define BAKERY_LOCK_NAME_MAX   63      /* characters                             */
 
@@ -226,6 +233,8 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   EDEADLK          the calling thread already holds it (through this
  *                    handle, or through another handle of the same region)
  *   BAKERY_ESLOTS    no slot could be taken for this thread
+ *   EMFILE           the thread already has a slot in
+ *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
  *   EAGAIN           no slot now, but a dead participant's slot is still
  *                    lending its registers to a Jayanti passage being
  *                    completed by proxy: it comes back once the passages

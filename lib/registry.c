@@ -505,6 +505,16 @@ static void records_prune_closed(void)
 	}
 }
 
+/* The calling thread's slots (one robust-list entry each). */
+static unsigned records_count(void)
+{
+	unsigned n = 0;
+
+	for (const struct thread_slot *t = tls_slots; t; t = t->next)
+		n++;
+	return n;
+}
+
 int slot_self_peek(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t = tls_slots;
@@ -538,6 +548,8 @@ int slot_self(struct bakery *b, unsigned *slot)
 	if (caa_likely(slot_self_peek(b, slot) == 0))
 		return 0;
 	records_prune_closed();
+	if (records_count() >= BAKERY_MAX_THREAD_REGIONS)
+		return EMFILE;  /* the kernel would not walk our robust list so far */
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ENOMEM;

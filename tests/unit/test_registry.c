@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -311,6 +312,61 @@ START_TEST(forked_child_close_unmaps_despite_parents_threads)
 	bakery_lock_close(f.held);
 	ck_assert_int_eq(bakery_close(f.b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* ------------------------------------------------- regions per thread -- */
+
+struct member {
+	char name[UNIT_NAME_SIZE];
+	bakery_t *b;
+	bakery_lock_t *l;
+};
+
+/* A thread takes part in at most BAKERY_MAX_THREAD_REGIONS regions (one
+ * robust-list entry each; the kernel walks 2048): one more is EMFILE, and
+ * closing one makes room again. */
+START_TEST(thread_region_limit_is_emfile)
+{
+	const unsigned n = BAKERY_MAX_THREAD_REGIONS + 1;
+	struct member *m = calloc(n, sizeof(*m));
+	struct rlimit rl;
+
+	ck_assert_ptr_nonnull(m);
+	/* a descriptor per region */
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < n + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < n + 64) {
+		printf("regions per thread: skipped, %lu descriptors at most\n",
+		       (unsigned long)rl.rlim_cur);
+		free(m);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		m[i].b = unit_region(m[i].name, "many", 1, 1);
+		m[i].l = unit_lock(m[i].b, "l", BAKERY_ALGO_DEFAULT);
+	}
+	for (unsigned i = 0; i < n - 1; i++) {
+		ck_assert_int_eq(bakery_lock(m[i].l), 0);
+		ck_assert_int_eq(bakery_unlock(m[i].l), 0);
+	}
+	ck_assert_int_eq(bakery_lock(m[n - 1].l), EMFILE);
+	ck_assert_int_eq(bakery_trylock(m[n - 1].l), EMFILE);
+	ck_assert_int_eq(bakery_lock_close(m[0].l), 0);
+	ck_assert_int_eq(bakery_close(m[0].b), 0);
+	ck_assert_int_eq(bakery_lock(m[n - 1].l), 0);
+	ck_assert_int_eq(bakery_unlock(m[n - 1].l), 0);
+	ck_assert_int_eq(bakery_unlink(m[0].name), 0);
+	for (unsigned i = 1; i < n; i++) {
+		ck_assert_int_eq(bakery_lock_close(m[i].l), 0);
+		ck_assert_int_eq(bakery_close(m[i].b), 0);
+		ck_assert_int_eq(bakery_unlink(m[i].name), 0);
+	}
+	free(m);
 }
 END_TEST
 
@@ -631,6 +687,7 @@ static Suite *registry_suite(void)
 	tcase_add_test(tc, slot_taken_lazily_given_back_at_exit_and_close);
 	tcase_add_test(tc, closed_regions_slot_given_back_at_next_call);
 	tcase_add_test(tc, forked_child_close_unmaps_despite_parents_threads);
+	tcase_add_test(tc, thread_region_limit_is_emfile);
 	tcase_add_loop_test(tc, forked_child_takes_fresh_slot_and_holds_nothing,
 	                    UNIT_ALGO_FIRST, UNIT_ALGO_END);
 #if !defined(__SANITIZE_ADDRESS__)
