@@ -40,9 +40,10 @@
  *     Do not call libbakery from a signal handler.
  *   - exec() drops the process's slots like an exit does (the kernel releases
  *     the liveness tokens).
- *   - pthread_cancel(): not supported inside a libbakery call (the calls use
- *     the C library's cancellation points and do not clean up); disable
- *     cancellation around them.  dlclose() leaves the library loaded (it
+ *   - pthread_cancel(): the calls run with cancellation disabled; a
+ *     cancellation requested meanwhile acts at the thread's next
+ *     cancellation point after the call (waiting for a lock is none, as
+ *     for pthread_mutex_lock).  dlclose() leaves the library loaded (it
  *     is linked NODELETE: thread-exit and SIGBUS handlers point into it).
  *   - The kernel walks at most 2048 robust-list entries of a dying thread:
  *     a thread takes part in at most BAKERY_MAX_THREAD_REGIONS regions at

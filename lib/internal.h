@@ -351,6 +351,26 @@ BAKERY_HIDDEN int slot_is_recovering(struct bakery *b, unsigned slot);
 BAKERY_HIDDEN void slot_settle(struct bakery *b, unsigned slot);
 BAKERY_HIDDEN void region_destroy(struct bakery *b);
 
+/* ---------------------------------------------------------- cancellation -- */
+
+/* The entry points that use the C library's cancellation points (open,
+ * close, fopen, pread...) run with cancellation disabled, so a thread is
+ * never cancelled half-way through them (a flock, a descriptor or a slot
+ * left behind); a pending cancellation acts at the caller's next
+ * cancellation point, as around pthread_mutex_lock. */
+static inline int cancel_off(void)
+{
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static inline void cancel_restore(int old)
+{
+	pthread_setcancelstate(old, NULL);
+}
+
 /* ----------------------------------------------------------------- wait -- */
 
 static inline int ts_cmp(const struct timespec *a, const struct timespec *b)

@@ -159,7 +159,8 @@ static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_a
 	return BAKERY_EALGO;
 }
 
-int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, bakery_lock_t **out)
+static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
+                     bakery_lock_t **out)
 {
 	struct bakery_lock *l;
 	enum bakery_algo have, run;
@@ -198,6 +199,14 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 	l->ops = algo_ops_of(run);
 	*out = l;
 	return 0;
+}
+
+int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, bakery_lock_t **out)
+{
+	int old = cancel_off(), err = lock_open(b, lock_name, algo, out);
+
+	cancel_restore(old);
+	return err;
 }
 
 int bakery_lock_close(bakery_lock_t *l)
@@ -254,7 +263,7 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 	l->ops->exit(p);
 }
 
-static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
+static int lock_acquire_in(struct bakery_lock *l, const struct deadline *dl)
 {
 	struct passage p;
 	uint32_t flags;
@@ -296,6 +305,15 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 		return EOWNERDEAD;
 	}
 	return 0;
+}
+
+/* (waiting makes no cancellable call: only claiming a slot does) */
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
+{
+	int old = cancel_off(), err = lock_acquire_in(l, dl);
+
+	cancel_restore(old);
+	return err;
 }
 
 int bakery_lock(bakery_lock_t *l)
@@ -404,7 +422,7 @@ void lock_note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
 	cmm_smp_mb();
 }
 
-int bakery_recover(bakery_t *b, unsigned *reclaimed)
+static int recover(bakery_t *b, unsigned *reclaimed)
 {
 	unsigned self = UINT32_MAX, n;
 
@@ -419,4 +437,12 @@ int bakery_recover(bakery_t *b, unsigned *reclaimed)
 	if (reclaimed)
 		*reclaimed = n;
 	return 0;
+}
+
+int bakery_recover(bakery_t *b, unsigned *reclaimed)
+{
+	int old = cancel_off(), err = recover(b, reclaimed);
+
+	cancel_restore(old);
+	return err;
 }

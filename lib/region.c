@@ -372,7 +372,8 @@ static int region_open_existing(const char *shm_name, int *fd)
 	return *fd < 0 ? errno : 0;
 }
 
-int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
+static int region_open(const char *name, unsigned flags, const struct bakery_config *cfg,
+                       bakery_t **out)
 {
 	char shm_name[BAKERY_REGION_NAME_MAX + 2];
 	struct layout l;
@@ -428,7 +429,15 @@ void region_destroy(struct bakery *b)
 	free(b);
 }
 
-int bakery_close(bakery_t *b)
+int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
+{
+	int old = cancel_off(), err = region_open(name, flags, cfg, out);
+
+	cancel_restore(old);
+	return err;
+}
+
+static int region_close(bakery_t *b)
 {
 	if (!b || b->closed)
 		return EINVAL;
@@ -439,6 +448,14 @@ int bakery_close(bakery_t *b)
 	mapping_unregister(b);
 	mapping_put(b);
 	return 0;
+}
+
+int bakery_close(bakery_t *b)
+{
+	int old = cancel_off(), err = region_close(b);
+
+	cancel_restore(old);
+	return err;
 }
 
 int bakery_unlink(const char *name)
