@@ -11,7 +11,8 @@
 #include "region.h"
 #include "registry.h"
 
-int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
+static int api_open(const char *name, unsigned flags, const struct bakery_config *cfg,
+                    bakery_t **out)
 {
 	struct bakery *b;
 	int err;
@@ -32,7 +33,7 @@ int bakery_open(const char *name, unsigned flags, const struct bakery_config *cf
 	return 0;
 }
 
-int bakery_close(bakery_t *b)
+static int api_close(bakery_t *b)
 {
 	if (!b || b->closed)
 		return EINVAL;
@@ -48,7 +49,7 @@ int bakery_unlink(const char *name)
 	return bakery__region_unlink(name);
 }
 
-int bakery_recover(bakery_t *b, unsigned *reclaimed)
+static int api_recover(bakery_t *b, unsigned *reclaimed)
 {
 	unsigned self = BAKERY_NO_SLOT, n;
 
@@ -65,4 +66,33 @@ int bakery_recover(bakery_t *b, unsigned *reclaimed)
 	if (reclaimed)
 		*reclaimed = n;
 	return 0;
+}
+
+/*
+ * The calls that use the C library's cancellation points (open, close,
+ * fopen, pread...) run with cancellation disabled (private.h): a thread
+ * cancelled in them would leave a flock, a descriptor or a slot behind.
+ */
+int bakery_open(const char *name, unsigned flags, const struct bakery_config *cfg, bakery_t **out)
+{
+	int old = cancel_off(), err = api_open(name, flags, cfg, out);
+
+	cancel_restore(old);
+	return err;
+}
+
+int bakery_close(bakery_t *b)
+{
+	int old = cancel_off(), err = api_close(b);
+
+	cancel_restore(old);
+	return err;
+}
+
+int bakery_recover(bakery_t *b, unsigned *reclaimed)
+{
+	int old = cancel_off(), err = api_recover(b, reclaimed);
+
+	cancel_restore(old);
+	return err;
 }

@@ -41,6 +41,15 @@
  *     Do not call libbakery from a signal handler.
  *   - exec() drops the process's slots like an exit does (the kernel releases
  *     the liveness tokens).
+ *   - pthread_cancel(): the calls run with cancellation disabled; a
+ *     cancellation requested meanwhile acts at the thread's next
+ *     cancellation point after the call (waiting for a lock is none, as
+ *     for pthread_mutex_lock).  dlclose() leaves the library loaded (it
+ *     is linked NODELETE: thread-exit and SIGBUS handlers point into it).
+ *   - The kernel walks at most 2048 robust-list entries of a dying thread:
+ *     a thread takes part in at most BAKERY_MAX_THREAD_REGIONS regions at
+ *     once (its first lock call in one more returns EMFILE), so that its
+ *     death is always proven.
  *   - A thread that exits while holding a lock is a dead owner: the next
  *     acquirer gets EOWNERDEAD.  A thread that exits normally gives back its
  *     slots.
@@ -143,6 +152,11 @@ struct bakery_config {
 #define BAKERY_DEFAULT_LOCKS   64u
 #define BAKERY_MAX_SLOTS       4096u   /* larger configs are refused with EINVAL */
 #define BAKERY_MAX_LOCKS       4096u
+/* Regions one thread may take part in at once (a slot in each): every slot
+ * holds a liveness token on the thread's robust list, which the kernel walks
+ * only 2048 entries deep at the thread's death; the rest is left for the
+ * application's own robust mutexes.  One more: EMFILE from the lock call. */
+#define BAKERY_MAX_THREAD_REGIONS 1024u
 #define BAKERY_REGION_NAME_MAX 200     /* characters, not counting a leading '/' */
 #define BAKERY_LOCK_NAME_MAX   63      /* characters                             */
 
@@ -187,7 +201,9 @@ struct bakery_config {
  * Open (and with BAKERY_CREATE, create) the region NAME: "/name" or "name",
  * following shm_open rules.  Creation is atomic: the region is built under a
  * temporary name and linked into place complete, so concurrent creators end
- * with exactly one region and an opener never sees a half-built one.  Opening
+ * with exactly one region and an opener never sees a half-built one.  The
+ * temporary name is NAME followed by a DEL character (0x7f), which no region
+ * name may contain: no region is ever taken for another's temporary.  Opening
  * validates the header and every size against the object's size, then reaps
  * slots whose owners died (as bakery_recover; not with BAKERY_NORECOVER).
  * Does not block (beyond file-system calls; completing a dead Jayanti
@@ -211,8 +227,8 @@ BAKERY_API int bakery_open(const char *name, unsigned flags,
 /*
  * Close a region handle: gives back the calling thread's slot and, once no
  * thread of this process still has a slot in it, unmaps the region.  Other
- * threads' slots are given back when those threads exit or next call into
- * libbakery.  Lock handles of B must be closed first (or are invalid after).
+ * threads' slots are given back when those threads exit or make their next
+ * lock call (bakery_lock family, on any region).  Lock handles of B must be closed first (or are invalid after).
  * Returns 0, EINVAL (NULL), or EBUSY if a thread of this process holds a lock
  * of the region (nothing is closed then).
  */
@@ -231,7 +247,11 @@ BAKERY_API int bakery_unlink(const char *name);
  * the lock's algorithm; joining with another explicit algorithm fails with
  * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed
  * 001 section 4), each handle running its own variant.
- * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, BAKERY_EALGO,
+ * Creating a lock takes the region's lock table for microseconds; a caller
+ * that finds it held for 2 s by a thread that exists (a creator stopped or
+ * starved of CPU) gets EAGAIN: try again later.  Held by a thread that does
+ * not exist (a forged or corrupted table token) is BAKERY_EBADREGION.
+ * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, EAGAIN, BAKERY_EALGO,
  * BAKERY_ELOCKS, BAKERY_EBADREGION, EPERM (B was opened BAKERY_RDONLY).
  */
 BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
@@ -257,8 +277,15 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *                    section; repair, bakery_consistent(), then unlock
  *   ENOTRECOVERABLE  the lock was left inconsistent; it cannot be acquired
  *                    until the region's owner calls bakery_lock_reset()
- *   EDEADLK          the calling thread already holds it
+ *   EDEADLK          the calling thread already holds it (through this
+ *                    handle, or through another handle of the same region)
  *   BAKERY_ESLOTS    no slot could be taken for this thread
+ *   EMFILE           the thread already has a slot in
+ *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
+ *   EAGAIN           no slot now, but a dead participant's slot is still
+ *                    lending its registers to a Jayanti passage being
+ *                    completed by proxy: it comes back once the passages
+ *                    ahead of that one are done; try again
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
  *                    registered for the thread (threads not made by glibc)
@@ -272,7 +299,10 @@ BAKERY_API int bakery_trylock(bakery_lock_t *l);
 
 /* As bakery_lock, but gives up with ETIMEDOUT at ABSTIME (CLOCK_REALTIME, like
  * pthread_mutex_timedlock).  EINVAL if abstime is NULL or its tv_nsec is out
- * of range.  A deadline already past still makes one attempt. */
+ * of range.  A deadline already past still makes one attempt.  A waiter
+ * woken by the death of the participant it waits on recovers that death
+ * before it returns, even past its deadline (the kernel wakes only one
+ * waiter per death: the others are not left asleep). */
 BAKERY_API int bakery_timedlock(bakery_lock_t *l, const struct timespec *abstime);
 
 /* As bakery_timedlock with ABSTIME on CLOCK (CLOCK_MONOTONIC or

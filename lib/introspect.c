@@ -52,7 +52,7 @@ static int token_alive(struct bakery *b, unsigned slot)
 	return (w & 0x3fffffffu) ? 1 : -1;
 }
 
-int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
+static int slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
 {
 	struct bakery_shm_slot *s;
 	uint32_t state;
@@ -77,6 +77,15 @@ int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
 		}
 	}
 	return snapshot_result(b, 0);
+}
+
+/* (reads /proc/PID/stat: cancellation off) */
+int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
+{
+	int old = cancel_off(), err = slot_info(b, index, out);
+
+	cancel_restore(old);
+	return err;
 }
 
 int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)

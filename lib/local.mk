@@ -44,7 +44,9 @@ lib_libbakery_la_SOURCES = $(bakery_sources)
 lib_libbakery_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib/algo -DBAKERY_BUILDING
 lib_libbakery_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 lib_libbakery_la_LIBADD = $(URCU_LIBS) $(BAKERY_LIBS)
-lib_libbakery_la_LDFLAGS = -version-info $(BAKERY_LT_VERSION) -no-undefined
+# NODELETE: dlclose() leaves the library loaded, since a thread that used it
+# keeps a thread-exit handler, and the process a SIGBUS handler, in its code
+lib_libbakery_la_LDFLAGS = -version-info $(BAKERY_LT_VERSION) -no-undefined -Wl,-z,nodelete
 
 lib_libbakery_test_la_SOURCES = $(bakery_sources)
 lib_libbakery_test_la_CPPFLAGS = $(lib_libbakery_la_CPPFLAGS) -DBAKERY_TESTING

@@ -12,6 +12,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +47,16 @@ static int table_find(struct bakery *b, const char *name, size_t len, unsigned *
 /* An honest creator holds the table token for microseconds. */
 #define TABLE_WAIT_S 2
 
+/* Does the thread the table token names exist (in our PID namespace)?  A
+ * creator that is alive but stopped, or starved of CPU, holds it past
+ * TABLE_WAIT_S: a reason to try again, not corruption. */
+static bool table_holder_exists(struct bakery *b)
+{
+	pid_t tid = (pid_t)(CMM_LOAD_SHARED(*token_word(b, TOKEN_TABLE(b))) & FUTEX_TID_MASK);
+
+	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
+}
+
 /* Serialise lock-table creation on the table's liveness token. */
 static int table_lock(struct bakery *b, struct token_hold *h)
 {
@@ -60,6 +73,8 @@ static int table_lock(struct bakery *b, struct token_hold *h)
 	 * so a half-made one is still FREE and is simply overwritten */
 	if (r == 0 || r == EOWNERDEAD)
 		return 0;
+	if (r == ETIMEDOUT && table_holder_exists(b))
+		return EAGAIN;
 	return r == ENOMEM ? ENOMEM : BAKERY_EBADREGION;
 }
 
@@ -115,7 +130,8 @@ static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_a
 	return BAKERY_EALGO;
 }
 
-int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, bakery_lock_t **out)
+static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
+                     bakery_lock_t **out)
 {
 	struct bakery_lock *l;
 	enum bakery_algo have, run;
@@ -158,6 +174,14 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 	return 0;
 }
 
+int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, bakery_lock_t **out)
+{
+	int old = cancel_off(), err = lock_open(b, lock_name, algo, out);
+
+	cancel_restore(old);
+	return err;
+}
+
 int bakery_lock_close(bakery_lock_t *l)
 {
 	unsigned self;
@@ -195,6 +219,10 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	p->pred = BAKERY_NO_SLOT;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return EDEADLK;
+	/* held through another handle of the region: our other slot would
+	 * be ahead of this one for ever */
+	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
+		return EDEADLK;
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
 		return ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
@@ -209,7 +237,7 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 	l->ops->exit(p);
 }
 
-static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
+static int lock_acquire_in(struct bakery_lock *l, const struct deadline *dl)
 {
 	struct passage p;
 	uint32_t flags;
@@ -251,6 +279,15 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 		return EOWNERDEAD;
 	}
 	return 0;
+}
+
+/* (waiting makes no cancellable call: only claiming a slot does) */
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
+{
+	int old = cancel_off(), err = lock_acquire_in(l, dl);
+
+	cancel_restore(old);
+	return err;
 }
 
 int bakery_lock(bakery_lock_t *l)

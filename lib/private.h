@@ -48,4 +48,24 @@ BAKERY_HIDDEN void bakery__assert_fail(const char *what, const char *file, int l
 #define BAKERY_ASSERT(cond) do { } while (0)
 #endif
 
+/*
+ * Cancellation: the entry points that use the C library's cancellation
+ * points (open, close, fopen, pread...) run with cancellation disabled, so a
+ * thread is never cancelled half-way through them (a flock, a descriptor or
+ * a slot left behind); a pending cancellation acts at the caller's next
+ * cancellation point, as around pthread_mutex_lock.
+ */
+static inline int cancel_off(void)
+{
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static inline void cancel_restore(int old)
+{
+	pthread_setcancelstate(old, NULL);
+}
+
 #endif /* BAKERY_PRIVATE_H */

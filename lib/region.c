@@ -36,7 +36,11 @@
 
 /* glibc's shm_open() keeps its objects here; link() needs real paths. */
 #define SHM_DIR "/dev/shm/"
-#define TMP_TAG ".~new."
+/* Temporaries are NAME + TMP_TAG + "PID.N": DEL is refused in region names
+ * (name_check), so no region, and no other region's temporary, has a name
+ * starting with a region's temporary prefix: the orphan sweep and the
+ * exclusive create of a temporary touch only temporaries of that region. */
+#define TMP_TAG "\x7f" "new."
 
 /* ---------------------------------------------------------------- names -- */
 
@@ -397,8 +401,15 @@ static void atfork_child(void)
 	for (struct bakery *b = maps; b; b = b->next) {
 		pthread_mutex_init(&b->recs_lock, NULL);
 		pthread_mutex_init(&b->spare_lock, NULL);
-		b->recs = NULL;
 	}
+}
+
+/* FN(b) for every open handle; in a fork child (registry.c drops the
+ * parent's threads' records with it), where no other thread runs. */
+void bakery__region_for_each(void (*fn)(struct bakery *b))
+{
+	for (struct bakery *b = maps; b; b = b->next)
+		fn(b);
 }
 
 static void maps_init(void)
@@ -415,6 +426,15 @@ static void mapping_register(struct bakery *b)
 	pthread_mutex_unlock(&maps_lock);
 }
 
+/* bakery_close calls so far: a thread gives back its slots of closed
+ * handles at its next lock call (registry.c) */
+static unsigned long closes;
+
+unsigned long bakery__region_closes(void)
+{
+	return uatomic_read(&closes);
+}
+
 static void mapping_unregister(struct bakery *b)
 {
 	pthread_mutex_lock(&maps_lock);
@@ -424,6 +444,10 @@ static void mapping_unregister(struct bakery *b)
 			break;
 		}
 	pthread_mutex_unlock(&maps_lock);
+	/* full barrier (add_return): the handle's `closed` (set by
+	 * bakery__region_close before this) before the count other threads
+	 * poll; pairs with the read barrier in bakery__slot_self */
+	(void)uatomic_add_return(&closes, 1);
 }
 
 /* Unmap and free: the last reference is gone. */

@@ -20,5 +20,10 @@ BAKERY_HIDDEN int bakery__region_unlink(const char *name);
  * put unmaps and frees the handle. */
 BAKERY_HIDDEN void bakery__region_get(struct bakery *b);
 BAKERY_HIDDEN void bakery__region_put(struct bakery *b);
+/* How many handles this process has closed so far (a full barrier orders
+ * each handle's `closed` flag before its count). */
+BAKERY_HIDDEN unsigned long bakery__region_closes(void);
+/* FN for every open handle (fork child only: no locking). */
+BAKERY_HIDDEN void bakery__region_for_each(void (*fn)(struct bakery *b));
 
 #endif /* BAKERY_REGION_H */

@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,7 +40,43 @@ static __thread struct thread_slot *tls_slots __attribute__((tls_model("initial-
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
+/* bakery_close calls seen by this thread: it gives back its slots of
+ * closed handles at its next lock call (bakery__region_closes) */
+static __thread unsigned long closes_seen __attribute__((tls_model("initial-exec")));
+
 static void thread_exit(void *unused);
+static void orphans_reap(void);
+static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Is T one of the calling thread's records? */
+static bool record_is_mine(const struct thread_slot *t)
+{
+	for (const struct thread_slot *m = tls_slots; m; m = m->next)
+		if (m == t)
+			return true;
+	return false;
+}
+
+/*
+ * In a fork child, the parent's other threads' slots of handle B are none
+ * of ours (their tokens stay the parent's threads'): drop the references
+ * and token windows their records hold, or bakery_close in the child could
+ * never unmap the region (the user's handle still holds one reference: B
+ * stays mapped meanwhile).  The forking thread's own records are dropped
+ * below.
+ */
+static void forget_other_threads(struct bakery *b)
+{
+	for (struct thread_slot *o = b->recs, *next; o; o = next) {
+		next = o->mnext;
+		if (record_is_mine(o))
+			continue;
+		bakery__token_forget(&o->token);
+		uatomic_add(&b->refs, -1);
+		free(o);
+	}
+	b->recs = NULL;
+}
 
 /*
  * In a fork child only the forking thread survives, and glibc has emptied
@@ -50,6 +88,8 @@ static void atfork_child(void)
 {
 	struct thread_slot *t = tls_slots;
 
+	pthread_mutex_init(&orphans_lock, NULL);
+	bakery__region_for_each(forget_other_threads);
 	tls_slots = NULL;
 	while (t) {
 		struct thread_slot *next = t->next;
@@ -270,10 +310,13 @@ static int slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
 }
 
 /* Take the lowest slot we can: 0, BAKERY_ESLOTS when every slot is owned,
- * or what stopped us from holding any token at all (ENOMEM: no memory for
+ * EAGAIN when the only ones not owned are still being recovered, or what
+ * stopped us from holding any token at all (ENOMEM: no memory for
  * a token's window; ENOTSUP: this thread has no robust list). */
 static int slot_claim(struct bakery *b, unsigned *out, struct token_hold *h)
 {
+	bool recovering = false;
+
 	for (int round = 0; round < 2; round++) {
 		for (unsigned i = 0; i < b->nslots; i++) {
 			int r;
@@ -288,10 +331,14 @@ static int slot_claim(struct bakery *b, unsigned *out, struct token_hold *h)
 			}
 			if (r != EBUSY)
 				return r;
+			recovering |= round == 1 && bakery__slot_is_recovering(b, i);
 		}
 		/* second round: every slot, reaping dead owners on the way */
 	}
-	return BAKERY_ESLOTS;
+	/* a dead owner's slot still lends its registers to a passage being
+	 * completed by proxy (Jayanti): it comes back once the passages ahead
+	 * of that one have gone, so this is a "not now", not a full region */
+	return recovering ? EAGAIN : BAKERY_ESLOTS;
 }
 
 /* Give back our own slot: its registers are idle unless a lock is held. */
@@ -378,6 +425,16 @@ static void records_prune_closed(void)
 	}
 }
 
+/* The calling thread's slots (one robust-list entry each). */
+static unsigned records_count(void)
+{
+	unsigned n = 0;
+
+	for (const struct thread_slot *t = tls_slots; t; t = t->next)
+		n++;
+	return n;
+}
+
 int bakery__slot_self_peek(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t = tls_slots;
@@ -397,12 +454,23 @@ int bakery__slot_self_peek(struct bakery *b, unsigned *slot)
 int bakery__slot_self(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t;
+	unsigned long c = bakery__region_closes();
 	int err;
 
+	orphans_reap();
+	if (caa_unlikely(c != closes_seen)) {
+		/* the count before the `closed` flags it announces (load->load;
+		 * pairs with the full barrier in bakery__region_close) */
+		cmm_smp_rmb();
+		closes_seen = c;
+		records_prune_closed();
+	}
 	if (caa_likely(bakery__slot_self_peek(b, slot) == 0))
 		return 0;
 	pthread_once(&tls_once, tls_init);
 	records_prune_closed();
+	if (records_count() >= BAKERY_MAX_THREAD_REGIONS)
+		return EMFILE;  /* the kernel would not walk our robust list so far */
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ENOMEM;
@@ -421,6 +489,25 @@ int bakery__slot_self(struct bakery *b, unsigned *slot)
 	return 0;
 }
 
+/* Are A and B handles of the same shm object? (names first: fstat only for
+ * a name opened twice) */
+static bool same_region(struct bakery *a, struct bakery *b)
+{
+	struct stat sa, sb;
+
+	return !strcmp(a->name, b->name) && fstat(a->fd, &sa) == 0 && fstat(b->fd, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock)
+{
+	for (struct thread_slot *t = tls_slots; t; t = t->next)
+		if (t->b != b && !t->b->closed && !t->b->lost && same_region(t->b, b) &&
+		    CMM_LOAD_SHARED(reg_of(t->b, lock, t->slot)->stage) == BAKERY_PASS_CRITICAL)
+			return true;
+	return false;
+}
+
 void bakery__slot_release_self(struct bakery *b)
 {
 	for (struct thread_slot **pp = &tls_slots; *pp; pp = &(*pp)->next) {
@@ -434,12 +521,60 @@ void bakery__slot_release_self(struct bakery *b)
 }
 
 /*
+ * Records of threads that exited holding a lock.  Their token windows hold
+ * the robust-list nodes the kernel walks when the thread is gone, so they
+ * stay mapped until the kernel has marked the token (owner-died, the TID
+ * cleared: handle_futex_death writes the word after reading the node); then
+ * the next lock call of any thread unmaps them and drops their mapping
+ * references.  Without this every such death cost the process two mappings
+ * for good.
+ */
+static struct thread_slot *orphans;     /* linked by next */
+static unsigned long norphans;
+
+static void orphan_add(struct thread_slot *t)
+{
+	t->exited_tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
+	pthread_mutex_lock(&orphans_lock);
+	t->next = orphans;
+	orphans = t;
+	uatomic_inc(&norphans);
+	pthread_mutex_unlock(&orphans_lock);
+}
+
+/* Has the kernel let go of orphan T's node? */
+static bool orphan_walked(const struct thread_slot *t)
+{
+	return (uatomic_read(t->token.word) & FUTEX_TID_MASK) != t->exited_tid;
+}
+
+static void orphans_reap(void)
+{
+	if (caa_likely(!uatomic_read(&norphans)) || pthread_mutex_trylock(&orphans_lock))
+		return;
+	for (struct thread_slot **pp = &orphans; *pp;) {
+		struct thread_slot *t = *pp;
+
+		if (!orphan_walked(t)) {
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		uatomic_dec(&norphans);
+		bakery__token_forget(&t->token);
+		bakery__region_put(t->b);
+		free(t);
+	}
+	pthread_mutex_unlock(&orphans_lock);
+}
+
+/*
  * Thread exit.  A slot of a thread that still holds a lock is left as it is:
  * the token stays held, the kernel marks it owner-died when the thread is
  * gone, and survivors recover it (EOWNERDEAD for the next holder).  The
  * process no longer holds those locks (bakery_close must not say EBUSY for
- * them), and the mapping is never unmapped by this process: the kernel walks
- * the token's memory at thread exit.
+ * them); the record becomes an orphan until the kernel has walked the
+ * token's memory (orphans_reap).
  */
 static void thread_exit(void *unused)
 {
@@ -453,7 +588,7 @@ static void thread_exit(void *unused)
 			/* keeps its mapping reference and its token's
 			 * window: the kernel reads the node at our exit */
 			record_unlink(t);
-			free(t);
+			orphan_add(t);
 		} else {
 			record_release(t);
 		}

@@ -19,6 +19,7 @@ struct thread_slot {
 	struct token_hold token;        /* the slot's token, held */
 	struct thread_slot *next;       /* the thread's records */
 	struct thread_slot *mnext;      /* the mapping's records (recs_lock) */
+	uint32_t exited_tid;            /* an orphan's thread (registry.c) */
 };
 
 /* This thread's slot in B, claimed on first use. */
@@ -27,6 +28,9 @@ BAKERY_HIDDEN int bakery__slot_self(struct bakery *b, unsigned *slot);
 BAKERY_HIDDEN int bakery__slot_self_peek(struct bakery *b, unsigned *slot);
 /* Release the calling thread's slot of B (bakery_close). */
 BAKERY_HIDDEN void bakery__slot_release_self(struct bakery *b);
+/* Does the calling thread hold LOCK of B through another handle of the same
+ * region (another slot of its own)? */
+BAKERY_HIDDEN bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock);
 /* Does any thread of this process hold a lock of B? */
 BAKERY_HIDDEN bool bakery__registry_holds_lock(struct bakery *b);
 

@@ -6,7 +6,9 @@
  *
  * BAKERY_CRASH_AT=name[:n] makes the process SIGKILL itself the n-th time
  * (default 1st) it reaches crash point `name`: a real, unannounced death at
- * an exact step of the protocol.
+ * an exact step of the protocol.  BAKERY_STOP_AT=name[:n] makes it SIGSTOP
+ * itself there instead (a participant descheduled at that step, for as long
+ * as the test wants: it goes on at SIGCONT).
  */
 #include "config.h"
 
@@ -19,22 +21,31 @@
 #include "private.h"
 
 #ifdef BAKERY_TESTING
-void bakery__crash_point(const char *name)
+/* Is this the n-th passage at point NAME that the variable ENV names? */
+static bool point_hit(const char *env, const char *name, unsigned long *hits)
 {
-	static unsigned long hits;
-	const char *want = getenv("BAKERY_CRASH_AT");
+	const char *want = getenv(env);
 	size_t len;
 	unsigned long nth = 1;
 
 	if (!want)
-		return;
+		return false;
 	len = strcspn(want, ":");
 	if (strlen(name) != len || strncmp(want, name, len))
-		return;
+		return false;
 	if (want[len] == ':')
 		nth = strtoul(want + len + 1, NULL, 10);
-	if (uatomic_add_return(&hits, 1) == nth)
+	return uatomic_add_return(hits, 1) == nth;
+}
+
+void bakery__crash_point(const char *name)
+{
+	static unsigned long crash_hits, stop_hits;
+
+	if (point_hit("BAKERY_CRASH_AT", name, &crash_hits))
 		kill(getpid(), SIGKILL);
+	if (point_hit("BAKERY_STOP_AT", name, &stop_hits))
+		kill(getpid(), SIGSTOP);
 }
 
 void bakery__assert_fail(const char *what, const char *file, int line)

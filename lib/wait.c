@@ -189,6 +189,19 @@ static uint32_t token_arm(struct bakery *b, unsigned j)
 }
 
 /*
+ * The kernel wakes ONE waiter of a token whose owner died.  Whoever it woke
+ * proves and recovers the death before anything else (and so wakes every
+ * other waiter of j's registers): a waiter about to give up (its deadline
+ * passed) or to go on (its condition came true otherwise) must not take the
+ * only wake-up with it, leaving the others asleep until their cap.
+ */
+static void death_pass_on(struct bakery *b, unsigned j)
+{
+	if (caa_unlikely(CMM_LOAD_SHARED(*slot_token_word(b, j)) & FUTEX_OWNER_DIED))
+		bakery__slot_recover_if_dead(b, j);
+}
+
+/*
  * A trylock that would wait on j: before saying EBUSY, make sure j's owner
  * is alive.  Waiters find a dead owner through the kernel's wake-up; a
  * trylock never sleeps, so without this a survivor that only uses trylock
@@ -296,8 +309,11 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 			w[n++] = (struct waitv){ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 };
 		if (p->also)
 			w[n++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
-		if (!cond(b, p->lock, j, arg))
+		if (!cond(b, p->lock, j, arg)) {
 			futex_sleep(w, n, p->dl, orphan ? ORPHAN_POLL_NS : SLEEP_CAP_NS);
+			CRASH_POINT("wait-woken");
+			death_pass_on(b, j);
+		}
 		if (p->also_waiters)
 			uatomic_dec(p->also_waiters);
 		waiters_dec(r, on);
@@ -378,6 +394,7 @@ int bakery__park_behind_slow(struct passage *p)
 				{ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 },
 			};
 			futex_sleep(w, 2, p->dl, SLEEP_CAP_NS);
+			death_pass_on(b, j);
 		}
 		uatomic_dec(&r->waiters);
 		/* One sleep: any change of the line ends it (the loop sorts out

@@ -40,12 +40,18 @@
 
 #include "common.h"
 
-/* proxy word: 0 = none; STEP|j = slots below j verified; FIN|gen|slot = the
- * final writes claimed by that slot (of that generation) */
+/* proxy word: 0 = none; STEP|id|j = slots below j verified for the passage
+ * named id; FIN|gen|slot = the final writes claimed by that slot (of that
+ * generation).  The id (the passage's token + 1 and the low bits of the
+ * slot's abort count) keeps a helper that read the word of one passage from
+ * committing, by a CAS that would otherwise succeed (ABA), its verification
+ * into a later passage of the same slot that happens to have reached the
+ * same j: that passage's token may be behind what was verified. */
 #define PROXY_STEP  (UINT64_C(1) << 62)
 #define PROXY_FIN   (UINT64_C(2) << 62)
 #define PROXY_TAG(w)   ((w) & (UINT64_C(3) << 62))
 #define PROXY_J(w)     ((unsigned)((w) & 0xffffffffu))
+#define PROXY_ID(w)    ((w) & ((UINT64_C(1) << 62) - (UINT64_C(1) << 32)))
 #define FIN_SLOT(w)    ((unsigned)((w) & 0xffffu))
 #define FIN_GEN(w)     ((uint32_t)((w) >> 16))
 
@@ -58,6 +64,18 @@ static inline unsigned token_read(struct bakery *b, struct bakery_shm_reg *r)
 	uint64_t v = CMM_LOAD_SHARED(r->number);
 
 	return v == 0 ? TOKEN_NONE : (unsigned)((v - 1) % modulus(b));
+}
+
+/* The first proxy word of R's pending passage (its token is published and
+ * stays until the passage is complete): token + 1 < 2^14 (BAKERY_MAX_SLOTS),
+ * 16 bits of the abort count above it. */
+static uint64_t proxy_start_word(struct bakery *b, struct bakery_shm_reg *r)
+{
+	unsigned t = token_read(b, r);
+	uint64_t tok = t == TOKEN_NONE ? 0 : t + 1;
+	uint64_t epoch = CMM_LOAD_SHARED(r->aborts) & 0xffffu;
+
+	return PROXY_STEP | epoch << 46 | tok << 32;
 }
 
 /* (v + n-1 - pivot) mod 2n-1: the pivot maps to n-1, its cluster to 0..2n-2 */
@@ -205,13 +223,17 @@ static bool proxy_step(struct bakery *b, unsigned lock, unsigned d, unsigned hel
 			if (!finisher_gone(b, w))
 				return false;
 		} else {
+			/* the register's token, as every end condition of a drive
+			 * reads it (in a sound region the word's id names the
+			 * same one; if the passage changed after we read W, the
+			 * commit below fails on the id) */
 			unsigned td = token_read(b, r);
 			j = td == TOKEN_NONE ? bound :
 			    proxy_scan(b, lock, d, td, PROXY_J(w), bound);
 			if (j < bound) {
 				/* verified slots below j: commit, so the next
 				 * helper resumes there (verifications stay in order) */
-				if (uatomic_cmpxchg(&r->proxy, w, PROXY_STEP | j) != w)
+				if (uatomic_cmpxchg(&r->proxy, w, PROXY_STEP | PROXY_ID(w) | j) != w)
 					continue;
 				*blocked = j;
 				return false;
@@ -253,19 +275,37 @@ static bool turn_or_proxy(struct bakery *b, unsigned lock, unsigned j, void *arg
 
 /* One proxy passage being driven: slot d's, with token token_d.  A helper
  * drives only that passage (d's next one may well be behind the helper), and
- * a waiting helper stops as soon as its own turn on d comes. */
+ * a waiting helper stops as soon as its own turn on d comes.  A passage
+ * driven because it blocks another one (PARENT) is driven only while it
+ * still does: what blocked the parent when we looked may since have become
+ * a newer passage of the same slot, behind the parent and even behind the
+ * helper's own, whose proxy would then wait on the helper for ever. */
 struct drive {
 	unsigned d, token_d;
 	uint64_t proxy;                 /* proxy word when we went to sleep */
 	const struct turn *turn;        /* the helper's own passage, or NULL */
+	const struct drive *parent;     /* the passage d blocks, or NULL */
 };
+
+/* Does slot k still block the proxy passage that DR drives? */
+static bool still_blocks(struct bakery *b, unsigned lock, const struct drive *dr, unsigned k)
+{
+	return proxy_scan(b, lock, dr->d, dr->token_d, k, k + 1) == k;
+}
 
 static bool drive_over(struct bakery *b, unsigned lock, const struct drive *dr)
 {
 	struct bakery_shm_reg *rd = reg_of(b, lock, dr->d);
 
-	return !CMM_LOAD_SHARED(rd->proxy) || token_read(b, rd) != dr->token_d ||
-	       (dr->turn && turn_holds(b, lock, dr->d, dr->turn));
+	if (!CMM_LOAD_SHARED(rd->proxy) || token_read(b, rd) != dr->token_d)
+		return true;
+	if (dr->turn)
+		return turn_holds(b, lock, dr->d, dr->turn);
+	/* the chain of parents ends at the helper's own passage (or at the
+	 * helper's own aborted one): each link is re-checked, so a stale one
+	 * ends the drive instead of making the helper wait on itself */
+	return dr->parent && (drive_over(b, lock, dr->parent) ||
+	                      !still_blocks(b, lock, dr->parent, dr->d));
 }
 
 /* k no longer blocks d's proxy passage, or the drive is over */
@@ -273,8 +313,7 @@ static bool proxy_unblocked(struct bakery *b, unsigned lock, unsigned k, void *a
 {
 	const struct drive *dr = arg;
 
-	return drive_over(b, lock, dr) ||
-	       proxy_scan(b, lock, dr->d, dr->token_d, k, k + 1) > k;
+	return drive_over(b, lock, dr) || !still_blocks(b, lock, dr, k);
 }
 
 /* ... or k's own passage was left to a proxy meanwhile (its owner died while
@@ -292,14 +331,15 @@ static bool proxy_moved(struct bakery *b, unsigned lock, unsigned d, void *arg)
 	return drive_over(b, lock, dr) || CMM_LOAD_SHARED(reg_of(b, lock, d)->proxy) != dr->proxy;
 }
 
-/* Drive d's current proxy passage until it completes or TURN (if any)
- * holds.  DEPTH counts the proxy passages we are driving on the way to this
+/* Drive d's current proxy passage until it completes, TURN (if any) holds,
+ * or it no longer blocks PARENT's passage (if any).  DEPTH counts the proxy passages we are driving on the way to this
  * one: each blocks the previous, so in a sound region they follow tokens in
  * order and end; in a damaged one they could form a cycle, hence the bound. */
-static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, unsigned depth)
+static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn,
+                       const struct drive *parent, unsigned depth)
 {
 	struct bakery_shm_reg *rd = reg_of(p->b, p->lock, d);
-	struct drive dr = { d, token_read(p->b, rd), 0, turn };
+	struct drive dr = { d, token_read(p->b, rd), 0, turn, parent };
 	unsigned k;
 	int err;
 
@@ -317,7 +357,7 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn, u
 		else if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, k)->proxy))
 			/* k is itself a passage left to a proxy: nobody else may
 			 * be driving it, so drive it first */
-			err = proxy_drive(p, k, NULL, depth + 1);
+			err = proxy_drive(p, k, NULL, &dr, depth + 1);
 		else
 			err = bakery__await_registers(p, k, proxy_unblocked_or_left, &dr);
 		if (err)
@@ -338,7 +378,7 @@ static int wait_turn(struct passage *p, unsigned j, const struct turn *t)
 			return 0;
 		/* j's passage, ahead of ours, was abandoned or its owner died:
 		 * complete it on its behalf */
-		err = proxy_drive(p, j, t, 0);
+		err = proxy_drive(p, j, t, NULL, 0);
 		if (err)
 			return err;
 	}
@@ -349,7 +389,7 @@ static void jay_abort(struct passage *p)
 	/* The token stays published: the passage is completed by proxy
 	 * before this slot starts another (jay_prepare) or is reused. */
 	count_abort(p);
-	uatomic_set(&p->mine->proxy, PROXY_STEP);
+	uatomic_set(&p->mine->proxy, proxy_start_word(p->b, p->mine));
 	bakery__reg_publish(p->mine);
 }
 
@@ -390,7 +430,7 @@ static int jay_prepare(struct passage *p)
 {
 	if (caa_likely(!CMM_LOAD_SHARED(p->mine->proxy)))
 		return 0;
-	return proxy_drive(p, p->self, NULL, 0);
+	return proxy_drive(p, p->self, NULL, NULL, 0);
 }
 
 static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
@@ -402,7 +442,7 @@ static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
 	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL || !CMM_LOAD_SHARED(r->number))
 		return bakery__plain_reset(b, lock, d);   /* X written, or no token yet */
 	CMM_STORE_SHARED(r->choosing, 0);        /* gettoken_d := false */
-	uatomic_set(&r->proxy, PROXY_STEP);
+	uatomic_set(&r->proxy, proxy_start_word(b, r));
 	return 1;
 }
 

@@ -84,8 +84,8 @@ static int passage(bakery_lock_t *l, struct worker *w, unsigned *seed)
 {
 	int rc;
 
-	while ((rc = take(l, seed)) == ETIMEDOUT || rc == BAKERY_ESLOTS) {
-		if (rc == BAKERY_ESLOTS) {
+	while ((rc = take(l, seed)) == ETIMEDOUT || rc == BAKERY_ESLOTS || rc == EAGAIN) {
+		if (rc == BAKERY_ESLOTS || rc == EAGAIN) {
 			uatomic_inc(&w->eslots);
 			usleep(200);    /* dead slots are being recovered */
 		} else {

@@ -287,7 +287,10 @@ int crash_part_run(void *arg)
 	CMM_STORE_SHARED(p->opened, 1);
 	while (p->wait_go && !CMM_LOAD_SHARED(p->go))
 		caa_cpu_relax();
-	while ((rc = p->rc = acquire(l, p)) == BAKERY_ESLOTS && p->retry_eslots) {
+	/* no slot free (ESLOTS), or none yet: a dead one still serves a
+	 * Jayanti passage being completed for it (EAGAIN) */
+	while (((rc = p->rc = acquire(l, p)) == BAKERY_ESLOTS || rc == EAGAIN) &&
+	       p->retry_eslots) {
 		CMM_STORE_SHARED(p->eslots, p->eslots + 1);
 		usleep(500);
 	}

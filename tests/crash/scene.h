@@ -27,7 +27,7 @@ struct scene {
 	bakery_lock_t *l;
 	struct scene_shared *sh;
 	pid_t pid[SCENE_PARTS];
-	int retry_eslots;          /* participants started now retry BAKERY_ESLOTS */
+	int retry_eslots;          /* participants started now retry BAKERY_ESLOTS and EAGAIN */
 };
 
 /* A fresh region of SLOTS slots (0: default) and lock CRASH_LOCK with ALGO. */

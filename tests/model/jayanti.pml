@@ -99,10 +99,48 @@
  *                      comparison with every other token v != -1 gives the
  *                      same answer as the unbounded one (Thm 3 / Lemma 2:
  *                      "the clustering makes the comparisons right").
+ *   DRIVEN=1       aborted passages are completed the way the C code does
+ *                  it, by HELPERS (see "Driven proxies" below), instead of
+ *                  by an autonomous proxy.  Needs CRASHES=0.
+ *   STALE_DRIVE=1  with DRIVEN=1, MUST FAIL: the nested drive of the code
+ *                  before the fix, which kept driving a passage that no
+ *                  longer blocked the one it was driven for (deadlock).
+ *   NO_PROXY_ID=1  with DRIVEN=1, MUST FAIL: the proxy word without its
+ *                  passage id, as before the fix: a helper's stale commit
+ *                  lands in a later passage of the slot (ABA) and skips a
+ *                  slot that is ahead of it (clustering, then exclusion).
+ *   ABORT_MASK=m   only the slots in bit mask m may abort (default all):
+ *                  a smaller state space when a scenario needs aborts by
+ *                  some slots only.
  *   DEAD_HOLDS=0   a process that dies in the CS stops counting as "in the
  *                  CS" at the crash (default 1: until its token is reset).
  *   FIFO=0         no doorway-FIFO ghost and assertion (default 1).
  *   LIVENESS       define (spin -DLIVENESS) to include the LTL property.
+ *
+ * Driven proxies (DRIVEN=1).  The autonomous proxy above is a sound model
+ * of the SAFETY of a proxy completion (its verifications are sequential,
+ * whoever makes them), but not of its PROGRESS: in the C code nobody runs an
+ * aborted passage's proxy on its own.  It moves only when a helper drives it:
+ * a waiter whose J7 finds the passage ahead of it left to a proxy, or the
+ * aborted process itself before its next doorway (jay_prepare).  A helper
+ * scans from the committed index pj[d] (the proxy word, advanced one
+ * verified slot at a time; the C code's CAS), claims the final writes when
+ * the scan is complete (pj[d] = FIN), and when slot k blocks the scan it
+ * either drives k's own pending proxy passage first (a NESTED drive, at most
+ * N-1 deep here) or waits until k no longer blocks, k's passage is left to
+ * a proxy, or the drive is over.  A drive is over when its passage is
+ * complete, when (root drive of a waiter) the waiter's own turn on d holds,
+ * and (nested drive) when its passage no longer blocks its parent's.  The
+ * autonomous proxy could never show what went wrong in the C code: a stale
+ * choice of WHICH passage to drive.  Three slots and two aborts: W = slot 0
+ * waits behind the aborted passage of A = slot 1 and drives it; A's scan is
+ * blocked by B = slot 2 in its doorway; B takes a token behind W's and
+ * aborts; W sees B's passage pending and drives it instead of re-scanning
+ * A; B's scan is blocked by W's own token, so W waits for itself, and
+ * everyone else queues behind W.  STALE_DRIVE=1 finds that deadlock; the
+ * fixed drive (each nested link re-checked up to the waiter's own turn)
+ * has none.  The suite's abort runs had N=3 with one abort only, and no
+ * helpers at all.
  *
  * Properties:
  *   - mutual exclusion : ghost ncs, assert ncs <= 1 at every CS entry (J8).
@@ -148,6 +186,21 @@
 #ifndef DEAD_HOLDS
 #define DEAD_HOLDS 1
 #endif
+#ifndef DRIVEN
+#define DRIVEN 0
+#endif
+#ifndef STALE_DRIVE
+#define STALE_DRIVE 0
+#endif
+#ifndef NO_PROXY_ID
+#define NO_PROXY_ID 0
+#endif
+#ifndef ABORT_MASK
+#define ABORT_MASK 7
+#endif
+#if DRIVEN && CRASHES > 0
+#error "DRIVEN=1 models aborts only: use CRASHES=0"
+#endif
 
 #define M   (2*N - 1)
 #define NT  255          /* the paper's -1: no token */
@@ -157,6 +210,13 @@ byte X;
 bit  gettoken[N];
 byte token[N] = NT;
 bit  incs[N];
+#if DRIVEN
+byte pj[N];          /* proxy word of slot d: next slot to verify, or FIN */
+byte ptk[N];         /* ... and its passage id: the token, and the  */
+byte pab[N];         /*     slot's abort count (PROXY_ID in the C code) */
+byte nab[N];         /* aborts of slot d so far (the C code's counter) */
+#define FIN 7
+#endif
 
 /* ---------------- ghost state (model only) ---------------- */
 byte ncs;            /* passages in the CS (proxies included)            */
@@ -276,17 +336,110 @@ inline proxy()
 	od
 }
 
+#if DRIVEN
+/* k blocks the proxy passage of slot dl (token tl): J6 or J7 fails */
+#define BLOCKS(dl,tl,kk) (gettoken[kk] || (token[kk] != NT && !PREC(tl, dl, token[kk], kk)))
+#define TURN_OK(d)       (token[d] == NT || PREC(t, i, token[d], d))
+/* drive at level l is over: its passage complete (or a newer one) ... */
+#define BASE_OVER(l)     (!(pmask & BIT(dd[l])) || token[dd[l]] != dt[l])
+/* ... or the root drive's waiter has its turn on d ... */
+#define OVER0            (BASE_OVER(0) || (rt && TURN_OK(dd[0])))
+#if STALE_DRIVE
+#define OVER1            BASE_OVER(1)
+#define OVER2            BASE_OVER(2)
+#else
+/* ... or a nested passage no longer blocks its parent's (up the chain) */
+#define OVER1            (BASE_OVER(1) || OVER0 || !BLOCKS(dd[0], dt[0], dd[1]))
+#define OVER2            (BASE_OVER(2) || OVER1 || !BLOCKS(dd[1], dt[1], dd[2]))
+#endif
+#define OVER             (dep == 0 -> OVER0 : (dep == 1 -> OVER1 : OVER2))
+#define CUR              dd[dep]
+#if NO_PROXY_ID
+#define SAMEW            (pj[CUR] == k)          /* the word without id (ABA) */
+#else
+#define SAMEW            (pj[CUR] == k && ptk[CUR] == kt && pab[CUR] == ka)
+#endif
+
+/*
+ * A helper drives the proxy passage dd[0] (token dt[0]; rt: it is a waiter
+ * whose own token is t), as proxy_drive() does.  Phases (local ph):
+ * 0 look (over? finisher at work? scan the next slot k: its gettoken),
+ * 1 its token, 2 blocked by k, 3 waiting for a finisher, 4 finishing,
+ * 5 waiting for k.  Every access to a shared register is one step.
+ */
+inline drive()
+{
+	dep = 0; ph = 0;
+	do
+	:: d_step { ph == 0 && dep > 0 && OVER -> dd[dep] = 0; dt[dep] = 0; dep-- }
+	:: d_step { ph == 0 && dep == 0 && OVER -> dd[0] = 0; dt[0] = 0 };
+	   break
+	:: d_step { ph == 0 && !OVER ->
+		/* (the word's token is the register's while the passage is
+		   pending: the C code reads the register, the same value) */
+		k = pj[CUR]; kt = ptk[CUR]; ka = pab[CUR];
+		if
+		:: k == FIN -> ph = 3                   /* a live finisher is at work */
+		:: k != FIN && k >= N -> pj[CUR] = FIN; fin = 1; kt = 0; ka = 0; ph = 4 /* claim */
+		:: k < N && gettoken[k] -> ph = 2; kt = 0; ka = 0   /* J6 fails */
+		:: k < N && !gettoken[k] -> ph = 1
+		fi }
+	:: d_step { ph == 1 ->                          /* J7 on k */
+		if
+		/* the verification and the commit are one step here; the C
+		   code's CAS compares the whole word, passage id included */
+		:: !SAMEW -> k = 0; kt = 0; ka = 0; ph = 0   /* the word moved */
+		:: SAMEW && (token[k] == NT || PREC(kt, CUR, token[k], k)) ->
+			k++; if :: k == CUR -> k++ :: else fi;
+			pj[CUR] = k; k = 0; kt = 0; ka = 0; ph = 0
+		:: SAMEW && !(token[k] == NT || PREC(kt, CUR, token[k], k)) -> ph = 2; kt = 0; ka = 0
+		fi }
+	:: d_step { ph == 2 && (pmask & BIT(k)) && dep < N - 1 ->  /* drive k's first */
+		dep++; dd[dep] = k; dt[dep] = token[k]; k = 0; kt = 0; ka = 0; ph = 0 }
+	:: d_step { ph == 2 && !((pmask & BIT(k)) && dep < N - 1) -> ph = 5 }
+	:: d_step { ph == 5 && (OVER || ((pmask & BIT(k)) && dep < N - 1) ||
+	                        !BLOCKS(CUR, dt[dep], k)) -> k = 0; kt = 0; ka = 0; ph = 0 }
+	:: d_step { ph == 3 && (OVER || pj[CUR] != FIN) -> k = 0; kt = 0; ka = 0; ph = 0 }
+	:: ph == 4 ->                                   /* proxy_finish */
+		d_step { CS_ENTER(CUR); X = token[CUR]; G_XWRITE(CUR) };
+		d_step { token[CUR] = NT; G_NOTOKEN(CUR); CS_LEAVE(CUR);
+			 pmask = pmask & ~BIT(CUR); pend[CUR] = 0;
+			 pj[CUR] = (CUR == 0 -> 1 : 0); ptk[CUR] = 0; pab[CUR] = 0;
+			 k = 0; kt = 0; ka = 0; fin = 0; ph = 0 }
+	od;
+	rt = 0   /* (a plain step: what follows a drive may be a d_step) */
+}
+#endif
+
 active [N] proctype P()
 {
 	byte i = _pid;  /* slot index = pid (the P's are instantiated first) */
 	byte j;         /* loop index over the other slots                 */
 	byte seen;      /* J2: the set S, as a bit mask of token values    */
 	byte t;         /* own token (local copy of token[i])              */
+#if DRIVEN
+	byte dd[3];     /* drive(): the passages being driven, nested      */
+	byte dt[3];     /* their tokens when the drive started             */
+	byte dep;       /* nesting level                                   */
+	byte k;         /* the slot being scanned / blocking               */
+	byte kt, ka;    /* the proxy word's passage id when k was read     */
+	byte ph;        /* phase of drive()                                */
+	bit  rt;        /* the root drive is a waiter's (its turn ends it) */
+	bit  fin;       /* finishing a proxy: no abort until done          */
+#endif
 
 incarnation:
 	{
 	do
 	::	/* remainder region, then the doorway */
+#if DRIVEN
+		/* jay_prepare: our aborted passage is complete first */
+		if
+		:: d_step { (pmask & BIT(i)) -> dd[0] = i; dt[0] = token[i]; rt = 0 };
+		   drive()
+		:: else
+		fi;
+#endif
 		/* J1 */ d_step { gettoken[i] = 1; AHEAD_START(i); FIRST(j); seen = 0; G_START(i) };
 		/* J2: read the other tokens, one atomic read each */
 		do
@@ -324,7 +477,18 @@ incarnation:
 		do
 		:: j < N ->
 			/* J6 */ (gettoken[j] == 0);
+#if DRIVEN
+			/* J7, or j's passage is left to a proxy: drive it, then
+			   J6/J7 on j again */
+			if
+			:: d_step { TURN_OK(j) -> NEXT(j) }
+			:: d_step { !TURN_OK(j) && (pmask & BIT(j)) ->
+				dd[0] = j; dt[0] = token[j]; rt = 1 };
+			   drive()
+			fi
+#else
 			/* J7 */ d_step { (token[j] == NT || PREC(t, i, token[j], j)) -> NEXT(j) }
+#endif
 		:: d_step { j >= N ->	/* all j passed */
 #if FIFO
 			assert(ahead[i] == 0);           /* doorway FIFO     */
@@ -342,7 +506,14 @@ incarnation:
 		od
 		} unless {
 			/* abort (trylock/timedlock gives up) */
+#if DRIVEN
+			/* not while finishing a proxy (proxy_finish never waits) */
+			d_step { abort_req[i] && !fin ->
+				dd[0] = 0; dd[1] = 0; dd[2] = 0; dt[0] = 0; dt[1] = 0; dt[2] = 0;
+				dep = 0; k = 0; kt = 0; ka = 0; ph = 0; rt = 0;
+#else
 			d_step { abort_req[i] ->
+#endif
 				abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
 #if PLAIN_RESET == 1
@@ -350,6 +521,11 @@ incarnation:
 #elif PLAIN_RESET == 2
 				X = t; G_XWRITE(i) };
 			d_step { token[i] = NT; G_NOTOKEN(i); t = 0; j = 0; pend[i] = 0 };
+#elif DRIVEN
+				/* the passage is left to helpers (pend stays set
+				   until it is complete) */
+				nab[i]++; pmask = pmask | BIT(i); pj[i] = (i == 0 -> 1 : 0);
+				ptk[i] = t; pab[i] = nab[i]; t = 0; j = 0 }
 #else
 				/* the passage is completed by proxy (pend stays set
 				   until it is) */
@@ -400,7 +576,7 @@ incarnation:
 #define CRASH(k)  :: d_step { crashes > 0 && !dead[k] && !(pmask & BIT(k)) -> \
 			crashes--; dead[k] = 1; abort_req[k] = 0; DROP_CS(k); \
 			wmask = wmask & ~BIT(k); UNAHEAD(k); AHEAD_CLR(k); pend[k] = 1 }
-#define ABORT(k)  :: d_step { aborts > 0 && (wmask & BIT(k)) && !dead[k] && !abort_req[k] -> \
+#define ABORT(k)  :: d_step { aborts > 0 && (ABORT_MASK & BIT(k)) && (wmask & BIT(k)) && !dead[k] && !abort_req[k] -> \
 			aborts--; abort_req[k] = 1 }
 
 #if CRASHES > 0 || ABORTS > 0

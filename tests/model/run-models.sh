@@ -65,6 +65,9 @@ jayanti N=3 crash=2 safety                   |jayanti    |-DN=3 -DCRASHES=2|safe
 jayanti N=2 crash=2 abort=2 liveness         |jayanti    |-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0 -DCLUSTER=0|liveness|pass      |1
 jayanti N=3 crash=1 liveness                 |jayanti    |-DN=3 -DCRASHES=1 -DFIFO=0 -DCLUSTER=0|liveness|pass      |6
 jayanti N=3 abort=1 liveness                 |jayanti    |-DN=3 -DABORTS=1 -DFIFO=0 -DCLUSTER=0|liveness|pass      |5
+jayanti-driven N=3 abort=2 (slots 1,2) safety|jayanti   |-DN=3 -DABORTS=2 -DABORT_MASK=6 -DDRIVEN=1 -DCLUSTER=0 -DFIFO=0|safety  |pass      |8
+jayanti-stale-drive N=3 abort=2              |jayanti    |-DN=3 -DABORTS=2 -DABORT_MASK=6 -DDRIVEN=1 -DSTALE_DRIVE=1 -DCLUSTER=0 -DFIFO=0|safety  |fail:deadlock|3
+jayanti-no-proxy-id N=3 abort=2              |jayanti    |-DN=3 -DABORTS=2 -DABORT_MASK=6 -DDRIVEN=1 -DNO_PROXY_ID=1 -DCLUSTER=0 -DFIFO=0|safety  |fail:mutex|4
 jayanti-misprint N=2                         |jayanti    |-DN=2 -DMISPRINT=1 -DCLUSTER=0 -DFIFO=0|safety  |fail:mutex|1
 jayanti-misprint-fifo N=2                    |jayanti    |-DN=2 -DMISPRINT=1 -DCLUSTER=0|safety  |fail:fifo |1
 jayanti-plain-reset N=2 crash=1              |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1

@@ -2,15 +2,17 @@
 /*
  * stress.c - multi-process stress of every algorithm (make check).
  *
- * For each configuration, four separately exec'd bakery-hammer-test
+ * For each configuration, four or eight separately exec'd bakery-hammer-test
  * processes (the test build: its bound assertions abort the process if a
  * Black-White number exceeds n, or a Jayanti token its range, in a lock
  * that has seen no crash or abort) hammer one lock from a common start line.
  * Configurations: every algorithm in pure lock mode on a region with exactly
  * as many slots as hammers (n = 4: the tightest bounds, and the assertions
  * stay live because nothing aborts), every algorithm in mixed mode
- * (lock/trylock/timedlock, default slots), and Lamport and Boulangerie
- * participants mixed on one lock (Moses & Patkin 2018, section 4).  Then asserts:
+ * (lock/trylock/timedlock, default slots) with eight hammers (more aborted
+ * passages at once than hammers-1: Jayanti's helpers then drive chains of
+ * them), and Lamport and Boulangerie participants mixed on one lock (Moses &
+ * Patkin 2018, section 4).  Then asserts:
  *   - every hammer exited 0 and reported all its passages (an assertion
  *     failure is SIGABRT: a failure);
  *   - the occupancy object saw no overlap, and its lossy counter equals
@@ -31,13 +33,15 @@
 
 #include "swarm.h"
 
-#define HAMMERS 4
+#define HAMMERS 4                       /* lock mode */
+#define MIXED_HAMMERS 8                 /* mixed mode */
 #define HAMMER_TIMEOUT_S 120.0
 
 struct config {
 	const char *label;
-	const char *algo[HAMMERS];      /* per hammer; algo[0] creates the lock */
+	const char *algo[MIXED_HAMMERS]; /* per hammer; algo[0] creates the lock */
 	const char *mode;
+	unsigned hammers;
 	unsigned slots;                 /* region capacity; 0: default */
 	unsigned long iterations;       /* per hammer */
 	unsigned gap;                   /* hammer option gap= (pauses between passages) */
@@ -51,22 +55,32 @@ struct config {
  */
 #define GAP 50
 static const struct config configs[] = {
-	{ "lamport", { "lamport", "lamport", "lamport", "lamport" }, "lock", HAMMERS, 100000, GAP },
+	{ "lamport", { "lamport", "lamport", "lamport", "lamport" }, "lock", HAMMERS, HAMMERS,
+	  100000, GAP },
 	{ "boulangerie", { "boulangerie", "boulangerie", "boulangerie", "boulangerie" },
-	  "lock", HAMMERS, 100000, GAP },
+	  "lock", HAMMERS, HAMMERS, 100000, GAP },
 	{ "black-white", { "black-white", "black-white", "black-white", "black-white" },
-	  "lock", HAMMERS, 100000, GAP },
-	{ "jayanti", { "jayanti", "jayanti", "jayanti", "jayanti" }, "lock", HAMMERS, 100000, GAP },
+	  "lock", HAMMERS, HAMMERS, 100000, GAP },
+	{ "jayanti", { "jayanti", "jayanti", "jayanti", "jayanti" }, "lock", HAMMERS, HAMMERS,
+	  100000, GAP },
 	{ "lamport+boulangerie", { "lamport", "boulangerie", "lamport", "boulangerie" },
-	  "lock", HAMMERS, 100000, GAP },
-	{ "lamport", { "lamport", "lamport", "lamport", "lamport" }, "mixed", 0, 100000, 0 },
-	{ "boulangerie", { "boulangerie", "boulangerie", "boulangerie", "boulangerie" },
-	  "mixed", 0, 100000, 0 },
-	{ "black-white", { "black-white", "black-white", "black-white", "black-white" },
-	  "mixed", 0, 100000, 0 },
-	{ "jayanti", { "jayanti", "jayanti", "jayanti", "jayanti" }, "mixed", 0, 40000, 0 },
-	{ "lamport+boulangerie", { "boulangerie", "lamport", "boulangerie", "lamport" },
-	  "mixed", 0, 100000, 0 },
+	  "lock", HAMMERS, HAMMERS, 100000, GAP },
+	/* mixed: twice the hammers, half the passages each */
+	{ "lamport", { "lamport", "lamport", "lamport", "lamport", "lamport", "lamport",
+	  "lamport", "lamport" }, "mixed", MIXED_HAMMERS, 0, 50000, 0 },
+	{ "boulangerie", { "boulangerie", "boulangerie", "boulangerie", "boulangerie",
+	  "boulangerie", "boulangerie", "boulangerie", "boulangerie" },
+	  "mixed", MIXED_HAMMERS, 0, 50000, 0 },
+	{ "black-white", { "black-white", "black-white", "black-white", "black-white",
+	  "black-white", "black-white", "black-white", "black-white" },
+	  "mixed", MIXED_HAMMERS, 0, 50000, 0 },
+	/* with a gap, the aborts of different hammers interleave with each
+	 * other's doorways (the chains of aborted passages above) */
+	{ "jayanti", { "jayanti", "jayanti", "jayanti", "jayanti", "jayanti", "jayanti",
+	  "jayanti", "jayanti" }, "mixed", MIXED_HAMMERS, 0, 20000, GAP },
+	{ "lamport+boulangerie", { "boulangerie", "lamport", "boulangerie", "lamport",
+	  "boulangerie", "lamport", "boulangerie", "lamport" },
+	  "mixed", MIXED_HAMMERS, 0, 50000, 0 },
 };
 
 static unsigned long scale = 1;
@@ -77,10 +91,10 @@ static bool spawn_all(struct swarm *s, const struct config *c)
 	const char *const opts[] = { sync, gap, NULL };
 
 	/* all hammers wait at the start line, then contend from the first passage */
-	snprintf(sync, sizeof(sync), "sync=%u", HAMMERS);
+	snprintf(sync, sizeof(sync), "sync=%u", c->hammers);
 	snprintf(gap, sizeof(gap), "gap=%u", c->gap);
 	swarm_prog("bakery-hammer-test", prog, sizeof(prog));
-	for (unsigned i = 0; i < HAMMERS; i++)
+	for (unsigned i = 0; i < c->hammers; i++)
 		if (swarm_spawn(s, prog, "stress", c->algo[i], c->iterations * scale, c->mode,
 		                opts)) {
 			perror("stress: spawn");
@@ -192,7 +206,7 @@ static bool run_config(const struct config *c, unsigned index)
 	ok = check_hammers(&s, c, &sum) && ok;
 	ok = check_lock(&s, c, sum, &aborts) && ok;
 	printf("stress: %-20s %-5s %u procs %2u slots %8llu acquisitions %6.2f s %9.0f/s "
-	       "aborts %6llu  %s\n", c->label, c->mode, HAMMERS, c->slots ? c->slots :
+	       "aborts %6llu  %s\n", c->label, c->mode, c->hammers, c->slots ? c->slots :
 	       BAKERY_DEFAULT_SLOTS, (unsigned long long)sum, s.seconds,
 	       s.seconds > 0 ? (double)sum / s.seconds : 0.0, (unsigned long long)aborts,
 	       ok ? "ok" : "FAILED");

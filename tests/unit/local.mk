@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Check unit suites, one program per concern.  unit.c/unit.h are the suites'
 # helpers (regions, a lock-holding thread) on top of the test kit
-# tests/common/tk.c (names, children with time limits, gates, clocks).  test_region_crash, test_corrupt and test_guard need the test
-# build (crash points; the shared-memory layout and its hash; the hidden
+# tests/common/tk.c (names, children with time limits, gates, clocks).
+# test_region_crash, test_corrupt, test_guard and test_wait_handoff need the
+# test build (crash and stop points; the shared-memory layout and its hash; the hidden
 # bakery__guard_add/bakery__guard_remove, which only a convenience library lets a program
 # link).
 if HAVE_CHECK
@@ -14,6 +15,7 @@ unit_tests = \
 	tests/unit/test_registry \
 	tests/unit/test_lock_api \
 	tests/unit/test_timed \
+	tests/unit/test_wait_handoff \
 	tests/unit/test_errors \
 	tests/unit/test_owner_dead \
 	tests/unit/test_lock_reset \
@@ -67,6 +69,18 @@ tests_unit_test_timed_SOURCES = tests/unit/test_timed.c $(unit_helpers)
 tests_unit_test_timed_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_timed_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_timed_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_wait_handoff_SOURCES = tests/unit/test_wait_handoff.c $(unit_helpers)
+tests_unit_test_wait_handoff_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_wait_handoff_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_wait_handoff_LDADD = $(bakery_test_ldadd_tb)
+
+# test_dlclose dlopen()s the built shared library: it must not link it
+check_PROGRAMS += tests/unit/test_dlclose
+TESTS += tests/unit/test_dlclose
+tests_unit_test_dlclose_SOURCES = tests/unit/test_dlclose.c
+tests_unit_test_dlclose_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_dlclose_LDADD = $(BAKERY_LIBS)
 
 tests_unit_test_errors_SOURCES = tests/unit/test_errors.c $(unit_helpers)
 tests_unit_test_errors_CPPFLAGS = $(bakery_test_cppflags)

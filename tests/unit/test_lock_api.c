@@ -2,7 +2,7 @@
 /*
  * test_lock_api.c - the lock calls' error codes (as bakery.h lists them): NULL
  * handles, lock names, a full lock table, algorithm joining rules, relock by
- * the holder, unlock and consistent by a non-holder, trylock on a held lock,
+ * the holder (through the same handle or a second handle of the region), unlock and consistent by a non-holder, trylock on a held lock,
  * closing a region or lock handle while holding, for every algorithm.
  */
 #include "config.h"
@@ -267,6 +267,56 @@ START_TEST(holder_errors)
 }
 END_TEST
 
+/* Child: take LOCK through one handle of region NAME, then through a second
+ * handle of the same region, blocking.  Exits with bakery_lock's answer (a
+ * hang is the parent's timeout). */
+struct two_handles {
+	char name[TK_NAME_SIZE];
+	enum bakery_algo algo;
+};
+
+static int relock_through_second_handle(void *arg)
+{
+	const struct two_handles *h = arg;
+	bakery_t *b1 = NULL, *b2 = NULL;
+	bakery_lock_t *l1 = NULL, *l2 = NULL;
+
+	if (bakery_open(h->name, 0, NULL, &b1) || bakery_open(h->name, 0, NULL, &b2) ||
+	    bakery_lock_open(b1, "owned", h->algo, &l1) ||
+	    bakery_lock_open(b2, "owned", h->algo, &l2) || bakery_lock(l1))
+		return 100;
+	return bakery_lock(l2);
+}
+
+/* The holder relocking through a second handle of the same region (its own
+ * second slot) is told EDEADLK too, not left waiting on itself. */
+START_TEST(holder_relock_through_second_handle)
+{
+	struct two_handles h = { .algo = (enum bakery_algo)_i };
+	struct timespec ts = tk_in(CLOCK_REALTIME, 0.05);
+	bakery_t *b = unit_region(h.name, "twohandles", 4, 2), *b2 = NULL;
+	bakery_lock_t *l = unit_lock(b, "owned", h.algo), *l2;
+
+	ck_assert_int_eq(bakery_open(h.name, 0, NULL, &b2), 0);
+	l2 = unit_lock(b2, "owned", h.algo);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_trylock(l2), EDEADLK);
+	ck_assert_int_eq(bakery_timedlock(l2, &ts), EDEADLK);
+	ck_assert_int_eq(bakery_unlock(l2), EPERM);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	/* released: the other handle takes it like any other */
+	ck_assert_int_eq(bakery_trylock(l2), 0);
+	ck_assert_int_eq(bakery_trylock(l), EDEADLK);
+	ck_assert_int_eq(bakery_unlock(l2), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(relock_through_second_handle, &h), 10), EDEADLK);
+	bakery_lock_close(l2);
+	bakery_lock_close(l);
+	ck_assert_int_eq(bakery_close(b2), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(h.name), 0);
+}
+END_TEST
+
 START_TEST(trylock_busy_while_another_thread_holds)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
@@ -328,6 +378,8 @@ static Suite *lock_api_suite(void)
 	tcase_set_timeout(per_algo, 30);
 	tcase_add_loop_test(per_algo, algorithm_join_rules, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(per_algo, holder_errors, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(per_algo, holder_relock_through_second_handle, TK_ALGO_FIRST,
+	                    TK_ALGO_END);
 	tcase_add_loop_test(per_algo, trylock_busy_while_another_thread_holds,
 	                    TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(per_algo, close_while_holding_is_busy, TK_ALGO_FIRST, TK_ALGO_END);

@@ -3,8 +3,8 @@
  * test_region.c - regions: create, open, exclusive create, names ("/x" and
  * "x" alike; bad and too long ones refused), flags, configuration limits,
  * permission bits (0600 by default, cfg.mode exactly, EACCES for a user the
- * bits refuse), unlink while mapped, and many processes racing to create one
- * region.
+ * bits refuse), unlink while mapped, many processes racing to create one
+ * region, and a region named like another's creation temporary.
  */
 #include "config.h"
 
@@ -435,6 +435,51 @@ START_TEST(concurrent_creators_end_with_one_region)
 }
 END_TEST
 
+/* Child: open TWIN (creating it if it is gone) and try its lock "L", which
+ * the parent holds.  0 if it is busy, as it must be. */
+static int try_twin_lock(void *arg)
+{
+	const char *twin = arg;
+	bakery_t *b = NULL;
+	bakery_lock_t *l = NULL;
+	int rc;
+
+	if (bakery_open(twin, BAKERY_CREATE, NULL, &b))
+		return 1;
+	if (bakery_lock_open(b, "L", BAKERY_ALGO_DEFAULT, &l))
+		return 2;
+	rc = bakery_trylock(l);
+	if (rc == 0 || rc == EOWNERDEAD)
+		return 3;       /* a second holder: the parent's region was lost */
+	return rc == EBUSY ? 0 : 4;
+}
+
+/* A region whose name looks like a creator's temporary of another region
+ * ("NAME.~new.data" next to "NAME") is a region like any other: creating
+ * NAME must not sweep it away while it is in use. */
+START_TEST(region_named_like_a_temporary_is_kept)
+{
+	char name[TK_NAME_SIZE], twin[TK_NAME_SIZE + 16];
+	bakery_t *b = NULL, *t = NULL;
+	bakery_lock_t *l;
+
+	tk_name(name, sizeof(name), "twin");
+	snprintf(twin, sizeof(twin), "%s.~new.data", name);
+	ck_assert_int_eq(bakery_open(twin, BAKERY_CREATE | BAKERY_EXCL, NULL, &t), 0);
+	l = unit_lock(t, "L", BAKERY_ALGO_DEFAULT);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, NULL, &b), 0);
+	ck_assert_int_eq(region_probe(twin), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(try_twin_lock, twin), 30), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	bakery_lock_close(l);
+	ck_assert_int_eq(bakery_close(t), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(twin), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 static Suite *region_suite(void)
 {
 	Suite *s = suite_create("region");
@@ -453,6 +498,7 @@ static Suite *region_suite(void)
 	tcase_add_test(tc, permission_refused);
 	tcase_add_test(tc, unlink_keeps_mapped_handles_working);
 	tcase_add_test(tc, concurrent_creators_end_with_one_region);
+	tcase_add_test(tc, region_named_like_a_temporary_is_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,6 +5,10 @@
  * an opener could take for a region: the name does not exist (ENOENT), and
  * the next creator succeeds and removes the dead creator's temporary object
  * (but never the temporary object of a creator that is still alive).
+ * A lock creator stopped while it holds the region's lock table
+ * (BAKERY_STOP_AT=lock-create) makes other lock creations give up after 2 s
+ * with EAGAIN, not BAKERY_EBADREGION: the region is sound, and once the
+ * creator goes on every creation succeeds.
  */
 #include "config.h"
 
@@ -16,13 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "unit.h"
 
 static const char *const crash_points[] = { "create-format", "create-link" };
 
-/* Temporary objects of NAME's creators (NAME.~new.*) under /dev/shm. */
+/* Temporary objects of NAME's creators (NAME DEL "new." ...) under /dev/shm
+ * (lib/region.c: TMP_TAG). */
+#define TMP_TAG "\x7f" "new."
 static unsigned temporaries(const char *name)
 {
 	char prefix[TK_NAME_SIZE + 8];
@@ -30,7 +37,7 @@ static unsigned temporaries(const char *name)
 	unsigned n = 0;
 	DIR *d = opendir("/dev/shm");
 
-	snprintf(prefix, sizeof(prefix), "%s.~new.", name + 1);
+	snprintf(prefix, sizeof(prefix), "%s" TMP_TAG, name + 1);
 	ck_assert_ptr_nonnull(d);
 	while ((e = readdir(d)))
 		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
@@ -113,7 +120,7 @@ START_TEST(live_creators_temporary_is_kept)
 	int fd;
 
 	tk_name(name, sizeof(name), "livetmp");
-	snprintf(path, sizeof(path), "/dev/shm/%s.~new.%d.999", name + 1, (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/%s" TMP_TAG "%d.999", name + 1, (int)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
@@ -123,6 +130,43 @@ START_TEST(live_creators_temporary_is_kept)
 	ck_assert_int_eq(bakery_unlink(name), 0);
 	close(fd);
 	ck_assert_int_eq(unlink(path), 0);
+}
+END_TEST
+
+/* Child: create lock "first" in region ARG, stopping (SIGSTOP) with the
+ * lock table held. */
+static int stopped_lock_creator(void *arg)
+{
+	bakery_t *b = NULL;
+	bakery_lock_t *l = NULL;
+
+	if (setenv("BAKERY_STOP_AT", "lock-create", 1) || bakery_open(arg, 0, NULL, &b) ||
+	    bakery_lock_open(b, "first", BAKERY_ALGO_DEFAULT, &l))
+		return 1;
+	return 0;
+}
+
+START_TEST(stopped_lock_creator_is_not_corruption)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "stoplock", 4, 4);
+	bakery_lock_t *l = NULL;
+	pid_t creator = tk_fork(stopped_lock_creator, name);
+	int st;
+
+	ck_assert_int_eq(waitpid(creator, &st, WUNTRACED), creator);
+	ck_assert_msg(WIFSTOPPED(st), "the creator did not stop at lock-create");
+	ck_assert_int_eq(bakery_lock_open(b, "second", BAKERY_ALGO_DEFAULT, &l), EAGAIN);
+	ck_assert_int_eq(kill(creator, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(creator, 10), 0);
+	ck_assert_int_eq(bakery_lock_open(b, "second", BAKERY_ALGO_DEFAULT, &l), 0);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_lock_open(b, "first", BAKERY_ALGO_DEFAULT, &l), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
 }
 END_TEST
 
@@ -136,6 +180,7 @@ static Suite *region_crash_suite(void)
 	                    (int)(sizeof(crash_points) / sizeof(crash_points[0])));
 	tcase_add_test(tc, orphans_of_earlier_creators_removed);
 	tcase_add_test(tc, live_creators_temporary_is_kept);
+	tcase_add_test(tc, stopped_lock_creator_is_not_corruption);
 	suite_add_tcase(s, tc);
 	return s;
 }

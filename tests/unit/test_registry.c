@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_registry.c - participant slots: a thread takes its slot lazily at its
- * first lock call and gives it back at thread exit and at bakery_close; a
- * forked child's thread takes a fresh slot and does not hold the parent's
- * lock; a full registry answers BAKERY_ESLOTS at once; the slot of a
- * SIGKILLed process goes to the next newcomer.
+ * first lock call and gives it back at thread exit and at bakery_close
+ * (other threads' slots at their next lock call); a forked child's thread
+ * takes a fresh slot and does not hold the parent's lock; a full registry answers BAKERY_ESLOTS at once; the slot of a
+ * SIGKILLed process goes to the next newcomer, and one still lending its
+ * registers to a Jayanti proxy passage makes a newcomer's EAGAIN.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -116,12 +120,84 @@ START_TEST(slot_taken_lazily_given_back_at_exit_and_close)
 }
 END_TEST
 
+/* A pool thread with slots in two regions: it keeps working on the second
+ * after the first was closed, and must give back its slot in the first at
+ * that next call (bakery_close's promise), not only at its exit. */
+struct pool_thread {
+	pthread_t thread;
+	bakery_lock_t *first, *second;
+	struct tk_gate ready, go, done, leave;
+	int rc;
+};
+
+static int lock_unlock(bakery_lock_t *l)
+{
+	int rc = bakery_lock(l);
+
+	return rc ? rc : bakery_unlock(l);
+}
+
+static void *pool_main(void *arg)
+{
+	struct pool_thread *p = arg;
+
+	p->rc = lock_unlock(p->first);
+	if (!p->rc)
+		p->rc = lock_unlock(p->second);
+	tk_gate_open(&p->ready);
+	tk_gate_wait(&p->go, 30);
+	if (!p->rc)
+		p->rc = lock_unlock(p->second);     /* its next call */
+	tk_gate_open(&p->done);
+	tk_gate_wait(&p->leave, 30);
+	return NULL;
+}
+
+START_TEST(closed_regions_slot_given_back_at_next_call)
+{
+	char first[TK_NAME_SIZE], second[TK_NAME_SIZE];
+	bakery_t *a = unit_region(first, "poolA", 4, 2), *b = unit_region(second, "poolB", 4, 2);
+	bakery_t *observer = NULL;
+	struct pool_thread p = { .first = unit_lock(a, "l", BAKERY_ALGO_DEFAULT),
+	                         .second = unit_lock(b, "l", BAKERY_ALGO_DEFAULT) };
+
+	ck_assert_int_eq(bakery_open(first, 0, NULL, &observer), 0);
+	tk_gate_init(&p.ready);
+	tk_gate_init(&p.go);
+	tk_gate_init(&p.done);
+	tk_gate_init(&p.leave);
+	ck_assert_int_eq(pthread_create(&p.thread, NULL, pool_main, &p), 0);
+	ck_assert(tk_gate_wait(&p.ready, 30));
+	ck_assert_int_eq(p.rc, 0);
+	ck_assert_uint_eq(slots_used(observer), 1);         /* the pool thread's */
+	ck_assert_int_eq(bakery_lock_close(p.first), 0);
+	ck_assert_int_eq(bakery_close(a), 0);
+	ck_assert_uint_eq(slots_used(observer), 1);         /* still its own */
+	tk_gate_open(&p.go);
+	ck_assert(tk_gate_wait(&p.done, 30));
+	ck_assert_int_eq(p.rc, 0);
+	ck_assert_uint_eq(slots_used(observer), 0);         /* given back */
+	tk_gate_open(&p.leave);
+	ck_assert_int_eq(pthread_join(p.thread, NULL), 0);
+	ck_assert_int_eq(bakery_lock_close(p.second), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_close(observer), 0);
+	ck_assert_int_eq(bakery_unlink(first), 0);
+	ck_assert_int_eq(bakery_unlink(second), 0);
+	tk_gate_close(&p.ready);
+	tk_gate_close(&p.go);
+	tk_gate_close(&p.done);
+	tk_gate_close(&p.leave);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- fork -- */
 
 struct fork_report {
 	int unlock_rc, trylock_rc, consistent_rc, other_rc, close_rc;
 	int slot;
 	pid_t pid;
+	char name[TK_NAME_SIZE];
 };
 
 struct fork_case {
@@ -183,6 +259,115 @@ START_TEST(forked_child_takes_fresh_slot_and_holds_nothing)
 	bakery_lock_close(f.other);
 	ck_assert_int_eq(bakery_close(f.b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* Does this process map the shm object NAME?  (By inode: a region is
+ * mapped under its creation temporary's name.) */
+static bool maps_region(const char *name)
+{
+	char line[512], path[TK_NAME_SIZE + 16];
+	struct stat st;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	if (stat(path, &st) || !(f = fopen("/proc/self/maps", "re")))
+		return true;    /* cannot tell: the test fails */
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long ino;
+
+		found = sscanf(line, "%*s %*s %*s %*s %llu", &ino) == 1 &&
+		        ino == (unsigned long long)st.st_ino;
+	}
+	fclose(f);
+	return found;
+}
+
+/* In a child forked while another thread of the parent had a slot: closing
+ * the inherited handle unmaps the region (that thread is not the child's). */
+static int forked_close_unmaps(void *arg)
+{
+	struct fork_case *f = arg;
+
+	if (!maps_region(f->rep->name))
+		return 1;       /* the check itself would be wrong */
+	if (bakery_close(f->b))
+		return 2;
+	return maps_region(f->rep->name) ? 3 : 0;
+}
+
+START_TEST(forked_child_close_unmaps_despite_parents_threads)
+{
+	char name[TK_NAME_SIZE];
+	struct fork_case f = { 0 };
+	struct taker t;
+
+	f.b = unit_region(name, "forkmap", 4, 4);
+	f.held = unit_lock(f.b, "l", BAKERY_ALGO_DEFAULT);
+	f.rep = tk_shared(sizeof(*f.rep));
+	snprintf(f.rep->name, sizeof(f.rep->name), "%s", name);
+	taker_start(&t, f.b, f.held);           /* another thread with a slot */
+	ck_assert_int_eq(tk_reap(tk_fork(forked_close_unmaps, &f), 20), 0);
+	taker_stop(&t);
+	bakery_lock_close(f.held);
+	ck_assert_int_eq(bakery_close(f.b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* ------------------------------------------------- regions per thread -- */
+
+struct member {
+	char name[TK_NAME_SIZE];
+	bakery_t *b;
+	bakery_lock_t *l;
+};
+
+/* A thread takes part in at most BAKERY_MAX_THREAD_REGIONS regions (one
+ * robust-list entry each; the kernel walks 2048): one more is EMFILE, and
+ * closing one makes room again. */
+START_TEST(thread_region_limit_is_emfile)
+{
+	const unsigned n = BAKERY_MAX_THREAD_REGIONS + 1;
+	struct member *m = calloc(n, sizeof(*m));
+	struct rlimit rl;
+
+	ck_assert_ptr_nonnull(m);
+	/* a descriptor per region */
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < n + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < n + 64) {
+		printf("regions per thread: skipped, %lu descriptors at most\n",
+		       (unsigned long)rl.rlim_cur);
+		free(m);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		m[i].b = unit_region(m[i].name, "many", 1, 1);
+		m[i].l = unit_lock(m[i].b, "l", BAKERY_ALGO_DEFAULT);
+	}
+	for (unsigned i = 0; i < n - 1; i++) {
+		ck_assert_int_eq(bakery_lock(m[i].l), 0);
+		ck_assert_int_eq(bakery_unlock(m[i].l), 0);
+	}
+	ck_assert_int_eq(bakery_lock(m[n - 1].l), EMFILE);
+	ck_assert_int_eq(bakery_trylock(m[n - 1].l), EMFILE);
+	ck_assert_int_eq(bakery_lock_close(m[0].l), 0);
+	ck_assert_int_eq(bakery_close(m[0].b), 0);
+	ck_assert_int_eq(bakery_lock(m[n - 1].l), 0);
+	ck_assert_int_eq(bakery_unlock(m[n - 1].l), 0);
+	ck_assert_int_eq(bakery_unlink(m[0].name), 0);
+	for (unsigned i = 1; i < n; i++) {
+		ck_assert_int_eq(bakery_lock_close(m[i].l), 0);
+		ck_assert_int_eq(bakery_close(m[i].b), 0);
+		ck_assert_int_eq(bakery_unlink(m[i].name), 0);
+	}
+	free(m);
 }
 END_TEST
 
@@ -363,6 +548,62 @@ START_TEST(killed_process_slot_goes_to_newcomer)
 }
 END_TEST
 
+/* Child: take lock "full" of region ARG (blocking), report bakery_lock's
+ * answer as exit status after letting go. */
+static int lock_once(void *arg)
+{
+	bakery_t *b = NULL;
+	bakery_lock_t *l = NULL;
+	int rc;
+
+	if (bakery_open(arg, 0, NULL, &b) || bakery_lock_open(b, "full", BAKERY_ALGO_DEFAULT, &l))
+		return 100;
+	rc = bakery_lock(l);
+	if (rc == 0 || rc == EOWNERDEAD)
+		bakery_unlock(l);
+	return rc;
+}
+
+struct lock_watch {
+	bakery_t *b;
+	unsigned index;
+};
+
+static bool has_waiter(void *arg)
+{
+	struct lock_watch *w = arg;
+	struct bakery_lock_info li;
+
+	return bakery_lock_info(w->b, w->index, &li) == 0 && li.waiters == 1;
+}
+
+/* Jayanti, as many slots as participants: a waiter killed behind the holder
+ * leaves a passage that is completed by proxy only once the holder is out,
+ * and its slot comes back then.  Meanwhile a newcomer finds no free slot
+ * but one being recovered: EAGAIN (try again), not BAKERY_ESLOTS (full);
+ * after the holder lets go, the newcomer gets a slot and the lock. */
+START_TEST(slot_being_recovered_is_eagain_not_eslots)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "recovering", 2, 2);
+	bakery_lock_t *l = unit_lock(b, "full", BAKERY_ALGO_JAYANTI);
+	struct lock_watch w = { b, 0 };
+	pid_t waiter;
+
+	ck_assert_int_eq(bakery_lock_index(l, &w.index), 0);
+	ck_assert_int_eq(bakery_lock(l), 0);                /* slot 0 */
+	waiter = tk_fork(lock_once, name);                  /* slot 1, waits */
+	ck_assert(tk_wait_until(has_waiter, &w, 10));
+	ck_assert(tk_kill(waiter));
+	ck_assert_int_eq(tk_reap(tk_fork(lock_once, name), 10), EAGAIN);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(lock_once, name), 10), 0);
+	bakery_lock_close(l);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 /* bakery_recover reaps the dead slot and says so. */
 START_TEST(recover_reaps_killed_process_slot)
 {
@@ -445,6 +686,9 @@ static Suite *registry_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, slot_taken_lazily_given_back_at_exit_and_close);
+	tcase_add_test(tc, closed_regions_slot_given_back_at_next_call);
+	tcase_add_test(tc, forked_child_close_unmaps_despite_parents_threads);
+	tcase_add_test(tc, thread_region_limit_is_emfile);
 	tcase_add_loop_test(tc, forked_child_takes_fresh_slot_and_holds_nothing,
 	                    TK_ALGO_FIRST, TK_ALGO_END);
 #if !defined(__SANITIZE_ADDRESS__)
@@ -454,6 +698,7 @@ static Suite *registry_suite(void)
 	tcase_add_test(tc, full_registry_processes);
 	tcase_add_loop_test(tc, killed_process_slot_goes_to_newcomer, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, recover_reaps_killed_process_slot, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_test(tc, slot_being_recovered_is_eagain_not_eslots);
 	tcase_add_loop_test(tc, open_reaps_killed_process_slot, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;

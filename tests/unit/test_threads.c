@@ -5,6 +5,7 @@
  * above 1; a plain counter loses no update) with lock, and with trylock and
  * timedlock mixed in; and a waiter blocked for a second on a held lock burns
  * almost no CPU (its own CLOCK_THREAD_CPUTIME_ID, measured from inside).
+ * A thread cancelled while in libbakery calls is cancelled after them.
  */
 #include "config.h"
 
@@ -231,6 +232,70 @@ START_TEST(blocked_waiter_burns_little_cpu)
 }
 END_TEST
 
+/* ------------------------------------------------------- cancellation -- */
+
+struct cancelled {
+	char name[TK_NAME_SIZE];
+	bakery_t *b;
+	bakery_lock_t *l;
+	int open_rc, lock_open_rc, lock_rc, unlock_rc, info_rc;
+	int done;
+};
+
+/* A thread with a cancellation pending before its calls: the calls complete
+ * (cancellation is off inside them) and it is cancelled at its own next
+ * cancellation point. */
+static void *cancelled_main(void *arg)
+{
+	struct cancelled *c = arg;
+	struct bakery_slot_info si;
+
+	pthread_cancel(pthread_self());
+	c->open_rc = bakery_open(c->name, BAKERY_CREATE | BAKERY_EXCL, NULL, &c->b);
+	if (!c->open_rc)
+		c->lock_open_rc = bakery_lock_open(c->b, "l", BAKERY_ALGO_DEFAULT, &c->l);
+	if (!c->open_rc && !c->lock_open_rc) {
+		c->lock_rc = bakery_lock(c->l);         /* claims a slot */
+		c->unlock_rc = bakery_unlock(c->l);
+		c->info_rc = bakery_slot_info(c->b, 0, &si);
+	}
+	c->done = 1;
+	pthread_testcancel();
+	return NULL;
+}
+
+START_TEST(cancellation_waits_for_the_call_to_end)
+{
+	struct cancelled c = { .open_rc = -1, .lock_open_rc = -1, .lock_rc = -1,
+	                       .unlock_rc = -1, .info_rc = -1 };
+	char other[TK_NAME_SIZE];
+	pthread_t th;
+	void *ret = NULL;
+	bakery_t *b;
+
+	tk_name(c.name, sizeof(c.name), "cancel");
+	ck_assert_int_eq(pthread_create(&th, NULL, cancelled_main, &c), 0);
+	ck_assert_int_eq(pthread_join(th, &ret), 0);
+	ck_assert(ret == PTHREAD_CANCELED);
+	ck_assert_msg(c.done, "cancelled inside a libbakery call (open %d, lock_open %d, "
+	              "lock %d)", c.open_rc, c.lock_open_rc, c.lock_rc);
+	ck_assert_int_eq(c.open_rc, 0);
+	ck_assert_int_eq(c.lock_open_rc, 0);
+	ck_assert_int_eq(c.lock_rc, 0);
+	ck_assert_int_eq(c.unlock_rc, 0);
+	ck_assert_int_eq(c.info_rc, 0);
+	/* nothing left held: another creation goes through, the lock is free */
+	b = unit_region(other, "aftercancel", 0, 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(other), 0);
+	ck_assert_int_eq(bakery_lock(c.l), 0);
+	ck_assert_int_eq(bakery_unlock(c.l), 0);
+	ck_assert_int_eq(bakery_lock_close(c.l), 0);
+	ck_assert_int_eq(bakery_close(c.b), 0);
+	ck_assert_int_eq(bakery_unlink(c.name), 0);
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
 	Suite *s = suite_create("threads");
@@ -246,6 +311,7 @@ static Suite *threads_suite(void)
 
 	tcase_set_timeout(cpu, 30);
 	tcase_add_loop_test(cpu, blocked_waiter_burns_little_cpu, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_test(cpu, cancellation_waits_for_the_call_to_end);
 	suite_add_tcase(s, cpu);
 	return s;
 }
