@@ -37,6 +37,8 @@ if [ $# -gt 0 ]; then
 	keep=1
 else
 	work=$(mktemp -d "${TMPDIR:-/tmp}/bakery-hardening.XXXXXX") || exit 1
+	# readable by others: tools/test-cli.sh runs the tool as another user
+	chmod 0755 "$work"
 	keep=0
 fi
 failures=

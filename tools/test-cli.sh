@@ -475,8 +475,13 @@ test_readers() {
 		i=$((i + 1))
 	done
 	same "list --json: locks of $region" "$found" "$(status_json .locks_used)"
-	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
-		as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+		! $as_nobody sh -c "test -x '$bakery' && test -r '$bakery'" 2>/dev/null; then
+		# a build inside a private directory (/root, a 0700 temporary):
+		# the other user cannot even start the tool
+		echo "test-cli: not checked: reading as another user (the build directory is private)"
+	elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 		run 0 $as_nobody "$bakery" status "$fresh"
 		grep -q "mode 0644" "$tmp/out" || fail "status as another user: $(cat "$tmp/out")"
 		run 0 $as_nobody "$bakery" list
