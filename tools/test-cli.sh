@@ -113,6 +113,16 @@ lock_json() {
 	echo "no lock $1"
 }
 
+# Wait (10 s at most) until the holder's command has started: $tmp/held.
+wait_held() {
+	n=0
+	while [ ! -e "$tmp/held" ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	[ -e "$tmp/held" ] || fail "bakery run never started its command"
+}
+
 # Start `bakery run REGION LOCK` with a command that holds the lock until
 # $tmp/release exists; returns once the command runs.  Pid in $holder.
 hold() {
@@ -120,12 +130,7 @@ hold() {
 	"$bakery" run "$region" "$1" -- sh -c "echo \$\$ >'$tmp/cmd.pid'; touch '$tmp/held';
 		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
 	holder=$!
-	n=0
-	while [ ! -e "$tmp/held" ] && [ "$n" -lt 200 ]; do
-		sleep 0.05
-		n=$((n + 1))
-	done
-	[ -e "$tmp/held" ] || fail "bakery run never started its command"
+	wait_held
 }
 
 # Kill the holder with SIGKILL, lock held, and its command after it.
@@ -307,12 +312,7 @@ tick_hold() {
 	"$bakery" run "$region" "$1" -- sh -c "echo \$\$ >'$tmp/cmd.pid'; touch '$tmp/held';
 		while :; do echo t >>'$tmp/ticks'; sleep 0.05; done" 2>"$tmp/hold.err" &
 	holder=$!
-	n=0
-	while [ ! -e "$tmp/held" ] && [ "$n" -lt 200 ]; do
-		sleep 0.05
-		n=$((n + 1))
-	done
-	[ -e "$tmp/held" ] || fail "bakery run never started its command"
+	wait_held
 }
 
 # shellcheck disable=SC2016
