@@ -240,6 +240,10 @@ struct cancelled {
 	bakery_lock_t *l;
 	int open_rc, lock_open_rc, lock_rc, unlock_rc, info_rc;
 	int done;
+	/* here, not on the cancelled thread's stack: a forced unwind leaves
+	 * AddressSanitizer's redzones of the unwound frame poisoned, and its
+	 * own thread teardown then trips over them */
+	struct bakery_slot_info si;
 };
 
 /* A thread with a cancellation pending before its calls: the calls complete
@@ -248,7 +252,6 @@ struct cancelled {
 static void *cancelled_main(void *arg)
 {
 	struct cancelled *c = arg;
-	struct bakery_slot_info si;
 
 	pthread_cancel(pthread_self());
 	c->open_rc = bakery_open(c->name, BAKERY_CREATE | BAKERY_EXCL, NULL, &c->b);
@@ -257,7 +260,7 @@ static void *cancelled_main(void *arg)
 	if (!c->open_rc && !c->lock_open_rc) {
 		c->lock_rc = bakery_lock(c->l);         /* claims a slot */
 		c->unlock_rc = bakery_unlock(c->l);
-		c->info_rc = bakery_slot_info(c->b, 0, &si);
+		c->info_rc = bakery_slot_info(c->b, 0, &c->si);
 	}
 	c->done = 1;
 	pthread_testcancel();
