@@ -237,7 +237,10 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 	l->ops->exit(p);
 }
 
-static int lock_acquire_in(struct bakery_lock *l, const struct deadline *dl)
+/* (the only cancellation points on this path are in claiming a slot, where
+ * bakery__slot_self disables cancellation: waiting makes no cancellable
+ * call) */
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 {
 	struct passage p;
 	uint32_t flags;
@@ -279,15 +282,6 @@ static int lock_acquire_in(struct bakery_lock *l, const struct deadline *dl)
 		return EOWNERDEAD;
 	}
 	return 0;
-}
-
-/* (waiting makes no cancellable call: only claiming a slot does) */
-static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
-{
-	int old = cancel_off(), err = lock_acquire_in(l, dl);
-
-	cancel_restore(old);
-	return err;
 }
 
 int bakery_lock(bakery_lock_t *l)

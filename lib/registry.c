@@ -47,6 +47,8 @@ static __thread unsigned long closes_seen __attribute__((tls_model("initial-exec
 static void thread_exit(void *unused);
 static void orphans_reap(void);
 static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_slot *orphans;     /* linked by next (orphan_add) */
+static unsigned long norphans;
 
 /* Is T one of the calling thread's records? */
 static bool record_is_mine(const struct thread_slot *t)
@@ -451,14 +453,15 @@ int bakery__slot_self_peek(struct bakery *b, unsigned *slot)
 	return 0;
 }
 
-int bakery__slot_self(struct bakery *b, unsigned *slot)
+/* bakery__slot_self's work beyond the lookup: pruning, reaping orphans,
+ * claiming.  C is the close count the caller read. */
+static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
 {
 	struct thread_slot *t;
-	unsigned long c = bakery__region_closes();
 	int err;
 
 	orphans_reap();
-	if (caa_unlikely(c != closes_seen)) {
+	if (c != closes_seen) {
 		/* the count before the `closed` flags it announces (load->load;
 		 * pairs with the full barrier in bakery__region_close) */
 		cmm_smp_rmb();
@@ -487,6 +490,28 @@ int bakery__slot_self(struct bakery *b, unsigned *slot)
 	pthread_setspecific(tls_key, (void *)1);
 	*slot = t->slot;
 	return 0;
+}
+
+/*
+ * The calling thread's slot in B, claimed on first use.  The common case,
+ * nothing to prune or reap and a slot already ours, is a few loads; the
+ * rest reaches the C library's cancellation points (fopen of /proc, close
+ * of a handle's descriptor when its last reference goes) and so runs with
+ * cancellation disabled: a thread cancelled there would leave a slot, a
+ * token or a reference behind.
+ */
+int bakery__slot_self(struct bakery *b, unsigned *slot)
+{
+	unsigned long c = bakery__region_closes();
+	int old, err;
+
+	if (caa_likely(c == closes_seen && !uatomic_read(&norphans) &&
+	               bakery__slot_self_peek(b, slot) == 0))
+		return 0;
+	old = cancel_off();
+	err = slot_self_slow(b, c, slot);
+	cancel_restore(old);
+	return err;
 }
 
 /* Are A and B handles of the same shm object? (names first: fstat only for
@@ -529,9 +554,6 @@ void bakery__slot_release_self(struct bakery *b)
  * references.  Without this every such death cost the process two mappings
  * for good.
  */
-static struct thread_slot *orphans;     /* linked by next */
-static unsigned long norphans;
-
 static void orphan_add(struct thread_slot *t)
 {
 	t->exited_tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
