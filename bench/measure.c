@@ -237,12 +237,32 @@ static void contended_stats(struct result *r, const struct control *c, unsigned 
 	}
 }
 
+/* Spawn up to N children running FN, start them together, let them run for
+ * DURATION_S and tell them to stop.  The number spawned; the run's length
+ * in *ELAPSED_NS. */
+static unsigned run_children(child_fn fn, struct mech *m, struct control *c, pid_t *pids,
+                             unsigned n_want, double duration_s, int64_t *elapsed_ns)
+{
+	unsigned n = 0;
+	int64_t t0;
+
+	while (n < n_want && (pids[n] = spawn(fn, m, c, n)) > 0)
+		n++;
+	flag_wait_for(&c->ready, n, SETUP_TIMEOUT_NS);
+	t0 = now_ns();
+	flag_set(&c->go, 1);
+	sleep_ns((int64_t)(duration_s * 1e9));
+	flag_set(&c->stop, 1);
+	*elapsed_ns = now_ns() - t0;
+	return n;
+}
+
 void measure_contended(const struct options *o, struct control *c, struct result *r)
 {
 	pid_t pids[BENCH_MAX_PROCS];
-	unsigned n = 0, procs = r->procs;
+	unsigned n, procs = r->procs;
 	struct mech m;
-	int64_t t0, t1;
+	int64_t elapsed;
 
 	control_reset(c);
 	if (r->test == T_CONTENDED_WORK) {
@@ -253,18 +273,11 @@ void measure_contended(const struct options *o, struct control *c, struct result
 		r->status = ST_ERROR;
 		return;
 	}
-	while (n < procs && (pids[n] = spawn(contend_child, &m, c, n)) > 0)
-		n++;
-	flag_wait_for(&c->ready, n, SETUP_TIMEOUT_NS);
-	t0 = now_ns();
-	flag_set(&c->go, 1);
-	sleep_ns((int64_t)(o->duration_s * 1e9));
-	flag_set(&c->stop, 1);
-	t1 = now_ns();
+	n = run_children(contend_child, &m, c, pids, procs, o->duration_s, &elapsed);
 	if (n < procs || !reap(pids, n, DRAIN_TIMEOUT_NS))
 		r->status = ST_HANG;
 	result_error(r, c, n);
-	contended_stats(r, c, n, (double)(t1 - t0) / 1e9);
+	contended_stats(r, c, n, (double)elapsed / 1e9);
 	mech_free(&m);
 }
 
@@ -297,25 +310,18 @@ static void pingpong_child(struct mech *m, struct control *c, unsigned id)
 void measure_handover(const struct options *o, struct control *c, struct result *r)
 {
 	pid_t pids[2];
-	unsigned n = 0;
-	int64_t t0, t1;
+	unsigned n;
+	int64_t elapsed;
 	uint64_t passes;
 
 	control_reset(c);
-	while (n < 2 && (pids[n] = spawn(pingpong_child, NULL, c, n)) > 0)
-		n++;
-	flag_wait_for(&c->ready, n, SETUP_TIMEOUT_NS);
-	t0 = now_ns();
-	flag_set(&c->go, 1);
-	sleep_ns((int64_t)(o->duration_s * 1e9));
-	flag_set(&c->stop, 1);
-	t1 = now_ns();
+	n = run_children(pingpong_child, NULL, c, pids, 2, o->duration_s, &elapsed);
 	flag_inc(&c->ping);
 	if (n < 2 || !reap(pids, n, DRAIN_TIMEOUT_NS))
 		r->status = ST_HANG;
 	passes = c->res[0].acquisitions + c->res[1].acquisitions;
-	r->latency_ns = passes ? (double)(t1 - t0) / (double)passes : NAN;
-	r->acq_per_s = (double)passes / ((double)(t1 - t0) / 1e9);
+	r->latency_ns = passes ? (double)elapsed / (double)passes : NAN;
+	r->acq_per_s = (double)passes / ((double)elapsed / 1e9);
 	r->trials++;
 }
 
