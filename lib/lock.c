@@ -97,8 +97,8 @@ static int table_create(struct bakery *b, const char *name, size_t len,
 		memset(e->name, 0, sizeof(e->name));
 		memcpy(e->name, name, len);
 		e->algo = algo;
-		e->bw_color = 0;
-		e->jay_x = 0;
+		e->color = 0;
+		e->jayanti_x = 0;
 		e->flags = 0;
 		e->recoveries = e->owner_deaths = 0;
 		CRASH_POINT("lock-create");

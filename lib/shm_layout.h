@@ -89,10 +89,10 @@ struct bakery_shm_lock {
 	char     name[BAKERY_LOCK_NAME_MAX + 1];
 	/* Algorithm-wide registers, each on its own line: written on every
 	 * passage, they should not drag the flags along. */
-	uint32_t bw_color __attribute__((aligned(CACHE_LINE)));  /* Black-White `color`  */
-	uint32_t bw_waiters;       /* threads asleep on bw_color */
-	uint32_t jay_x    __attribute__((aligned(CACHE_LINE)));  /* Jayanti `X`          */
-	uint32_t flags    __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...  */
+	uint32_t color     __attribute__((aligned(CACHE_LINE)));  /* Black-White's `color` */
+	uint32_t color_sleepers;   /* threads asleep on color */
+	uint32_t jayanti_x __attribute__((aligned(CACHE_LINE)));  /* Jayanti's `X`         */
+	uint32_t flags     __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...   */
 	uint32_t reserved;         /* keeps the counters 8-byte aligned */
 	uint64_t recoveries, owner_deaths;
 };

@@ -46,7 +46,7 @@ static inline uint64_t ticket(unsigned color, uint64_t number)
 
 static inline uint32_t *color_word(struct bakery *b, unsigned lock)
 {
-	return &b->locks[lock].bw_color;
+	return &b->locks[lock].color;
 }
 
 static inline unsigned shared_color(struct bakery *b, unsigned lock)
@@ -138,8 +138,8 @@ static int bw_wait(struct passage *p)
 		bw_abort(p);
 		return err;
 	}
-	p->also = &e->bw_color;
-	p->also_waiters = &e->bw_waiters;
+	p->also = &e->color;
+	p->also_waiters = &e->color_sleepers;
 	for_each_other(p, j, bound) {                                   /* lines 7-8 */
 		struct bw_wait w = { mine, p->self, -1 };
 
@@ -158,19 +158,19 @@ static void bw_exit(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
 	unsigned mycolor = t_color(CMM_LOAD_SHARED(p->mine->number));
-	uint32_t word = CMM_LOAD_SHARED(e->bw_color);
+	uint32_t word = CMM_LOAD_SHARED(e->color);
 
 	/* every access of the critical section before the colour write */
 	bakery_release();
 	/* line 15: color := the other colour; one writer at a time (the holder) */
-	CMM_STORE_SHARED(e->bw_color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
+	CMM_STORE_SHARED(e->color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
 	/* line 16, fenced on both sides: after the colour (store->store, the
 	 * paper stresses lines 15 and 16 must stay in order), and both before
 	 * the loads of the waiter counts (store->load) */
 	store_mb(&p->mine->number, ticket(mycolor, 0));
 	bakery__reg_signal(p->mine);
-	if (CMM_LOAD_SHARED(e->bw_waiters))
-		bakery__futex_wake_all(&e->bw_color);
+	if (CMM_LOAD_SHARED(e->color_sleepers))
+		bakery__futex_wake_all(&e->color);
 }
 
 const struct algo_ops bakery__algo_black_white = {

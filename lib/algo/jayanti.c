@@ -115,7 +115,7 @@ static void jay_doorway(struct passage *p)
 	}
 	/* line 3 comes after line 2: Theorem 2 needs X read last */
 	cmm_smp_rmb();
-	x = CMM_LOAD_SHARED(e->jay_x) % m;                      /* line 3: x := X */
+	x = CMM_LOAD_SHARED(e->jayanti_x) % m;                      /* line 3: x := X */
 	best = shift(b, x, x);                                  /* line 4: max^ over S u {x} */
 	for (unsigned k = 0; k < count; k++) {
 		/* every token read is ahead of ours; the latest (ties: the
@@ -135,7 +135,7 @@ static void jay_doorway(struct passage *p)
 	 * decreases, and nobody passes us to move X beyond our token).  The
 	 * modular form is what the code relies on; proxy completion after a
 	 * crash or abort is checked by the model, not by this bound. */
-	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(e->jay_x) % m) % m <= b->nslots ||
+	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(e->jayanti_x) % m) % m <= b->nslots ||
 	              bakery__lock_faulted(b, p->lock));
 	CRASH_POINT("doorway-token");
 	/* line 5, fenced on both sides: the token before gettoken = false
@@ -185,7 +185,7 @@ static void proxy_finish(struct bakery *b, unsigned lock, unsigned d)
 	/* A replaced finisher may have reset the token already; then X has
 	 * moved on and must not be written back. */
 	if (td != TOKEN_NONE) {
-		CMM_STORE_SHARED(b->locks[lock].jay_x, td);     /* line 8: X := token_d */
+		CMM_STORE_SHARED(b->locks[lock].jayanti_x, td);     /* line 8: X := token_d */
 		cmm_smp_wmb();  /* store->store: X before the token goes */
 		CMM_STORE_SHARED(r->number, 0);                  /* line 10: token_d := -1 */
 	}
@@ -411,7 +411,7 @@ static int jay_wait(struct passage *p)
 			return err;
 		}
 	}
-	CMM_STORE_SHARED(p->b->locks[p->lock].jay_x, t.token);  /* line 8: X := token_i */
+	CMM_STORE_SHARED(p->b->locks[p->lock].jayanti_x, t.token);  /* line 8: X := token_i */
 	/* store->store: X before the stage that tells a recoverer we are in */
 	cmm_smp_wmb();
 	return 0;

@@ -62,7 +62,7 @@ static int in_doorway(void *arg)
 	reg = raw_reg(&raw, h_lock_index(l), (unsigned)slot);
 	/* lines 1-4 of the doorway: gettoken := 1, a token published */
 	CMM_STORE_SHARED(reg->choosing, 1);
-	CMM_STORE_SHARED(reg->number, CMM_LOAD_SHARED(raw.locks[h_lock_index(l)].jay_x) + 2);
+	CMM_STORE_SHARED(reg->number, CMM_LOAD_SHARED(raw.locks[h_lock_index(l)].jayanti_x) + 2);
 	CMM_STORE_SHARED(reg->stage, BAKERY_PASS_DOORWAY);
 	cmm_smp_mb();
 	tk_gate_open(&st->ready);

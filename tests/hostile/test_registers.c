@@ -70,7 +70,7 @@ static int scribbler(void *arg)
 	raw_map(&raw, s->region);
 	reg = raw_reg(&raw, idx, (unsigned)slot);
 	if (s->same_colour)
-		s->number |= (uint64_t)(CMM_LOAD_SHARED(raw.locks[idx].bw_color) & 1) << 63;
+		s->number |= (uint64_t)(CMM_LOAD_SHARED(raw.locks[idx].color) & 1) << 63;
 	CMM_STORE_SHARED(reg->number, s->number);
 	CMM_STORE_SHARED(reg->choosing, s->choosing);
 	CMM_STORE_SHARED(reg->stage, s->stage);
