@@ -56,6 +56,7 @@ struct bakery_lock {
 	unsigned index;
 	enum bakery_algo algo;     /* the variant this handle runs */
 	const struct algo_ops *ops;
+	unsigned holders;          /* the lock's capacity k, read at open */
 };
 
 static inline struct bakery_shm_reg *reg_of(struct bakery *b, unsigned lock, unsigned slot)

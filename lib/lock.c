@@ -79,7 +79,7 @@ static int table_lock(struct bakery *b, struct token_hold *h)
 }
 
 static int table_create(struct bakery *b, const char *name, size_t len,
-                        enum bakery_algo algo, unsigned *index)
+                        enum bakery_algo algo, unsigned holders, unsigned *index)
 {
 	struct token_hold h;
 	int err = table_lock(b, &h);
@@ -97,6 +97,9 @@ static int table_create(struct bakery *b, const char *name, size_t len,
 		memset(e->name, 0, sizeof(e->name));
 		memcpy(e->name, name, len);
 		e->algo = algo;
+		e->holders = holders;
+		e->exits = e->exit_sleepers = 0;
+		e->reader_deaths = 0;
 		e->color = 0;
 		e->jayanti_x = 0;
 		e->flags = 0;
@@ -130,17 +133,68 @@ static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_a
 	return BAKERY_EALGO;
 }
 
-static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
+/* The algorithm a new lock gets: the caller's, or the library's default
+ * (Lamport for a lock of k > 1 holders, the default cannot count them). */
+static enum bakery_algo creation_algo(enum bakery_algo algo, unsigned holders)
+{
+	if (algo != BAKERY_ALGO_DEFAULT)
+		return algo;
+	return holders > 1 ? BAKERY_ALGO_LAMPORT : LIBRARY_DEFAULT_ALGO;
+}
+
+/* Check a lock configuration: 0, EINVAL or ENOTSUP. */
+static int config_check(const struct bakery_lock_config *cfg)
+{
+	if ((unsigned)cfg->algo >= BAKERY_ALGO_COUNT || cfg->holders > BAKERY_MAX_HOLDERS)
+		return EINVAL;
+	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
+		if (cfg->reserved[i])
+			return EINVAL;
+	if (cfg->holders > 1 &&
+	    !(bakery__algo_ops_of(creation_algo(cfg->algo, cfg->holders))->modes & ALGO_HOLDERS))
+		return ENOTSUP;
+	return 0;
+}
+
+/* Find or create the entry; its algorithm and capacity into *HAVE, *HOLDERS. */
+static int entry_open(struct bakery *b, const char *lock_name, const struct bakery_lock_config *cfg,
+                      unsigned *index, enum bakery_algo *have, unsigned *holders)
+{
+	size_t len = strlen(lock_name);
+	unsigned k = cfg->holders ? cfg->holders : 1;
+	int err = table_find(b, lock_name, len, index);
+
+	if (err == ENOENT)
+		err = table_create(b, lock_name, len, creation_algo(cfg->algo, k), k, index);
+	if (!err && region_lost(b))
+		err = BAKERY_EBADREGION;
+	if (err)
+		return err;
+	*have = CMM_LOAD_SHARED(b->locks[*index].algo);
+	*holders = CMM_LOAD_SHARED(b->locks[*index].holders);
+	if (*holders == 0)
+		*holders = 1;
+	if (*have == BAKERY_ALGO_DEFAULT || (unsigned)*have >= BAKERY_ALGO_COUNT ||
+	    *holders > BAKERY_MAX_HOLDERS)
+		return BAKERY_EBADREGION;
+	/* joining asks for a capacity other than the lock's */
+	if (cfg->holders && cfg->holders != *holders)
+		return BAKERY_EALGO;
+	return 0;
+}
+
+static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_lock_config *cfg,
                      bakery_lock_t **out)
 {
 	struct bakery_lock *l;
 	enum bakery_algo have, run;
-	unsigned index;
-	size_t len;
+	unsigned index, holders;
 	int err;
 
-	if (!b || !out || b->closed || (unsigned)algo >= BAKERY_ALGO_COUNT)
+	if (!b || !out || !cfg || b->closed)
 		return EINVAL;
+	if ((err = config_check(cfg)))
+		return err;
 	if (b->rdonly)
 		return EPERM;
 	if (region_lost(b))
@@ -148,21 +202,16 @@ static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
 	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
-	len = strlen(lock_name);
-	err = table_find(b, lock_name, len, &index);
-	if (err == ENOENT)
-		err = table_create(b, lock_name, len,
-		                   algo == BAKERY_ALGO_DEFAULT ? LIBRARY_DEFAULT_ALGO : algo, &index);
-	if (!err && region_lost(b))
-		err = BAKERY_EBADREGION;
+	err = entry_open(b, lock_name, cfg, &index, &have, &holders);
 	if (err)
 		return err;
-	have = CMM_LOAD_SHARED(b->locks[index].algo);
-	if (have == BAKERY_ALGO_DEFAULT || (unsigned)have >= BAKERY_ALGO_COUNT)
+	err = algo_join(have, cfg->algo, &run);
+	if (err)
+		return err;
+	/* a k-holder lock is counted by every participant: a variant that
+	 * cannot count would let more than k in */
+	if (holders > 1 && !(bakery__algo_ops_of(run)->modes & ALGO_HOLDERS))
 		return BAKERY_EBADREGION;
-	err = algo_join(have, algo, &run);
-	if (err)
-		return err;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return ENOMEM;
@@ -170,16 +219,35 @@ static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
 	l->index = index;
 	l->algo = run;
 	l->ops = bakery__algo_ops_of(run);
+	l->holders = holders;
 	*out = l;
 	return 0;
 }
 
 int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, bakery_lock_t **out)
 {
-	int old = cancel_off(), err = lock_open(b, lock_name, algo, out);
+	const struct bakery_lock_config cfg = { .algo = algo };
+	int old = cancel_off(), err = lock_open(b, lock_name, &cfg, out);
 
 	cancel_restore(old);
 	return err;
+}
+
+int bakery_lock_open_config(bakery_t *b, const char *lock_name,
+                            const struct bakery_lock_config *cfg, bakery_lock_t **out)
+{
+	int old = cancel_off(), err = lock_open(b, lock_name, cfg, out);
+
+	cancel_restore(old);
+	return err;
+}
+
+int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
+{
+	if (!l || !holders)
+		return EINVAL;
+	*holders = l->holders;
+	return 0;
 }
 
 int bakery_lock_close(bakery_lock_t *l)
@@ -197,13 +265,18 @@ int bakery_lock_close(bakery_lock_t *l)
 
 /* ------------------------------------------------------------ acquiring -- */
 
-static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struct passage *p)
+static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                         struct passage *p)
 {
 	struct bakery *b;
 	int err;
 
 	if (!l || !l->b || l->b->closed)
 		return EINVAL;
+	/* shared mode: only where the algorithm's model allows it, and not
+	 * with k holders (a holder's unit is exclusive by definition) */
+	if (shared && (l->holders > 1 || !(l->ops->modes & ALGO_SHARED)))
+		return ENOTSUP;
 	b = l->b;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
@@ -217,6 +290,8 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	p->also = p->also_waiters = NULL;
 	p->crowd = 0;
 	p->pred = BAKERY_NO_SLOT;
+	p->shared = shared;
+	p->holders = l->holders;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return EDEADLK;
 	/* held through another handle of the region: our other slot would
@@ -240,16 +315,22 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 /* (the only cancellation points on this path are in claiming a slot, where
  * bakery__slot_self disables cancellation: waiting makes no cancellable
  * call) */
-static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool shared)
 {
 	struct passage p;
 	uint32_t flags;
-	int err = passage_begin(l, dl, &p);
+	int err = passage_begin(l, dl, shared, &p);
 
 	if (err)
 		return err;
 	if (l->ops->prepare && (err = l->ops->prepare(&p)))
 		return err;
+	/* The passage's mode before its ticket: the doorway's first store_mb()
+	 * orders this store before the ticket's (store->store), so that whoever
+	 * reads our ticket and then, after a read barrier, our mode, reads this
+	 * passage's mode or a later one (wait_shared_ok in algo/common.c). */
+	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->mode) != (shared ? REG_SHARED : REG_EXCLUSIVE)))
+		CMM_STORE_SHARED(p.mine->mode, shared ? REG_SHARED : REG_EXCLUSIVE);
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_DOORWAY);
 	l->ops->doorway(&p);
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_WAITING);
@@ -278,27 +359,17 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 		return ENOTRECOVERABLE;
 	}
 	if (caa_unlikely(flags & LOCK_OWNER_DIED)) {
-		CMM_STORE_SHARED(p.mine->holder_inconsistent, 1);
+		/* a reader is told too, but cannot repair (bakery_consistent
+		 * is EPERM for it): the mark stays for a writer */
+		if (!shared)
+			CMM_STORE_SHARED(p.mine->holder_inconsistent, 1);
 		return EOWNERDEAD;
 	}
 	return 0;
 }
 
-int bakery_lock(bakery_lock_t *l)
-{
-	const struct deadline dl = { .mode = WAIT_BLOCK };
-
-	return lock_acquire(l, &dl);
-}
-
-int bakery_trylock(bakery_lock_t *l)
-{
-	const struct deadline dl = { .mode = WAIT_NONE };
-
-	return lock_acquire(l, &dl);
-}
-
-int bakery_clocklock(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime)
+static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime,
+                         bool shared)
 {
 	struct deadline dl = { .mode = WAIT_DEADLINE, .clock = clock };
 
@@ -306,12 +377,50 @@ int bakery_clocklock(bakery_lock_t *l, clockid_t clock, const struct timespec *a
 	    (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME))
 		return EINVAL;
 	dl.at = *abstime;
-	return lock_acquire(l, &dl);
+	return lock_acquire(l, &dl, shared);
+}
+
+static const struct deadline block = { .mode = WAIT_BLOCK };
+static const struct deadline never = { .mode = WAIT_NONE };
+
+int bakery_lock(bakery_lock_t *l)
+{
+	return lock_acquire(l, &block, false);
+}
+
+int bakery_trylock(bakery_lock_t *l)
+{
+	return lock_acquire(l, &never, false);
+}
+
+int bakery_clocklock(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	return clock_acquire(l, clock, abstime, false);
 }
 
 int bakery_timedlock(bakery_lock_t *l, const struct timespec *abstime)
 {
-	return bakery_clocklock(l, CLOCK_REALTIME, abstime);
+	return clock_acquire(l, CLOCK_REALTIME, abstime, false);
+}
+
+int bakery_rdlock(bakery_lock_t *l)
+{
+	return lock_acquire(l, &block, true);
+}
+
+int bakery_tryrdlock(bakery_lock_t *l)
+{
+	return lock_acquire(l, &never, true);
+}
+
+int bakery_clockrdlock(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	return clock_acquire(l, clock, abstime, true);
+}
+
+int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime)
+{
+	return clock_acquire(l, CLOCK_REALTIME, abstime, true);
 }
 
 /* ------------------------------------------------------------ releasing -- */
@@ -347,6 +456,8 @@ int bakery_unlock(bakery_lock_t *l)
 	p.b = l->b;
 	p.lock = l->index;
 	p.dl = &dl;
+	p.holders = l->holders;
+	p.shared = CMM_LOAD_SHARED(p.mine->mode) == REG_SHARED;
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
 		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);
@@ -368,7 +479,10 @@ int bakery_consistent(bakery_lock_t *l)
 	if (!r)
 		return not_held(l->b);
 	if (!CMM_LOAD_SHARED(r->holder_inconsistent))
-		return EINVAL;
+		/* a reader told EOWNERDEAD may not repair: it holds the lock
+		 * shared, others may be reading beside it */
+		return CMM_LOAD_SHARED(r->mode) == REG_SHARED &&
+		       (CMM_LOAD_SHARED(l->b->locks[l->index].flags) & LOCK_OWNER_DIED) ? EPERM : EINVAL;
 	uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
 	CMM_STORE_SHARED(r->holder_inconsistent, 0);
 	return 0;

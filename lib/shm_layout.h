@@ -31,7 +31,7 @@
 /* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
  * attach instead of misreading (LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 3u
+#define BAKERY_LAYOUT_VERSION 4u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -95,6 +95,13 @@ struct bakery_shm_lock {
 	uint32_t flags     __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...   */
 	uint32_t reserved;         /* keeps the counters 8-byte aligned */
 	uint64_t recoveries, owner_deaths;
+	/* k holders and shared mode */
+	uint32_t holders;          /* capacity k: holders at once (0 is read as 1) */
+	uint32_t exit_sleepers;    /* threads asleep on `exits`                */
+	uint64_t reader_deaths;    /* shared holders that died inside          */
+	uint32_t exits __attribute__((aligned(CACHE_LINE)));
+	                           /* futex word of a k-holder lock: bumped by
+	                              every exit, abort and recovery in it     */
 };
 
 /* Stage of a slot in one lock (enum bakery_pass_state values). */
@@ -111,7 +118,14 @@ struct bakery_shm_reg {
 	uint64_t acquisitions;
 	uint64_t aborts;
 	uint32_t door_waiters;     /* threads asleep on seq for choosing = 0    */
+	uint32_t mode;             /* enum reg_mode of the current passage      */
 } __attribute__((aligned(CACHE_LINE)));
+
+/* The mode of a passage, written before its ticket (lock.c). */
+enum reg_mode {
+	REG_EXCLUSIVE = 0,
+	REG_SHARED = 1,
+};
 
 /* ------------------------------------------------------------- layout -- */
 
