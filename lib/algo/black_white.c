@@ -117,7 +117,11 @@ static bool bw_passed(struct bakery *b, unsigned lock, unsigned j, void *arg)
 		w->branch = t_color(tj) == mycolor ? 0 : 1;               /* line 10 */
 	if (t_number(tj) == 0)
 		return true;
-	if (reader_passes(b, lock, j, w->shared))         /* both shared: no conflict */
+	/* both shared and of one colour: no conflict.  Readers of two colours
+	 * never share the critical section: the exit of one (line 15) would
+	 * flip the colour under the other, and a writer of the newer colour
+	 * waiting on line 12 for the older reader would pass it */
+	if (t_color(tj) == mycolor && reader_passes(b, lock, j, w->shared))
 		return true;
 	if (w->branch == 0)                                               /* line 11 */
 		return !ticket_before(t_number(tj), j, t_number(w->mine), w->self) ||

@@ -46,7 +46,7 @@ static inline bool reader_passes(struct bakery *b, unsigned lock, unsigned j, bo
 }
 
 /* Does j's passage exclude ours (read after j's ticket, as above)?  Only
- * guides where to park: never decides entry. */
+ * guides where to park and how long to spin: never decides entry. */
 static inline bool conflicts(struct passage *p, unsigned j)
 {
 	return !reader_passes(p->b, p->lock, j, p->shared);
