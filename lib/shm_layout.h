@@ -113,12 +113,12 @@ struct bakery_shm_reg {
 	uint32_t stage;            /* enum bakery_pass_state                    */
 	uint32_t waiters;          /* threads asleep on seq for number/proxy    */
 	uint32_t joined;           /* in this lock's active set                 */
-	uint32_t holder_inconsistent; /* holder got EOWNERDEAD, not yet consistent */
+	uint16_t holder_inconsistent; /* holder got EOWNERDEAD, not yet consistent */
+	uint16_t mode;             /* enum reg_mode of the current passage      */
 	uint64_t proxy;            /* Jayanti proxy completion state            */
 	uint64_t acquisitions;
 	uint64_t aborts;
 	uint32_t door_waiters;     /* threads asleep on seq for choosing = 0    */
-	uint32_t mode;             /* enum reg_mode of the current passage      */
 } __attribute__((aligned(CACHE_LINE)));
 
 /* The mode of a passage, written before its ticket (lock.c). */
