@@ -62,3 +62,15 @@ check-mutants: tests/stress/bakery-mutants$(EXEEXT) tests/stress/bakery-aligned$
 		tests/stress/bakery-aligned-mutant$(EXEEXT)
 	top_builddir='$(abs_top_builddir)' tests/stress/bakery-mutants --survey $(MUTANTS_FLAGS)
 .PHONY: check-mutants
+
+# Readers, writers and k holders in processes of their own, checked by
+# tests/common/rw_occupancy.h: exclusion, overlap, k at once, bounded bypass.
+if HAVE_CHECK
+check_PROGRAMS += tests/stress/test_shared_stress
+TESTS += tests/stress/test_shared_stress
+tests_stress_test_shared_stress_SOURCES = tests/stress/test_shared_stress.c \
+	tests/common/rw_occupancy.h tests/common/tk.c tests/common/tk.h
+tests_stress_test_shared_stress_CPPFLAGS = $(bakery_test_cppflags)
+tests_stress_test_shared_stress_CFLAGS = $(bakery_test_cflags)
+tests_stress_test_shared_stress_LDADD = $(bakery_test_ldadd)
+endif
