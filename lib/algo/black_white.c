@@ -71,7 +71,7 @@ static void bw_doorway(struct passage *p)
 		 * lower number, or of the other colour, served first; the
 		 * latest is our colour's last, else the other colour's (for a
 		 * reader: the latest writer's) */
-		bool ahead = t_number(t) && conflicts(p, j);
+		bool ahead = t_number(t) && (t_color(t) != mycolor || conflicts(p, j));
 
 		if (ahead && t_color(t) == mycolor && t_number(t) >= pred_max) {
 			passage_note_ahead(p, j, t);
@@ -117,7 +117,12 @@ static bool bw_passed(struct bakery *b, unsigned lock, unsigned j, void *arg)
 		w->branch = t_color(tj) == mycolor ? 0 : 1;               /* line 10 */
 	if (t_number(tj) == 0)
 		return true;
-	if (reader_passes(b, lock, j, w->shared))         /* both shared: no conflict */
+	/* both shared and of one colour: no conflict.  Readers of the other
+	 * colour do not pass each other: the younger colour's exit flips
+	 * the colour (line 15), which must not happen while the older
+	 * colour's tickets are still in (they would lose their priority of
+	 * line 12 and a writer of the younger colour would pass them) */
+	if (t_color(tj) == mycolor && reader_passes(b, lock, j, w->shared))
 		return true;
 	if (w->branch == 0)                                               /* line 11 */
 		return !ticket_before(t_number(tj), j, t_number(w->mine), w->self) ||
