@@ -13,7 +13,8 @@ crash_check_tests = \
 	tests/crash/crash-points \
 	tests/crash/crash-recover \
 	tests/crash/crash-abort \
-	tests/crash/crash-threads
+	tests/crash/crash-threads \
+	tests/crash/crash-modes
 
 check_PROGRAMS += $(crash_check_tests)
 TESTS += $(crash_check_tests)
@@ -34,6 +35,11 @@ tests_crash_crash_abort_SOURCES = tests/crash/crash-abort.c $(crash_scene)
 tests_crash_crash_abort_CPPFLAGS = $(bakery_test_cppflags)
 tests_crash_crash_abort_CFLAGS = $(bakery_test_cflags)
 tests_crash_crash_abort_LDADD = $(bakery_test_ldadd_tb)
+
+tests_crash_crash_modes_SOURCES = tests/crash/crash-modes.c tests/common/rw_occupancy.h $(crash_kit)
+tests_crash_crash_modes_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_crash_modes_CFLAGS = $(bakery_test_cflags)
+tests_crash_crash_modes_LDADD = $(bakery_test_ldadd_tb)
 
 tests_crash_crash_threads_SOURCES = tests/crash/crash-threads.c $(crash_scene)
 tests_crash_crash_threads_CPPFLAGS = $(bakery_test_cppflags)
