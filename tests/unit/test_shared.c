@@ -568,7 +568,8 @@ END_TEST
 
 /* k = 2: two holder processes; one is SIGKILLed: its unit comes back and
  * the next taker, who needed it, is told EOWNERDEAD; the survivor keeps its
- * unit.  Then the other dies while a unit is free. */
+ * unit.  Then the other dies while a unit is free: the next taker is told
+ * too, though it did not have to wait for the dead. */
 START_TEST(a_dead_holder_gives_its_unit_back)
 {
 	struct bakery_lock_info li;
@@ -591,13 +592,13 @@ START_TEST(a_dead_holder_gives_its_unit_back)
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(bakery_trylock(f.l), 0);      /* the unit is ours again */
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	/* with a unit free, a taker does not wait on the dead and does not
-	 * prove its death: the unit comes back once the death is proven, by
-	 * a taker that needs it or by bakery_recover */
+	/* a unit is free: the next taker does not need the dead one's, and
+	 * is told all the same (and the unit comes back) */
 	ck_assert(tk_kill(h2));
-	ck_assert_int_eq(bakery_recover(f.b, &reclaimed), 0);
-	ck_assert_uint_eq(reclaimed, 1);
 	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
+	ck_assert_uint_eq(lock_info(&f).holding, 1);
+	ck_assert_int_eq(bakery_recover(f.b, &reclaimed), 0);
+	ck_assert_uint_eq(reclaimed, 0);               /* already done */
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	li = lock_info(&f);
