@@ -264,7 +264,8 @@ BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
  * holders at once, in ticket order (doorway FIFO): a counting semaphore
  * whose units have owners.  A holder that dies gives its unit back when its
  * death is proven, and the next acquirer is told EOWNERDEAD, as for a
- * mutex.  Lamport and Boulangerie count holders; Black-White and Jayanti
+ * mutex: every taker proves the deaths of the holders ahead of it, even
+ * with a unit free.  Lamport and Boulangerie count holders; Black-White and Jayanti
  * cannot (ENOTSUP), and BAKERY_ALGO_DEFAULT creates such a lock with
  * Lamport's.  Shared mode is not for k-holder locks (ENOTSUP).
  */
