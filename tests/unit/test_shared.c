@@ -5,8 +5,9 @@
  * (EINVAL), joining with another capacity (BAKERY_EALGO), EDEADLK, EBUSY
  * and ETIMEDOUT for readers, the introspection fields (capacity, holding,
  * readers, reader_deaths, a slot's `shared`), owner death as a reader sees
- * it, a SIGKILLed reader's share given back without owner-died, and a
- * SIGKILLed k-holder's unit given back with owner-died.
+ * it, a SIGKILLed reader's share given back without owner-died, a
+ * SIGKILLed k-holder's unit given back with owner-died, and what a waiter
+ * stopped in line (SIGSTOP) holds up in each mode.
  */
 #include "config.h"
 
@@ -608,12 +609,125 @@ START_TEST(a_dead_holder_gives_its_unit_back)
 }
 END_TEST
 
+/* ---------------------------------------------------- stopped in line -- */
+
+/* A process that takes F's lock once (shared or not), lets go and exits 0. */
+struct passer {
+	const char *region;
+	enum bakery_algo algo;
+	bool shared;
+};
+
+static int passer_main(void *arg)
+{
+	struct passer *p = arg;
+	struct bakery_lock_config cfg = { .algo = p->algo };
+	bakery_lock_t *l;
+	bakery_t *b;
+	int rc;
+
+	if (bakery_open(p->region, 0, NULL, &b) || bakery_lock_open_config(b, "shared", &cfg, &l))
+		return 1;
+	rc = p->shared ? bakery_rdlock(l) : bakery_lock(l);
+	if (rc)
+		return 2;
+	return bakery_unlock(l) ? 3 : 0;
+}
+
+struct waiting_pid {
+	bakery_t *b;
+	pid_t pid;
+};
+
+static bool pid_waits(void *arg)
+{
+	struct waiting_pid *w = arg;
+	struct bakery_slot_info si;
+
+	for (unsigned i = 0; i < 8; i++)
+		if (bakery_slot_info(w->b, i, &si) == 0 && si.state == BAKERY_SLOT_ACTIVE &&
+		    si.pid == w->pid && si.pass == BAKERY_PASS_WAITING)
+			return true;
+	return false;
+}
+
+/* Start a passer; return once it waits in line. */
+static pid_t passer_waiting(struct fixture *f, bool shared)
+{
+	struct passer p = { f->name, f->algo, shared };
+	struct waiting_pid w = { f->b, tk_fork(passer_main, &p) };
+
+	ck_assert_msg(tk_wait_until(pid_waits, &w, 10), "the passer never waited");
+	return w.pid;
+}
+
+/* A reader stopped in line (SIGSTOP) holds up a writer behind it, as a
+ * holder would, but not a reader: readers wait only for writers. */
+START_TEST(a_stopped_reader_holds_up_writers_only)
+{
+	struct fixture f;
+	struct timespec at;
+	pid_t stopped, reader;
+
+	fixture_open(&f, shared_algos[_i], 0);
+	ck_assert_int_eq(bakery_lock(f.l), 0);
+	stopped = passer_waiting(&f, true);
+	ck_assert_int_eq(kill(stopped, SIGSTOP), 0);
+	reader = passer_waiting(&f, true);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	ck_assert_int_eq(tk_reap(reader, 30), 0);      /* past the stopped one */
+	at = tk_in(CLOCK_MONOTONIC, 0.2);
+	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &at), ETIMEDOUT);
+	if (f.algo != BAKERY_ALGO_BLACK_WHITE) {
+		ck_assert_int_eq(bakery_tryrdlock(f.l), 0);   /* readers still pass */
+		ck_assert_int_eq(bakery_unlock(f.l), 0);
+	} else {
+		/* the reader that left flipped the colour: a new reader is
+		 * of the other one and waits for the older readers */
+		ck_assert_int_eq(bakery_tryrdlock(f.l), EBUSY);
+	}
+	ck_assert_int_eq(kill(stopped, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(stopped, 30), 0);
+	ck_assert_int_eq(bakery_lock(f.l), 0);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	fixture_close(&f);
+}
+END_TEST
+
+/* k = 2: a taker stopped in line once a unit is its own holds up the
+ * takers behind it until it runs again. */
+START_TEST(a_stopped_holder_keeps_its_unit)
+{
+	struct fixture f;
+	struct mode_holder h1, h2;
+	struct timespec at;
+	pid_t stopped;
+
+	fixture_open(&f, holder_algos[_i], 2);
+	mode_holder_start(&h1, &f, false, 0);
+	mode_holder_start(&h2, &f, false, 0);
+	stopped = passer_waiting(&f, false);
+	ck_assert_int_eq(kill(stopped, SIGSTOP), 0);
+	mode_holder_stop(&h1);                         /* its unit goes to the stopped one */
+	at = tk_in(CLOCK_MONOTONIC, 0.2);
+	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &at), ETIMEDOUT);
+	ck_assert_int_eq(bakery_trylock(f.l), EBUSY);
+	ck_assert_int_eq(kill(stopped, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(stopped, 30), 0);
+	ck_assert_int_eq(bakery_lock(f.l), 0);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	mode_holder_stop(&h2);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *shared_suite(void)
 {
 	Suite *s = suite_create("shared");
 	TCase *api = tcase_create("api");
 	TCase *info = tcase_create("introspection");
 	TCase *death = tcase_create("death");
+	TCase *stop = tcase_create("stopped");
 
 	tcase_set_timeout(api, 60);
 	tcase_set_timeout(info, 60);
@@ -631,9 +745,13 @@ static Suite *shared_suite(void)
 	tcase_add_loop_test(death, a_dead_reader_gives_its_share_back, 0, NELEM(shared_algos));
 	tcase_add_loop_test(death, a_dead_reader_alone, 0, NELEM(shared_algos));
 	tcase_add_loop_test(death, a_dead_holder_gives_its_unit_back, 0, NELEM(holder_algos));
+	tcase_set_timeout(stop, 120);
+	tcase_add_loop_test(stop, a_stopped_reader_holds_up_writers_only, 0, NELEM(shared_algos));
+	tcase_add_loop_test(stop, a_stopped_holder_keeps_its_unit, 0, NELEM(holder_algos));
 	suite_add_tcase(s, api);
 	suite_add_tcase(s, info);
 	suite_add_tcase(s, death);
+	suite_add_tcase(s, stop);
 	return s;
 }
 
