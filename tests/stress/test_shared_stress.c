@@ -12,7 +12,8 @@
  *     is waiting (its doorway done, seen through its slot's stage), each
  *     reader gets in at most once (a reader that saw it waiting takes its
  *     next ticket after it), so a writer is bypassed by at most R reader
- *     entries per passage; the same for a reader among W writers.
+ *     entries per passage; the same for a reader among W writers, and for
+ *     a taker of a k-holder lock among N others.
  * Every wait here is for an event, with a generous limit that only a
  * broken lock reaches.
  */
@@ -343,22 +344,24 @@ END_TEST
  * until it is done: it makes PASSAGES passages, and no passage of it is
  * bypassed by more than N entries.
  */
-static void bounded_bypass(enum bakery_algo algo, bool watched_shared, unsigned n)
+static void bounded_bypass(enum bakery_algo algo, bool watched_shared, unsigned n,
+                           unsigned holders)
 {
-	struct arena *a = arena_new(algo, 0);
+	struct arena *a = arena_new(algo, holders);
 	pid_t pid[MAXP];
 
 	a->child[0] = (struct child){ .shared = watched_shared, .passages = 40, .watch = true };
 	for (unsigned k = 1; k <= n; k++)
-		a->child[k] = (struct child){ .shared = !watched_shared };
+		a->child[k] = (struct child){ .shared = !watched_shared && !holders };
 	for (unsigned k = 0; k <= n; k++)
 		pid[k] = start(a, k);
 	for (unsigned k = 0; k <= n; k++)
 		expect_exit(a, pid[k], k);
 	ck_assert_uint_eq(a->watched_passages, 40);
 	ck_assert_msg(a->worst_bypass <= n,
-	              "%s: a waiting %s was bypassed by %llu entries of the other side (bound %u)",
-	              bakery_algo_name(algo), watched_shared ? "reader" : "writer",
+	              "%s: a waiting %s was bypassed by %llu entries of the others (bound %u)",
+	              bakery_algo_name(algo),
+	              holders ? "k-holder" : watched_shared ? "reader" : "writer",
 	              (unsigned long long)a->worst_bypass, n);
 	expect_no_violation(a);
 	arena_free(a);
@@ -366,13 +369,20 @@ static void bounded_bypass(enum bakery_algo algo, bool watched_shared, unsigned 
 
 START_TEST(a_reader_storm_does_not_starve_a_writer)
 {
-	bounded_bypass(shared_algos[_i], false, 3);
+	bounded_bypass(shared_algos[_i], false, 3, 0);
 }
 END_TEST
 
 START_TEST(a_writer_stream_does_not_starve_a_reader)
 {
-	bounded_bypass(shared_algos[_i], true, 3);
+	bounded_bypass(shared_algos[_i], true, 3, 0);
+}
+END_TEST
+
+/* k = 2, a taker among four: passed by at most the four, each once */
+START_TEST(k_holders_do_not_starve)
+{
+	bounded_bypass(holder_algos[_i], false, 4, 2);
 }
 END_TEST
 
@@ -390,6 +400,7 @@ static Suite *stress_suite(void)
 	tcase_add_loop_test(ex, k_holders_hammering, 0, NELEM(holder_algos));
 	tcase_add_loop_test(st, a_reader_storm_does_not_starve_a_writer, 0, NELEM(shared_algos));
 	tcase_add_loop_test(st, a_writer_stream_does_not_starve_a_reader, 0, NELEM(shared_algos));
+	tcase_add_loop_test(st, k_holders_do_not_starve, 0, NELEM(holder_algos));
 	suite_add_tcase(s, ex);
 	suite_add_tcase(s, st);
 	return s;
