@@ -348,11 +348,16 @@ static int chaos_main(void *arg)
 		for (unsigned i = 0; i < 3; i++)
 			sched_yield();
 		uatomic_set(&c->word[r->serial], 0);
-		c->passages[r->serial]++;
+		uatomic_inc(&c->passages[r->serial]);
 		if (bakery_unlock(l))
 			return 3;
 	}
 	return 0;
+}
+
+static bool has_passed(void *arg)
+{
+	return uatomic_read((uint64_t *)arg) > 0;
 }
 
 START_TEST(random_kills)
@@ -380,6 +385,9 @@ START_TEST(random_kills)
 		unsigned k = (unsigned)rand() % CHAOS_PARTS;
 
 		tk_sleep_ms(5 + rand() % 20);
+		/* a victim with a slot in the lock (one passage done), so that
+		 * each kill is a death the lock must recover */
+		ck_assert(tk_wait_until(has_passed, &c->passages[serial[k]], 30));
 		uatomic_set(&c->doomed[serial[k]], 1);
 		cmm_smp_mb();   /* the mark before the kill */
 		ck_assert(tk_kill(pid[k]));
