@@ -5,7 +5,7 @@
 #                     plots (if gnuplot is installed) in $(BENCH_PLOTDIR)
 #   make bench-quick  a short subset (under a minute) for spotting regressions
 #   make bench-rw     bakery-rwbench: the shared mode and k holders against
-#                     pthread_rwlock_t, flock and a POSIX semaphore (a minute)
+#                     pthread_rwlock_t, flock and a POSIX semaphore (2 minutes)
 noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench
 EXTRA_DIST += bench/plot.gp docs/performance.md \
 	docs/bench-throughput.svg docs/bench-cpu.svg docs/bench-uncontended.svg \
