@@ -4,7 +4,9 @@
 #   make bench        the full set (a few minutes), CSV in bench/results.csv,
 #                     plots (if gnuplot is installed) in $(BENCH_PLOTDIR)
 #   make bench-quick  a short subset (under a minute) for spotting regressions
-noinst_PROGRAMS += bench/bakery-bench
+#   make bench-rw     bakery-rwbench: the shared mode and k holders against
+#                     pthread_rwlock_t, flock and a POSIX semaphore (2 minutes)
+noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench
 EXTRA_DIST += bench/plot.gp docs/performance.md \
 	docs/bench-throughput.svg docs/bench-cpu.svg docs/bench-uncontended.svg \
 	docs/bench-wait.svg
@@ -24,7 +26,11 @@ bench_bakery_bench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
 # Where `make bench` draws the plots: the committed ones live in docs/.
 BENCH_PLOTDIR = $(top_srcdir)/docs
 
-.PHONY: bench bench-quick
+bench_bakery_rwbench_SOURCES = bench/rw.c tests/common/rw_occupancy.h
+bench_bakery_rwbench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/common
+bench_bakery_rwbench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS) -lpthread
+
+.PHONY: bench bench-quick bench-rw
 bench: bench/bakery-bench$(EXEEXT)
 	bench/bakery-bench$(EXEEXT) --csv bench/results.csv
 	@if test -n "$(GNUPLOT)"; then \
@@ -37,3 +43,6 @@ bench: bench/bakery-bench$(EXEEXT)
 
 bench-quick: bench/bakery-bench$(EXEEXT)
 	bench/bakery-bench$(EXEEXT) --quick --csv bench/results-quick.csv
+
+bench-rw: bench/bakery-rwbench$(EXEEXT)
+	bench/bakery-rwbench$(EXEEXT) $(BENCH_RW_FLAGS)

@@ -264,7 +264,8 @@ BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
  * holders at once, in ticket order (doorway FIFO): a counting semaphore
  * whose units have owners.  A holder that dies gives its unit back when its
  * death is proven, and the next acquirer is told EOWNERDEAD, as for a
- * mutex.  Lamport and Boulangerie count holders; Black-White and Jayanti
+ * mutex: every taker proves the deaths of the holders ahead of it, even
+ * with a unit free.  Lamport and Boulangerie count holders; Black-White and Jayanti
  * cannot (ENOTSUP), and BAKERY_ALGO_DEFAULT creates such a lock with
  * Lamport's.  Shared mode is not for k-holder locks (ENOTSUP).
  */
@@ -363,9 +364,11 @@ BAKERY_API int bakery_consistent(bakery_lock_t *l);
  * reader waits only for the writers whose tickets are ahead of its own,
  * and a reader that arrives after a waiting writer waits behind it, so
  * neither readers nor writers starve.  Release with bakery_unlock().
- * Supported by Lamport, Boulangerie and Black-White; Jayanti's bounded
- * tokens admit one holder at a time (ENOTSUP, see docs/algorithms.md), as
- * do locks of k > 1 holders.
+ * Supported by Lamport, Boulangerie and Black-White (whose readers overlap
+ * only with readers of the same colour: once one of them has left, new
+ * readers wait for the older ones, see docs/algorithms.md); Jayanti's
+ * bounded tokens admit one holder at a time (ENOTSUP, see
+ * docs/algorithms.md), as do locks of k > 1 holders.
  * Owner death: a dead reader only gives its share back (no data was
  * changed; counted in bakery_lock_info's reader_deaths).  A dead writer
  * leaves the lock owner-died as for the exclusive calls: the next reader

@@ -16,7 +16,8 @@
 #   tests/hostile/libhostile.la hostile participants' helpers (hostile.c)
 #   tests/stress/libswarm.la    spawning and judging hammers (swarm.c)
 check_LTLIBRARIES = tests/common/libtk.la
-tests_common_libtk_la_SOURCES = tests/common/tk.c tests/common/tk.h tests/common/occupancy.h
+tests_common_libtk_la_SOURCES = tests/common/tk.c tests/common/tk.h tests/common/occupancy.h \
+	tests/common/rw_occupancy.h
 
 bakery_test_libs = $(CHECK_LIBS) $(URCU_LIBS) $(BAKERY_LIBS)
 bakery_test_ldadd = tests/common/libtk.la lib/libbakery.la $(bakery_test_libs)

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <linux/futex.h>
 #include <stdlib.h>
 
 #include "common.h"
@@ -155,6 +156,24 @@ static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, voi
 	return c->ahead < c->p->holders;
 }
 
+/*
+ * A holder ahead whose owner died (its token says so: the kernel set
+ * FUTEX_OWNER_DIED when the thread died) is recovered now, even if fewer
+ * than k tickets are ahead without it: otherwise a taker that finds a unit
+ * free would enter without noticing, the dead one's unit would stay taken
+ * and the death unreported until some taker had to wait for it.
+ * Recovery marks the lock owner-died before it clears the ticket, so we,
+ * the next to enter, are told EOWNERDEAD.  One load per ticket ahead.
+ */
+static void prove_dead_ahead(struct passage *p)
+{
+	for_each_other(p, j, walk) {
+		if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number) &&
+		    caa_unlikely(CMM_LOAD_SHARED(*slot_token_word(p->b, j)) & FUTEX_OWNER_DIED))
+			bakery__slot_recover_if_dead(p->b, j);
+	}
+}
+
 int bakery__holders_wait(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
@@ -170,6 +189,7 @@ int bakery__holders_wait(struct passage *p)
 		if (err)
 			goto abort;
 	}
+	prove_dead_ahead(p);
 	/* phase 2: count the tickets ahead until fewer than k */
 	if (below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c))
 		return 0;

@@ -18,6 +18,7 @@ crash_check_tests = \
 	tests/crash/crash-points \
 	tests/crash/crash-recover \
 	tests/crash/crash-abort \
+	tests/crash/crash-modes \
 	tests/crash/crash-threads
 
 check_PROGRAMS += $(crash_check_tests)
@@ -31,6 +32,8 @@ tests_crash_crash_points_LDADD = $(crash_scene_ldadd)
 tests_crash_crash_recover_LDADD = $(crash_scene_ldadd)
 tests_crash_crash_abort_LDADD = $(crash_scene_ldadd)
 tests_crash_crash_threads_LDADD = $(crash_scene_ldadd)
+# crash-modes: Check, without the stage
+tests_crash_crash_modes_LDADD = $(crash_ldadd_tb)
 
 endif
 

@@ -49,3 +49,10 @@ check-mutants: tests/stress/bakery-mutants$(EXEEXT) tests/stress/bakery-aligned$
 		tests/stress/bakery-aligned-mutant$(EXEEXT)
 	top_builddir='$(abs_top_builddir)' tests/stress/bakery-mutants --survey $(MUTANTS_FLAGS)
 .PHONY: check-mutants
+
+# Readers, writers and k holders in processes of their own, checked by
+# tests/common/rw_occupancy.h: exclusion, overlap, k at once, bounded bypass.
+if HAVE_CHECK
+check_PROGRAMS += tests/stress/test_shared_stress
+TESTS += tests/stress/test_shared_stress
+endif

@@ -23,6 +23,7 @@ unit_tests = \
 	tests/unit/test_lock_lookup \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
+	tests/unit/test_shared \
 	tests/unit/test_guard \
 	tests/unit/test_token_list \
 	tests/unit/test_wakeups \
@@ -53,6 +54,7 @@ tests_unit_test_rdonly_LDADD = $(unit_ldadd)
 tests_unit_test_lock_lookup_LDADD = $(unit_ldadd)
 tests_unit_test_threads_LDADD = $(unit_ldadd)
 tests_unit_test_introspect_LDADD = $(unit_ldadd)
+tests_unit_test_shared_LDADD = $(unit_ldadd)
 tests_unit_test_guard_LDADD = $(unit_ldadd_tb)
 tests_unit_test_token_list_LDADD = $(unit_ldadd)
 tests_unit_test_wakeups_LDADD = $(unit_ldadd_tb)
