@@ -180,7 +180,11 @@ static bool holds(const struct bakery_slot_info *si, const struct bakery_lock_in
  * see).  A dead reader changed nothing: it does not count. */
 static bool owner_died(const struct snapshot *s, const struct bakery_lock_info *li)
 {
-	if (li->owner_dead)
+	const struct bakery_slot_info *holder = slot_at(s, li->holder);
+
+	/* the first holder, read from the lock (right also when that slot
+	 * holds two locks): with no reader inside, it is a writer */
+	if (li->owner_dead || (holder && holder->alive == 0 && li->readers == 0))
 		return true;
 	for (unsigned i = 0; i < s->nslots; i++)
 		if (holds(&s->slots[i], li) && s->slots[i].alive == 0 && !s->slots[i].shared)

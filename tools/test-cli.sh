@@ -117,6 +117,21 @@ lock_json() {
 	echo "no lock $1"
 }
 
+# list_json FIELD: FIELD of this test's region in `list --json`.
+list_json() {
+	"$bakery" list --json >"$tmp/list.json" || fail "list --json exited $?"
+	n=$(json '. | length' <"$tmp/list.json")
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		if [ "$(json ".[$i].region" <"$tmp/list.json")" = "$region" ]; then
+			json ".[$i].$1" <"$tmp/list.json"
+			return
+		fi
+		i=$((i + 1))
+	done
+	echo "no region $region"
+}
+
 # Wait (10 s at most) until the holder's command has started: $tmp/held.
 wait_held() {
 	n=0
@@ -593,6 +608,7 @@ test_shared_deaths() {
 	wait "$started" 2>/dev/null
 	kill "$(cat "$tmp/cmd.dr")" 2>/dev/null
 	same "after a reader's death" "$(lock_json table state)" ok
+	same "list: owner-died locks after a reader's death" "$(list_json owner_died)" 0
 	run 0 "$bakery" run -w 20 "$region" table -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
 	same "writer after a dead reader" "$(cat "$tmp/out")" "owner_dead="
 	same "reader deaths" "$(lock_json table reader_deaths)" 1
@@ -609,6 +625,7 @@ test_shared_deaths() {
 	wait "$started" 2>/dev/null
 	kill "$(cat "$tmp/cmd.dw")" 2>/dev/null
 	same "after a writer's death" "$(lock_json table state)" owner-died
+	same "list: owner-died locks after a writer's death" "$(list_json owner_died)" 1
 	run 0 "$bakery" run -s -w 20 "$region" table -- sh -c \
 		'echo "owner_dead=${BAKERY_OWNER_DEAD:-} shared=$BAKERY_SHARED"'
 	same "reader after a dead writer" "$(cat "$tmp/out")" "owner_dead=1 shared=1"

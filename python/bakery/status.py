@@ -38,8 +38,10 @@ def _owner_died(li: _native.LockInfo, slots: List[_native.SlotInfo]) -> bool:
     # the flag a recoverer set, or a writer holding the lock whose death the
     # kernel has already proven (its token reads as dead: alive == 0), as
     # the tool says; a dead reader changed nothing and does not count
-    return bool(li.owner_dead) or any(_holds(si, li) and si.alive == 0 and not si.shared
-                                      for si in slots)
+    holder = _holder_slot(li, slots)
+    if li.owner_dead or (holder is not None and holder.alive == 0 and li.readers == 0):
+        return True
+    return any(_holds(si, li) and si.alive == 0 and not si.shared for si in slots)
 
 
 def _lock_state(li: _native.LockInfo, slots: List[_native.SlotInfo]) -> str:
