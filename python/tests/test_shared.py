@@ -142,6 +142,21 @@ class TestReaders(SharedTest):
                          sorted([os.getpid(), reader.pid]))
         self.assertEqual(pool["capacity"], 3)
 
+    def test_status_is_the_tools_json_after_deaths(self):
+        bakery_tool = tool()
+        if not bakery_tool:
+            self.skipTest("the build's tools/bakery is not known (top_builddir)")
+        table = self.region.lock("table")
+        pool = self.region.lock("pool", holders=2)
+        self.killed_inside(table, shared=True)      # a dead reader: not owner-died
+        self.killed_inside(pool, shared=False)      # a dead holder: owner-died
+        out = subprocess.run([bakery_tool, "status", self.name, "--json"],
+                             check=True, stdout=subprocess.PIPE).stdout
+        mine = self.region.status()
+        self.assertEqual(mine, json.loads(out))
+        self.assertEqual([l["state"] for l in mine["locks"]], ["ok", "owner-died"])
+        self.assertEqual([h["mode"] for h in mine["locks"][0]["holders"]], ["shared"])
+
     def test_no_shared_mode_where_the_algorithm_has_none(self):
         lock = self.region.lock("j", algo="jayanti")
         with self.assertRaises(bakery.ErrnoError) as cm:
