@@ -5,7 +5,13 @@
 #                       bakery lock (ring.c, ring.h)
 #   demo.sh             what `make demo` runs: kills a producer inside the
 #                       lock and shows nothing is lost
-noinst_PROGRAMS += examples/hello examples/producer examples/consumer
+#   config_table        readers (shared mode) and a writer of a configuration
+#                       table; test-config-table.sh kills a reader and the
+#                       writer inside the lock
+#   token_pool          workers sharing K tokens through a lock of K
+#                       holders; test-token-pool.sh kills a holder
+noinst_PROGRAMS += examples/hello examples/producer examples/consumer \
+	examples/config_table examples/token_pool
 
 # -no-install: real binaries, not libtool wrapper scripts, so that the
 # demo's pids and signals reach the programs themselves
@@ -21,8 +27,18 @@ examples_consumer_SOURCES = examples/consumer.c examples/ring.c examples/ring.h
 examples_consumer_LDADD = lib/libbakery.la
 examples_consumer_LDFLAGS = -no-install
 
-TESTS += examples/test-demo.sh examples/test-hello.sh
-EXTRA_DIST += examples/demo.sh examples/test-demo.sh examples/test-hello.sh
+examples_config_table_SOURCES = examples/config_table.c
+examples_config_table_LDADD = lib/libbakery.la
+examples_config_table_LDFLAGS = -no-install
+
+examples_token_pool_SOURCES = examples/token_pool.c
+examples_token_pool_LDADD = lib/libbakery.la
+examples_token_pool_LDFLAGS = -no-install
+
+TESTS += examples/test-demo.sh examples/test-hello.sh examples/test-config-table.sh \
+	examples/test-token-pool.sh
+EXTRA_DIST += examples/demo.sh examples/test-demo.sh examples/test-hello.sh \
+	examples/test-config-table.sh examples/test-token-pool.sh
 
 .PHONY: demo
 demo: examples/producer$(EXEEXT) examples/consumer$(EXEEXT) tools/bakery$(EXEEXT)

@@ -15,7 +15,8 @@ python_tests = \
 	python/tests/support.py \
 	python/tests/test_api.py \
 	python/tests/test_processes.py \
-	python/tests/test_examples.py
+	python/tests/test_examples.py \
+	python/tests/test_shared.py
 
 TESTS += python/test-python.sh
 EXTRA_DIST += python/test-python.sh python/pyproject.toml $(python_package) $(python_tests) \

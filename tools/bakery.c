@@ -38,6 +38,8 @@ static const char help_text[] =
 	"        hold LOCK while COMMAND runs (the region is created if missing)\n"
 	"        -a, --algo ALGO   -n, --nonblock   -w, --wait, --timeout SEC\n"
 	"        -E, --conflict-exit-code N (default 75)\n"
+	"        -s, --shared (a reader, beside other readers: BAKERY_SHARED=1)\n"
+	"        --holders K  (a new lock admits K holders at once; default 1)\n"
 	"  bakery help | --help        this text\n"
 	"  bakery --version            the version\n"
 	"\n"

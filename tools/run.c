@@ -17,6 +17,15 @@
  * only then is the lock marked consistent.  Any other ending passes the
  * owner-died state on to the next job, as does a command that dies of a
  * signal: the lock is never left unusable by the tool.
+ *
+ * Shared mode (-s, --shared): the command runs as a reader, beside other
+ * readers, with BAKERY_SHARED=1 in its environment.  A reader changes
+ * nothing, so it never marks the lock owner-died: a reader that dies gives
+ * its share back, and a reader told that a writer died (BAKERY_OWNER_DEAD=1)
+ * may look but cannot repair; the mark stays for the next writer.
+ *
+ * Capacity (--holders K): a lock created by this run admits K holders at
+ * once; joining an existing lock, K must be its capacity.
  */
 #include "config.h"
 
@@ -97,8 +106,8 @@ static int file_region(struct cli *c, const char *path, struct run_opts *o)
 }
 
 struct run_args {
-	const char *algo, *wait, *timeout, *conflict, *shell, *file;
-	bool nonblock;
+	const char *algo, *wait, *timeout, *conflict, *shell, *file, *holders;
+	bool nonblock, shared;
 };
 
 static int run_values(struct cli *c, const struct run_args *r, struct run_opts *o)
@@ -113,6 +122,13 @@ static int run_values(struct cli *c, const struct run_args *r, struct run_opts *
 		return cli_usage_error(c, "--wait must be a number of seconds, such as 2.5");
 	if (wait && r->nonblock)
 		return cli_usage_error(c, "--nonblock and --wait exclude each other");
+	if (r->holders && !cli_parse_count(r->holders, 1, BAKERY_MAX_HOLDERS, &o->holders))
+		return cli_usage_error(c, "--holders must be a number from 1 to %u",
+		                       (unsigned)BAKERY_MAX_HOLDERS);
+	if (r->shared && o->holders > 1)
+		return cli_usage_error(c, "--shared is for locks of one holder, not --holders %u",
+		                       o->holders);
+	o->shared = r->shared;
 	o->wait = r->nonblock ? RUN_WAIT_NONE : wait ? RUN_WAIT_FOR : RUN_WAIT_FOREVER;
 	o->conflict_code = EXIT_RUN_TIMEOUT;
 	if (r->conflict) {
@@ -150,7 +166,8 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 		{ "algo", 'a', &r.algo, NULL }, { "nonblock", 'n', NULL, &r.nonblock },
 		{ "wait", 'w', &r.wait, NULL }, { "timeout", 0, &r.timeout, NULL },
 		{ "conflict-exit-code", 'E', &r.conflict, NULL }, { "command", 'c', &r.shell, NULL },
-		{ "file", 'F', &r.file, NULL }, { NULL, 0, NULL, NULL }
+		{ "file", 'F', &r.file, NULL }, { "shared", 's', NULL, &r.shared },
+		{ "holders", 0, &r.holders, NULL }, { NULL, 0, NULL, NULL }
 	};
 	struct cli_args a;
 	int err;
@@ -187,6 +204,9 @@ static int lock_fail(struct cli *c, const struct run_opts *o, int err)
 		        "of waiting\n", c->what, o->timeout);
 		return o->conflict_code;
 	}
+	if (err == ENOTSUP && o->shared)
+		return cli_fail(c, "this lock has no shared mode (a lock of several holders, "
+		                "or the jayanti algorithm)");
 	if (err == ENOTRECOVERABLE)
 		return cli_fail(c, "lock is not recoverable: a holder died and the repair "
 		                "failed (`bakery reset` makes it usable again)");
@@ -195,8 +215,18 @@ static int lock_fail(struct cli *c, const struct run_opts *o, int err)
 
 /* What becomes of the lock after the command: only a command that ended by
  * itself, and repaired if it had to, lets the lock go as consistent. */
-static enum run_verdict verdict_of(struct cli *c, bool owner_dead, int code, bool signaled)
+static enum run_verdict verdict_of(struct cli *c, const struct run_opts *o, bool owner_dead,
+                                   int code, bool signaled)
 {
+	if (signaled && o->shared) {
+		/* a dead reader changed nothing: its share comes back and the
+		 * lock is not marked owner-died (counted in reader_deaths) */
+		fprintf(stderr, "bakery: run %s: the command died of signal %d: its reader's "
+		        "share is given back\n", c->what, code - 128);
+		return RUN_ABANDON;
+	}
+	if (o->shared)
+		return RUN_RELEASE;    /* a reader repairs nothing: its status says nothing */
 	if (signaled) {
 		fprintf(stderr, "bakery: run %s: the command died of signal %d: lock left "
 		        "owner-died for the next holder\n", c->what, code - 128);
@@ -222,39 +252,47 @@ static int run_locked(struct cli *c, bakery_lock_t *l, const struct run_opts *o)
 	owner_dead = err == EOWNERDEAD;
 	if (owner_dead)
 		fprintf(stderr, "bakery: run %s: the previous holder died holding the lock; "
-		        "running the command with " OWNER_DEAD_ENV "=1\n", c->what);
+		        "running the command with " OWNER_DEAD_ENV "=1%s\n", c->what,
+		        o->shared ? " (a reader: it cannot repair)" : "");
 	code = run_exec(c, o, owner_dead, &signaled);
-	run_hold_finish(&h, verdict_of(c, owner_dead, code, signaled));
+	run_hold_finish(&h, verdict_of(c, o, owner_dead, code, signaled));
 	return code;
 }
 
-/* The algorithm the existing lock NAME uses, or NULL. */
-static const char *lock_algo(bakery_t *b, const char *name)
+/* The existing lock NAME's entry into *LI: true, or false if none. */
+static bool lock_find(bakery_t *b, const char *name, struct bakery_lock_info *li)
 {
 	struct bakery_region_info r;
-	struct bakery_lock_info li;
 
 	if (bakery_region_info(b, &r))
-		return NULL;
+		return false;
 	for (unsigned i = 0; i < r.locks; i++)
-		if (bakery_lock_info(b, i, &li) == 0 && !strcmp(li.name, name))
-			return bakery_algo_name(li.algo);
-	return NULL;
+		if (bakery_lock_info(b, i, li) == 0 && !strcmp(li->name, name))
+			return true;
+	return false;
 }
 
 static int lock_open_fail(struct cli *c, bakery_t *b, const struct run_opts *o, int err)
 {
-	const char *have;
+	struct bakery_lock_info li;
 
-	if (err == BAKERY_EALGO && (have = lock_algo(b, o->lock)))
+	if (err == BAKERY_EALGO && lock_find(b, o->lock, &li) && o->holders &&
+	    li.capacity != o->holders)
+		return cli_fail(c, "the lock admits %u holder%s; --holders %u cannot take part "
+		                "in it", li.capacity, li.capacity == 1 ? "" : "s", o->holders);
+	if (err == BAKERY_EALGO && lock_find(b, o->lock, &li))
 		return cli_fail(c, "the lock uses %s; --algo %s cannot take part in it",
-		                have, bakery_algo_name(o->algo));
+		                bakery_algo_name(li.algo), bakery_algo_name(o->algo));
+	if (err == ENOTSUP && o->holders > 1)
+		return cli_fail(c, "the %s algorithm cannot count several holders (lamport, "
+		                "boulangerie can)", bakery_algo_name(o->algo));
 	return cli_fail(c, "%s", bakery_strerror(err));
 }
 
 int cmd_run(struct cli *c, int argc, char **argv)
 {
 	const struct bakery_config cfg = { .slots = RUN_REGION_SLOTS };
+	struct bakery_lock_config lock_cfg = { .holders = 0 };
 	struct run_opts o;
 	bakery_lock_t *l;
 	bakery_t *b;
@@ -264,7 +302,9 @@ int cmd_run(struct cli *c, int argc, char **argv)
 		return err < 0 ? 0 : err;
 	if ((err = cli_open(c, o.region, BAKERY_CREATE, &cfg, &b)))
 		return err;
-	err = bakery_lock_open(b, o.lock, o.algo, &l);
+	lock_cfg.algo = o.algo;
+	lock_cfg.holders = o.holders;
+	err = bakery_lock_open_config(b, o.lock, &lock_cfg, &l);
 	if (err) {
 		err = lock_open_fail(c, b, &o, err);
 		bakery_close(b);

@@ -26,6 +26,7 @@
 #include "cli.h"
 
 #define OWNER_DEAD_ENV "BAKERY_OWNER_DEAD"
+#define SHARED_ENV "BAKERY_SHARED"     /* 1: the command runs as a reader */
 
 enum run_wait {
 	RUN_WAIT_FOREVER,
@@ -37,6 +38,8 @@ struct run_opts {
 	const char *region, *lock;
 	char region_buf[64];       /* the region derived from --file */
 	enum bakery_algo algo;
+	unsigned holders;          /* --holders K; 0: join the lock as it is */
+	bool shared;               /* -s, --shared: take the lock as a reader */
 	enum run_wait wait;
 	double timeout;            /* seconds, with RUN_WAIT_FOR */
 	int conflict_code;         /* exit code when the lock was busy */
@@ -74,7 +77,8 @@ void run_hold_finish(struct run_holder *h, enum run_verdict verdict);
  * SIGSYS), which must stay deliverable to the thread that faults. */
 void run_forwarded_set(sigset_t *set);
 
-/* Run the command to its end, with OWNER_DEAD_ENV=1 if OWNER_DEAD.
+/* Run the command to its end, with OWNER_DEAD_ENV=1 if OWNER_DEAD and
+ * SHARED_ENV=1 if it runs as a reader.
  * Returns its exit code (128 + N if it died of signal N; *SIGNALED then)
  * or ours (EXIT_RUN_*) if it could not be started. */
 int run_exec(struct cli *c, const struct run_opts *o, bool owner_dead, bool *signaled);

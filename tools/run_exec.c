@@ -114,6 +114,10 @@ int run_exec(struct cli *c, const struct run_opts *o, bool owner_dead, bool *sig
 		setenv(OWNER_DEAD_ENV, "1", 1);
 	else
 		unsetenv(OWNER_DEAD_ENV);      /* not inherited from an outer run */
+	if (o->shared)
+		setenv(SHARED_ENV, "1", 1);
+	else
+		unsetenv(SHARED_ENV);
 	fflush(NULL);
 	wrapper_pid = getpid();
 	forwarding_start(&old);

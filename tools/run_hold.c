@@ -25,14 +25,15 @@ static int acquire(bakery_lock_t *l, const struct run_opts *o)
 	time_t whole = (time_t)o->timeout;
 
 	if (o->wait == RUN_WAIT_FOREVER)
-		return bakery_lock(l);
+		return o->shared ? bakery_rdlock(l) : bakery_lock(l);
 	if (o->wait == RUN_WAIT_NONE)
-		return bakery_trylock(l);
+		return o->shared ? bakery_tryrdlock(l) : bakery_trylock(l);
 	clock_gettime(CLOCK_MONOTONIC, &at);
 	at.tv_nsec += (long)((o->timeout - (double)whole) * 1e9);
 	at.tv_sec += whole + at.tv_nsec / 1000000000L;
 	at.tv_nsec %= 1000000000L;
-	return bakery_clocklock(l, CLOCK_MONOTONIC, &at);
+	return o->shared ? bakery_clockrdlock(l, CLOCK_MONOTONIC, &at)
+	                 : bakery_clocklock(l, CLOCK_MONOTONIC, &at);
 }
 
 static void *holder_main(void *arg)
@@ -53,7 +54,9 @@ static void *holder_main(void *arg)
 	pthread_mutex_unlock(&h->mu);
 	if (h->verdict == RUN_ABANDON)
 		return NULL;    /* the library's thread-exit path: owner died */
-	if (err == EOWNERDEAD)
+	/* a reader cannot repair (EPERM): the owner-died mark stays for the
+	 * next writer */
+	if (err == EOWNERDEAD && !h->o->shared)
 		bakery_consistent(h->l);
 	bakery_unlock(h->l);
 	return NULL;

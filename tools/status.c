@@ -8,6 +8,10 @@
  * keep running while we read.  Lock names come from shared memory, which
  * any participant can scribble on, so they are escaped on the way out and
  * never trusted to be printable.
+ *
+ * A lock may have several holders at once (readers in shared mode, or the
+ * holders of a lock of capacity k): they are the slots whose furthest
+ * stage is "critical" in that lock, each with its mode.
  */
 #include "config.h"
 
@@ -156,14 +160,36 @@ static const struct bakery_slot_info *slot_at(const struct snapshot *s, int inde
 	return NULL;
 }
 
+/* The mode of the passage SI is in: NULL when idle. */
+static const char *mode_word(const struct bakery_slot_info *si)
+{
+	if (si->pass == BAKERY_PASS_IDLE)
+		return NULL;
+	return si->shared ? "shared" : "exclusive";
+}
+
+/* Is SI one of the holders of lock LI? */
+static bool holds(const struct bakery_slot_info *si, const struct bakery_lock_info *li)
+{
+	return si->pass == BAKERY_PASS_CRITICAL && si->lock == (int)li->index;
+}
+
 /* Owner died: the flag a recoverer set, or, before anyone recovered, a
- * holder whose death the kernel has already proven (a token marked dead
- * reads as alive == 0, which needs no write access to see). */
+ * writer holding the lock whose death the kernel has already proven (a
+ * token marked dead reads as alive == 0, which needs no write access to
+ * see).  A dead reader changed nothing: it does not count. */
 static bool owner_died(const struct snapshot *s, const struct bakery_lock_info *li)
 {
 	const struct bakery_slot_info *holder = slot_at(s, li->holder);
 
-	return li->owner_dead || (holder && holder->alive == 0);
+	/* the first holder, read from the lock (right also when that slot
+	 * holds two locks): with no reader inside, it is a writer */
+	if (li->owner_dead || (holder && holder->alive == 0 && li->readers == 0))
+		return true;
+	for (unsigned i = 0; i < s->nslots; i++)
+		if (holds(&s->slots[i], li) && s->slots[i].alive == 0 && !s->slots[i].shared)
+			return true;
+	return false;
 }
 
 static const char *lock_state_word(const struct snapshot *s, const struct bakery_lock_info *li)
@@ -241,13 +267,15 @@ static void human_slots(const struct snapshot *s)
 		printf("\nno slots in use\n");
 		return;
 	}
-	printf("\n%5s  %-8s %-8s %-10s %-9s %s\n", "SLOT", "PID", "TID", "OWNER", "STATE", "LOCK");
+	printf("\n%5s  %-8s %-8s %-10s %-9s %-9s %s\n", "SLOT", "PID", "TID", "OWNER", "STATE",
+	       "MODE", "LOCK");
 	for (unsigned i = 0; i < s->nslots; i++) {
 		const struct bakery_slot_info *si = &s->slots[i];
 		const struct bakery_lock_info *li = lock_at(s, si->lock);
+		const char *mode = mode_word(si);
 
-		printf("%5u  %-8ld %-8ld %-10s %-9s %s\n", si->index, (long)si->pid, (long)si->tid,
-		       owner_word(si), pass_name(si->pass),
+		printf("%5u  %-8ld %-8ld %-10s %-9s %-9s %s\n", si->index, (long)si->pid,
+		       (long)si->tid, owner_word(si), pass_name(si->pass), mode ? mode : "-",
 		       li ? printable(li->name, buf, sizeof(buf)) : "-");
 	}
 }
@@ -264,20 +292,22 @@ static void human_locks(const struct snapshot *s)
 	for (unsigned i = 0; i < s->nlocks; i++)
 		if ((int)strlen(s->locks[i].name) > w)
 			w = (int)strlen(s->locks[i].name);
-	printf("\n%-*s  %-11s %8s %-15s %7s %12s %12s %10s %12s %6s  %s\n", w, "LOCK",
-	       "ALGORITHM", "HOLDER", "COMMAND", "WAITERS", "PARTICIPANTS", "ACQUISITIONS",
-	       "RECOVERIES", "OWNER-DEATHS", "ABORTS", "STATE");
+	printf("\n%-*s  %-11s %8s %7s %7s %8s %-15s %7s %12s %12s %10s %12s %13s %6s  %s\n", w,
+	       "LOCK", "ALGORITHM", "CAPACITY", "HOLDING", "READERS", "HOLDER", "COMMAND", "WAITERS",
+	       "PARTICIPANTS", "ACQUISITIONS", "RECOVERIES", "OWNER-DEATHS", "READER-DEATHS",
+	       "ABORTS", "STATE");
 	for (unsigned i = 0; i < s->nlocks; i++) {
 		const struct bakery_lock_info *li = &s->locks[i];
 		const struct bakery_slot_info *h = slot_at(s, li->holder);
 
 		snprintf(holder, sizeof(holder), h ? "%ld" : "-", h ? (long)h->pid : 0L);
-		printf("%-*s  %-11s %8s %-15s %7u %12u %12llu %10llu %12llu %6llu  %s\n", w,
-		       printable(li->name, buf, sizeof(buf)), algo_word(li->algo), holder,
-		       h ? command_name(h, comm, sizeof(comm)) : "-", li->waiters,
-		       li->participants, (unsigned long long)li->acquisitions,
+		printf("%-*s  %-11s %8u %7u %7u %8s %-15s %7u %12u %12llu %10llu %12llu %13llu %6llu  "
+		       "%s\n", w, printable(li->name, buf, sizeof(buf)), algo_word(li->algo),
+		       li->capacity, li->holding, li->readers, holder, h ? command_name(h, comm, sizeof(comm)) : "-",
+		       li->waiters, li->participants, (unsigned long long)li->acquisitions,
 		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
-		       (unsigned long long)li->aborts, lock_state_word(s, li));
+		       (unsigned long long)li->reader_deaths, (unsigned long long)li->aborts,
+		       lock_state_word(s, li));
 	}
 }
 
@@ -337,7 +367,29 @@ static void json_slot(const struct snapshot *s, const struct bakery_slot_info *s
 		json_string(li->name);
 	else
 		printf("null");
-	printf(", \"lock_index\": %d}", si->lock);
+	printf(", \"lock_index\": %d, \"mode\": ", si->lock);
+	if (mode_word(si))
+		printf("\"%s\"}", mode_word(si));
+	else
+		printf("null}");
+}
+
+/* The holders of LI, each with its slot, pid and mode. */
+static void json_holders(const struct snapshot *s, const struct bakery_lock_info *li)
+{
+	bool first = true;
+
+	printf("\"holders\": [");
+	for (unsigned i = 0; i < s->nslots; i++) {
+		const struct bakery_slot_info *si = &s->slots[i];
+
+		if (!holds(si, li))
+			continue;
+		printf("%s{\"slot\": %u, \"pid\": %ld, \"mode\": \"%s\"}", first ? "" : ", ",
+		       si->index, (long)si->pid, mode_word(si));
+		first = false;
+	}
+	printf("]");
 }
 
 static void json_lock(const struct snapshot *s, const struct bakery_lock_info *li)
@@ -363,9 +415,13 @@ static void json_lock(const struct snapshot *s, const struct bakery_lock_info *l
 	printf("\"recoveries\": %llu, \"owner_deaths\": %llu, \"aborts\": %llu, ",
 	       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 	       (unsigned long long)li->aborts);
-	printf("\"owner_dead\": %s, \"not_recoverable\": %s, \"state\": \"%s\"}",
+	printf("\"owner_dead\": %s, \"not_recoverable\": %s, \"state\": \"%s\", ",
 	       owner_died(s, li) ? "true" : "false", li->not_recoverable ? "true" : "false",
 	       lock_state_word(s, li));
+	printf("\"capacity\": %u, \"holding\": %u, \"readers\": %u, \"reader_deaths\": %llu, ",
+	       li->capacity, li->holding, li->readers, (unsigned long long)li->reader_deaths);
+	json_holders(s, li);
+	printf("}");
 }
 
 static void json_print(const struct snapshot *s, const char *region)

@@ -5,7 +5,8 @@
 # passing on the command's status and holding the lock while the command
 # runs, the wrapper and its command living and dying together, the
 # owner-died hand-over (also after a failed repair), `reset`, `recover`,
-# flock(1)'s options and `run --file`.
+# flock(1)'s options, `run --file`, shared mode (`run --shared`) and
+# locks of several holders (`run --holders`).
 #
 # Uses jq or python3 to parse JSON; exits 77 (skipped) if neither is there.
 set -u
@@ -28,6 +29,9 @@ cleanup() {
 	if [ -s "$tmp/cmd.pid" ]; then
 		kill -9 "$(cat "$tmp/cmd.pid")" 2>/dev/null
 	fi
+	for f in "$tmp"/cmd.*; do
+		[ -s "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
 	"$bakery" unlink "$region" 2>/dev/null
 	"$bakery" unlink "$fresh" 2>/dev/null
 	if [ -n "${file_region:-}" ]; then
@@ -111,6 +115,21 @@ lock_json() {
 		i=$((i + 1))
 	done
 	echo "no lock $1"
+}
+
+# list_json FIELD: FIELD of this test's region in `list --json`.
+list_json() {
+	"$bakery" list --json >"$tmp/list.json" || fail "list --json exited $?"
+	n=$(json '. | length' <"$tmp/list.json")
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		if [ "$(json ".[$i].region" <"$tmp/list.json")" = "$region" ]; then
+			json ".[$i].$1" <"$tmp/list.json"
+			return
+		fi
+		i=$((i + 1))
+	done
+	echo "no region $region"
 }
 
 # Wait (10 s at most) until the holder's command has started: $tmp/held.
@@ -457,6 +476,183 @@ test_flock_options() {
 	esac
 }
 
+# Start `bakery run OPTIONS... REGION LOCK` in the background with a
+# command that holds the lock until $tmp/release exists and says it is
+# inside with $tmp/in.NAME; returns its pid in $started once inside.
+# start_holder NAME LOCK OPTION...
+start_holder() {
+	name=$1
+	lock=$2
+	shift 2
+	rm -f "$tmp/in.$name" "$tmp/release"
+	"$bakery" run "$@" "$region" "$lock" -- sh -c "echo \$\$ >'$tmp/cmd.$name';
+		echo \"\${BAKERY_SHARED:-0}\" >'$tmp/in.$name';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" 2>"$tmp/err.$name" &
+	started=$!
+	n=0
+	while [ ! -s "$tmp/in.$name" ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	[ -s "$tmp/in.$name" ] || fail "$name: bakery run $* never started its command"
+}
+
+# Let every start_holder job go and wait for them.
+release_all() {
+	touch "$tmp/release"
+	for p in "$@"; do
+		wait "$p" || fail "a holder exited $?"
+	done
+	rm -f "$tmp/release"
+}
+
+# Two readers inside at once: each command waits (20 s at most) to see the
+# other one inside.  With exclusion, the first would wait alone and fail.
+# shellcheck disable=SC2016
+test_shared_overlap() {
+	rm -f "$tmp/in.a" "$tmp/in.b" "$tmp/saw.a" "$tmp/saw.b"
+	for me in a b; do
+		other=$([ "$me" = a ] && echo b || echo a)
+		"$bakery" run --shared "$region" table -- sh -c "touch '$tmp/in.$me'; n=0
+			while [ ! -e '$tmp/in.$other' ] && [ \$n -lt 400 ]; do sleep 0.05; n=\$((n + 1)); done
+			[ -e '$tmp/in.$other' ] && echo \"\$BAKERY_SHARED\" >'$tmp/saw.$me'" &
+		eval "pid_$me=\$!"
+	done
+	# shellcheck disable=SC2154 # set by the eval above
+	wait "$pid_a" && wait "$pid_b" || fail "a reader exited non-zero"
+	same "reader a saw b inside" "$(cat "$tmp/saw.a" 2>/dev/null)" 1
+	same "reader b saw a inside" "$(cat "$tmp/saw.b" 2>/dev/null)" 1
+	same "readers' acquisitions" "$(lock_json table acquisitions)" 2
+}
+
+# A writer is kept out by a reader and a reader by a writer (trylock and
+# timed), a reader is let in beside a reader; status shows who is inside
+# and in which mode.
+test_shared_exclusion() {
+	rm -f "$tmp/ran"
+	start_holder r1 table --shared
+	r1=$started
+	error 75 "$bakery" run -n "$region" table -- touch "$tmp/ran"
+	error 75 "$bakery" run -w 0.2 "$region" table -- touch "$tmp/ran"
+	[ -e "$tmp/ran" ] && fail "a writer ran beside a reader"
+	run 0 "$bakery" run -s -n "$region" table -- touch "$tmp/ran"
+	[ -e "$tmp/ran" ] || fail "a second reader (-n) was not let in beside the first"
+	start_holder r2 table -s -w 5
+	r2=$started
+	same "reader's environment" "$(cat "$tmp/in.r2")" 1
+	same "readers inside" "$(lock_json table readers)" 2
+	same "holding" "$(lock_json table holding)" 2
+	same "capacity" "$(lock_json table capacity)" 1
+	same "holders listed" "$(lock_json table 'holders | length')" 2
+	same "holder mode" "$(lock_json table 'holders[0].mode')" shared
+	same "holder mode" "$(lock_json table 'holders[1].mode')" shared
+	same "slot mode" "$(status_json '.slots[0].mode')" shared
+	run 0 "$bakery" status "$region"
+	[ "$(grep -c " critical  shared " "$tmp/out")" = 2 ] ||
+		fail "status table: two shared holders expected: $(cat "$tmp/out")"
+	grep -q "^table .*  *1  *2  *2  *$r1 " "$tmp/out" ||
+		grep -q "^table .*  *1  *2  *2  *$r2 " "$tmp/out" ||
+		fail "status table: CAPACITY HOLDING READERS: $(cat "$tmp/out")"
+	release_all "$r1" "$r2"
+
+	start_holder w table
+	w=$started
+	same "writer's environment" "$(cat "$tmp/in.w")" 0
+	rm -f "$tmp/ran"
+	error 75 "$bakery" run -s -n "$region" table -- touch "$tmp/ran"
+	error 9 "$bakery" run -s -w 0.2 -E 9 "$region" table -- touch "$tmp/ran"
+	error 75 "$bakery" run -s -c "touch '$tmp/ran'" -n "$region" table
+	[ -e "$tmp/ran" ] && fail "a reader ran beside a writer"
+	same "writer: readers" "$(lock_json table readers)" 0
+	same "writer: holding" "$(lock_json table holding)" 1
+	same "writer: mode" "$(lock_json table 'holders[0].mode')" exclusive
+	release_all "$w"
+	same "released" "$(lock_json table 'holders | length')" 0
+	error 125 "$bakery" run -s "$region" jay --algo jayanti -- true
+	grep -q "no shared mode" "$tmp/err" || fail "jayanti --shared: $(cat "$tmp/err")"
+}
+
+# --holders K: K holders at once and not one more; joining with another K
+# is refused; shared mode is not for such a lock.
+test_holders() {
+	start_holder k1 pool --holders 2
+	k1=$started
+	start_holder k2 pool
+	k2=$started
+	rm -f "$tmp/ran"
+	error 75 "$bakery" run -n "$region" pool -- touch "$tmp/ran"
+	[ -e "$tmp/ran" ] && fail "a third holder was let in a lock of 2"
+	same "capacity" "$(lock_json pool capacity)" 2
+	same "holding" "$(lock_json pool holding)" 2
+	same "readers" "$(lock_json pool readers)" 0
+	same "modes" "$(lock_json pool 'holders[1].mode')" exclusive
+	error 125 "$bakery" run --holders 3 "$region" pool -- true
+	same "other capacity" "$(cat "$tmp/err")" \
+		"bakery: run $region pool: the lock admits 2 holders; --holders 3 cannot take part in it"
+	release_all "$k1" "$k2"
+	run 0 "$bakery" run --holders 2 "$region" pool -- true
+	error 125 "$bakery" run -s "$region" pool -- true
+	error 125 "$bakery" run --holders 2 "$region" table -- true
+	run 0 "$bakery" run --holders 1 "$region" table -- true
+	grep -q "admits 1 holder;" "$tmp/err" && fail "--holders 1 refused on a mutex"
+	error 125 "$bakery" run --holders 2 -a black-white "$region" bw2 -- true
+	error 125 "$bakery" run --holders 0 "$region" pool -- true
+	error 125 "$bakery" run --holders 2 --shared "$region" pool -- true
+}
+
+# shellcheck disable=SC2016
+test_shared_deaths() {
+	# a reader killed inside: its share comes back, no owner died
+	start_holder dr table -s
+	kill -9 "$started"
+	wait "$started" 2>/dev/null
+	kill "$(cat "$tmp/cmd.dr")" 2>/dev/null
+	same "after a reader's death" "$(lock_json table state)" ok
+	same "list: owner-died locks after a reader's death" "$(list_json owner_died)" 0
+	run 0 "$bakery" run -w 20 "$region" table -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
+	same "writer after a dead reader" "$(cat "$tmp/out")" "owner_dead="
+	same "reader deaths" "$(lock_json table reader_deaths)" 1
+	same "owner deaths" "$(lock_json table owner_deaths)" 0
+	# a reader's command killed inside: the same
+	run 137 "$bakery" run -s "$region" table -- sh -c 'kill -9 $$'
+	grep -q "share is given back" "$tmp/err" || fail "reader's command killed: $(cat "$tmp/err")"
+	same "after a reader's command's death" "$(lock_json table state)" ok
+
+	# a writer killed inside: owner-died; a reader is told but cannot
+	# repair; the next writer is told and repairs
+	start_holder dw table
+	kill -9 "$started"
+	wait "$started" 2>/dev/null
+	kill "$(cat "$tmp/cmd.dw")" 2>/dev/null
+	same "after a writer's death" "$(lock_json table state)" owner-died
+	same "list: owner-died locks after a writer's death" "$(list_json owner_died)" 1
+	run 0 "$bakery" run -s -w 20 "$region" table -- sh -c \
+		'echo "owner_dead=${BAKERY_OWNER_DEAD:-} shared=$BAKERY_SHARED"'
+	same "reader after a dead writer" "$(cat "$tmp/out")" "owner_dead=1 shared=1"
+	same "a reader does not repair" "$(lock_json table state)" owner-died
+	run 0 "$bakery" run -w 20 "$region" table -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
+	same "writer after a dead writer" "$(cat "$tmp/out")" "owner_dead=1"
+	same "repaired" "$(lock_json table state)" ok
+	same "owner deaths" "$(lock_json table owner_deaths)" 1
+
+	# a holder of a k-holder lock killed: its unit comes back, owner died
+	start_holder dk pool
+	kill -9 "$started"
+	wait "$started" 2>/dev/null
+	kill "$(cat "$tmp/cmd.dk")" 2>/dev/null
+	start_holder k1 pool
+	k1=$started
+	start_holder k2 pool
+	k2=$started
+	same "the dead holder's unit came back" "$(lock_json pool holding)" 2
+	# the taker of the dead holder's unit was told (the other one may have
+	# been too, inside before the repair)
+	told=$(cat "$tmp/err.k1" "$tmp/err.k2" | grep -c 'previous holder died')
+	[ "$told" -ge 1 ] || fail "nobody told of the k-holder's death"
+	release_all "$k1" "$k2"
+	same "pool repaired" "$(lock_json pool state)" ok
+}
+
 # `status` and `list` need read permission only: a monitoring user reads
 # a 0644 region; `list` shows every region the caller can read.
 test_readers() {
@@ -543,6 +739,10 @@ test_completion() {
 	same "completion of run --n" "$offered" "--nonblock"
 	offered=$(complete_words bakery run --algo j)
 	same "completion of --algo" "$offered" "jayanti"
+	offered=$(complete_words bakery run --sh)
+	same "completion of run --sh" "$offered" "--shared"
+	offered=$(complete_words bakery run --ho)
+	same "completion of run --ho" "$offered" "--holders"
 }
 
 test_help_and_unlink() {
@@ -582,6 +782,10 @@ test_failed_repair
 test_reset
 test_refused_run_creates_nothing
 test_flock_options
+test_shared_overlap
+test_shared_exclusion
+test_holders
+test_shared_deaths
 test_readers
 test_run_room
 test_completion

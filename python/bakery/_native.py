@@ -31,6 +31,7 @@ LOCK_NAME_MAX = 63
 REGION_NAME_MAX = 200
 MAX_SLOTS = 4096
 MAX_LOCKS = 4096
+MAX_HOLDERS = MAX_SLOTS
 
 ALGO_DEFAULT = 0
 
@@ -73,8 +74,15 @@ class LockInfo(Structure):
                 ("participants", c_uint), ("owner_dead", c_int),
                 ("not_recoverable", c_int), ("acquisitions", c_uint64),
                 ("recoveries", c_uint64), ("owner_deaths", c_uint64),
-                ("aborts", c_uint64), ("capacity", c_uint), ("holding", c_uint),
-                ("readers", c_uint), ("reader_deaths", c_uint64)]
+                ("aborts", c_uint64),
+                # extension: k holders and shared mode
+                ("capacity", c_uint), ("holding", c_uint), ("readers", c_uint),
+                ("reader_deaths", c_uint64)]
+
+
+class LockConfig(Structure):
+    """struct bakery_lock_config"""
+    _fields_ = [("algo", c_int), ("holders", c_uint), ("reserved", c_uint * 6)]
 
 
 class Timespec(Structure):
@@ -87,10 +95,16 @@ _PROTOTYPES = {
     "bakery_close": (c_int, [c_void_p]),
     "bakery_unlink": (c_int, [c_char_p]),
     "bakery_lock_open": (c_int, [c_void_p, c_char_p, c_int, POINTER(c_void_p)]),
+    "bakery_lock_open_config": (c_int, [c_void_p, c_char_p, POINTER(LockConfig),
+                                        POINTER(c_void_p)]),
+    "bakery_lock_holders": (c_int, [c_void_p, POINTER(c_uint)]),
     "bakery_lock_close": (c_int, [c_void_p]),
     "bakery_lock": (c_int, [c_void_p]),
     "bakery_trylock": (c_int, [c_void_p]),
     "bakery_clocklock": (c_int, [c_void_p, c_int, POINTER(Timespec)]),
+    "bakery_rdlock": (c_int, [c_void_p]),
+    "bakery_tryrdlock": (c_int, [c_void_p]),
+    "bakery_clockrdlock": (c_int, [c_void_p, c_int, POINTER(Timespec)]),
     "bakery_unlock": (c_int, [c_void_p]),
     "bakery_consistent": (c_int, [c_void_p]),
     "bakery_recover": (c_int, [c_void_p, POINTER(c_uint)]),

@@ -116,13 +116,18 @@ class Region:
         self._locks: "weakref.WeakSet[Lock]" = weakref.WeakSet()
         self._finalizer = weakref.finalize(self, _close_quietly, self._handle, lib.bakery_close)
 
-    def lock(self, name: str, algo: Optional[str] = None) -> "Lock":
+    def lock(self, name: str, algo: Optional[str] = None, *,
+             holders: Optional[int] = None) -> "Lock":
         """The lock NAME of this region, created if missing.
 
         ``algo`` ('lamport', 'boulangerie', 'black-white', 'jayanti') is fixed
         when the lock is created; None takes the lock's own (or the library
-        default, black-white, for a new lock)."""
-        return Lock(self, name, algo)
+        default, black-white, for a new lock).  ``holders`` (k) is the
+        capacity of a new lock: up to k holders at once, in arrival order (a
+        counting semaphore whose units have owners; lamport and boulangerie
+        only, lamport by default); joining, None takes the lock's own and
+        another value than its own raises :class:`bakery.AlgorithmMismatch`."""
+        return Lock(self, name, algo, holders=holders)
 
     def status(self) -> Dict[str, Any]:
         """The region's header, its slots in use and its locks: the same data
@@ -170,8 +175,9 @@ def _monotonic_deadline(timeout: float) -> _native.Timespec:
     return _native.Timespec(ns // 1000000000, ns % 1000000000)
 
 
-def _reopen_lock(region: str, name: str, algo: Optional[str]) -> "Lock":
-    return Region(region).lock(name, algo)
+def _reopen_lock(region: str, name: str, algo: Optional[str],
+                 holders: Optional[int] = None) -> "Lock":
+    return Region(region).lock(name, algo, holders=holders)
 
 
 class Lock:
@@ -185,20 +191,33 @@ class Lock:
     which marks it repaired and, since the ``with`` body did not run,
     releases it.  Released without ``consistent()``, the lock becomes
     :class:`bakery.NotRecoverable` for good.
+
+    ``with lock.read():`` (or ``acquire(shared=True)``) takes it as a
+    reader: readers are inside together, a writer (``with lock:``) with
+    nobody, and both queue in arrival order, so neither starves.  A reader
+    that dies changes nothing: its share comes back, nobody is told.  A
+    reader told :class:`bakery.OwnerDead` (a *writer* died) holds the lock
+    shared: it may read the state to decide what to do, must not write it,
+    and cannot repair it (``consistent()`` raises
+    :class:`bakery.PermissionDenied`): it calls ``release()``, and the next
+    writer is told in turn.
     """
 
-    def __init__(self, region: Region, name: str, algo: Optional[str] = None) -> None:
+    def __init__(self, region: Region, name: str, algo: Optional[str] = None, *,
+                 holders: Optional[int] = None) -> None:
         if not isinstance(name, str):
             raise TypeError("lock name must be str, not %s" % type(name).__name__)
         raw = _encode(name, "lock name")
         self.region = region
         self.name = name
         self._algo_asked = algo
+        self._holders_asked = holders
         self._what = "%s %s" % (region.name, name)
         self._release_after_consistent: Optional[int] = None
         pointer = ctypes.c_void_p()
+        cfg = _native.LockConfig(_algo(algo), _count(holders, "holders", _native.MAX_HOLDERS))
         with region._handle.use() as b:
-            err = lib.bakery_lock_open(b, raw, _algo(algo), ctypes.byref(pointer))
+            err = lib.bakery_lock_open_config(b, raw, ctypes.byref(cfg), ctypes.byref(pointer))
         if err:
             raise make_error(err, self._what)
         self._handle = Handle(pointer.value, self._what)
@@ -208,25 +227,35 @@ class Lock:
 
     # ---------------------------------------------------------- acquiring --
 
-    def acquire(self, blocking: bool = True, timeout: Optional[float] = -1) -> bool:
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = -1, *,
+                shared: bool = False) -> bool:
         """Acquire the lock; True once held.
 
         As ``threading.Lock.acquire``: ``blocking=False`` never waits
         (False if it would have to), ``timeout`` (seconds, -1 or None for no
         limit) gives up with False when it expires.  A deadline already
-        past still makes one attempt.  Raises :class:`bakery.OwnerDead`
-        (held; repair, then ``consistent()``), :class:`bakery.NotRecoverable`,
-        :class:`bakery.Deadlock` (this thread holds it already).
+        past still makes one attempt.  ``shared=True`` takes it as a reader
+        (not for a lock of several holders, nor jayanti's: ErrnoError
+        ENOTSUP).  Raises :class:`bakery.OwnerDead` (held; a writer repairs,
+        then ``consistent()``; a reader only releases),
+        :class:`bakery.NotRecoverable`, :class:`bakery.Deadlock` (this
+        thread holds it already, in either mode).
         """
         timeout = self._check_timeout(blocking, timeout)
+        if shared:
+            trylock, clocklock, lock = (lib.bakery_tryrdlock, lib.bakery_clockrdlock,
+                                        lib.bakery_rdlock)
+        else:
+            trylock, clocklock, lock = (lib.bakery_trylock, lib.bakery_clocklock,
+                                        lib.bakery_lock)
         with self._handle.use() as p:
             if not blocking:
-                err = lib.bakery_trylock(p)
+                err = trylock(p)
             elif timeout < 0:
-                err = lib.bakery_lock(p)
+                err = lock(p)
             else:
                 deadline = _monotonic_deadline(timeout)
-                err = lib.bakery_clocklock(p, time.CLOCK_MONOTONIC, ctypes.byref(deadline))
+                err = clocklock(p, time.CLOCK_MONOTONIC, ctypes.byref(deadline))
         if err == 0:
             return True
         if (err == errno.EBUSY and not blocking) or err == errno.ETIMEDOUT:
@@ -273,11 +302,12 @@ class Lock:
         if self._release_after_consistent == threading.get_ident():
             self.release()
 
-    def _enter(self, timeout: Optional[float]) -> None:
+    def _enter(self, timeout: Optional[float], shared: bool = False) -> None:
         try:
-            acquired = self.acquire(timeout=timeout)
+            acquired = self.acquire(timeout=timeout, shared=shared)
         except OwnerDead:
-            self._release_after_consistent = threading.get_ident()
+            if not shared:
+                self._release_after_consistent = threading.get_ident()
             raise
         if not acquired:
             raise make_error(errno.ETIMEDOUT, self._what,
@@ -295,6 +325,19 @@ class Lock:
         """``with lock.hold(timeout=2.5):`` as ``with lock:``, but raises
         :class:`bakery.Timeout` if not acquired within TIMEOUT seconds."""
         self._enter(timeout)
+        try:
+            yield self
+        finally:
+            self.release()
+
+    @contextmanager
+    def read(self, timeout: Optional[float] = None) -> Iterator["Lock"]:
+        """``with lock.read():`` holds the lock as a reader, beside other
+        readers; :class:`bakery.Timeout` if not acquired within TIMEOUT
+        seconds.  If a writer died holding it, raises
+        :class:`bakery.OwnerDead` with the lock held shared: the block does
+        not run; look if need be, then ``e.lock.release()``."""
+        self._enter(timeout, shared=True)
         try:
             yield self
         finally:
@@ -318,6 +361,16 @@ class Lock:
         return self.info()["holder"] is not None
 
     @property
+    def capacity(self) -> int:
+        """The lock's capacity: how many may hold it at once (1: a mutex)."""
+        out = ctypes.c_uint()
+        with self._handle.use() as p:
+            err = lib.bakery_lock_holders(p, ctypes.byref(out))
+        if err:
+            raise self._error(err)
+        return out.value
+
+    @property
     def algorithm(self) -> str:
         """The lock's algorithm, such as 'black-white'."""
         return str(self.info()["algorithm"])
@@ -336,7 +389,8 @@ class Lock:
         self._finalizer.detach()
 
     def __reduce__(self) -> Any:
-        return (_reopen_lock, (self.region.name, self.name, self._algo_asked))
+        return (_reopen_lock, (self.region.name, self.name, self._algo_asked,
+                               self._holders_asked))
 
     def __repr__(self) -> str:
         return "<bakery.Lock %r in %r%s>" % (self.name, self.region.name,

@@ -15,6 +15,7 @@ from ._native import lib
 from .errors import make_error
 
 Status = Dict[str, Any]
+_CRITICAL = 3               # BAKERY_PASS_CRITICAL
 
 
 def _algo_word(algo: int) -> str:
@@ -22,16 +23,31 @@ def _algo_word(algo: int) -> str:
     return name.decode("ascii") if name and algo != _native.ALGO_DEFAULT else "unknown"
 
 
-def _owner_died(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> bool:
-    # the flag a recoverer set, or a holder whose death the kernel has
-    # already proven (its token reads as dead: alive == 0), as the tool says
-    return bool(li.owner_dead) or (holder is not None and holder.alive == 0)
+def _mode(si: _native.SlotInfo) -> Optional[str]:
+    """The mode of the passage SI is in; None when idle."""
+    if si.pass_ == 0:
+        return None
+    return "shared" if si.shared else "exclusive"
 
 
-def _lock_state(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> str:
+def _holds(si: _native.SlotInfo, li: _native.LockInfo) -> bool:
+    return si.pass_ == _CRITICAL and si.lock == li.index
+
+
+def _owner_died(li: _native.LockInfo, slots: List[_native.SlotInfo]) -> bool:
+    # the flag a recoverer set, or a writer holding the lock whose death the
+    # kernel has already proven (its token reads as dead: alive == 0), as
+    # the tool says; a dead reader changed nothing and does not count
+    holder = _holder_slot(li, slots)
+    if li.owner_dead or (holder is not None and holder.alive == 0 and li.readers == 0):
+        return True
+    return any(_holds(si, li) and si.alive == 0 and not si.shared for si in slots)
+
+
+def _lock_state(li: _native.LockInfo, slots: List[_native.SlotInfo]) -> str:
     if li.not_recoverable:
         return "not-recoverable"
-    return "owner-died" if _owner_died(li, holder) else "ok"
+    return "owner-died" if _owner_died(li, slots) else "ok"
 
 
 def _proc_stat(path: str) -> Tuple[str, int]:
@@ -80,16 +96,13 @@ def _name(raw: bytes) -> str:
     return raw.decode("latin-1")
 
 
-def _holder_slot(pointer: int, li: _native.LockInfo) -> Optional[_native.SlotInfo]:
-    if li.holder < 0:
-        return None
-    si = _native.SlotInfo()
-    if lib.bakery_slot_info(pointer, li.holder, ctypes.byref(si)):
-        return None
-    return si if si.state != _native.SLOT_FREE else None
+def _holder_slot(li: _native.LockInfo,
+                 slots: List[_native.SlotInfo]) -> Optional[_native.SlotInfo]:
+    return next((si for si in slots if si.index == li.holder), None)
 
 
-def _lock_dict(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> Dict[str, Any]:
+def _lock_dict(li: _native.LockInfo, slots: List[_native.SlotInfo]) -> Dict[str, Any]:
+    holder = _holder_slot(li, slots)
     return {
         "index": li.index, "name": _name(li.name), "algorithm": _algo_word(li.algo),
         "holder": li.holder if li.holder >= 0 else None,
@@ -98,9 +111,13 @@ def _lock_dict(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> Dict
         "waiters": li.waiters, "participants": li.participants,
         "acquisitions": li.acquisitions, "recoveries": li.recoveries,
         "owner_deaths": li.owner_deaths, "aborts": li.aborts,
-        "owner_dead": _owner_died(li, holder),
+        "owner_dead": _owner_died(li, slots),
         "not_recoverable": bool(li.not_recoverable),
-        "state": _lock_state(li, holder),
+        "state": _lock_state(li, slots),
+        "capacity": li.capacity, "holding": li.holding, "readers": li.readers,
+        "reader_deaths": li.reader_deaths,
+        "holders": [{"slot": si.index, "pid": si.pid, "mode": _mode(si)}
+                    for si in slots if _holds(si, li)],
     }
 
 
@@ -113,34 +130,11 @@ def _slot_dict(si: _native.SlotInfo, locks: List[Dict[str, Any]]) -> Dict[str, A
         "stopped": _owner_stopped(si),
         "pid": si.pid, "tid": si.tid, "start_time": si.start_time,
         "pass": _native.PASS_NAMES.get(si.pass_, "unknown"),
-        "lock": lock, "lock_index": si.lock,
+        "lock": lock, "lock_index": si.lock, "mode": _mode(si),
     }
 
 
-def lock_info(pointer: int, index: int, what: str) -> Dict[str, Any]:
-    """One lock's entry, as in the "locks" list."""
-    li = _native.LockInfo()
-    err = lib.bakery_lock_info(pointer, index, ctypes.byref(li))
-    if err:
-        raise make_error(err, what)
-    return _lock_dict(li, _holder_slot(pointer, li))
-
-
-def _locks(pointer: int, capacity: int, what: str) -> List[Dict[str, Any]]:
-    out = []
-    for i in range(capacity):
-        li = _native.LockInfo()
-        err = lib.bakery_lock_info(pointer, i, ctypes.byref(li))
-        if err == errno.ENOENT:
-            continue
-        if err:
-            raise make_error(err, what)
-        out.append(_lock_dict(li, _holder_slot(pointer, li)))
-    return out
-
-
-def _slots(pointer: int, capacity: int, locks: List[Dict[str, Any]],
-           what: str) -> List[Dict[str, Any]]:
+def _slots_in_use(pointer: int, capacity: int, what: str) -> List[_native.SlotInfo]:
     out = []
     for i in range(capacity):
         si = _native.SlotInfo()
@@ -148,8 +142,20 @@ def _slots(pointer: int, capacity: int, locks: List[Dict[str, Any]],
         if err:
             raise make_error(err, what)
         if si.state != _native.SLOT_FREE:
-            out.append(_slot_dict(si, locks))
+            out.append(si)
     return out
+
+
+def lock_info(pointer: int, index: int, what: str) -> Dict[str, Any]:
+    """One lock's entry, as in the "locks" list."""
+    r = _native.RegionInfo()
+    li = _native.LockInfo()
+    err = lib.bakery_lock_info(pointer, index, ctypes.byref(li))
+    if not err:
+        err = lib.bakery_region_info(pointer, ctypes.byref(r))
+    if err:
+        raise make_error(err, what)
+    return _lock_dict(li, _slots_in_use(pointer, r.slots, what))
 
 
 def snapshot(pointer: int, region: str) -> Status:
@@ -158,8 +164,19 @@ def snapshot(pointer: int, region: str) -> Status:
     err = lib.bakery_region_info(pointer, ctypes.byref(r))
     if err:
         raise make_error(err, region)
-    locks = _locks(pointer, r.locks, region)
-    slots = _slots(pointer, r.slots, locks, region)
+    # the tool reads the locks, then the slots: the same order here
+    lock_infos = []
+    for i in range(r.locks):
+        li = _native.LockInfo()
+        err = lib.bakery_lock_info(pointer, i, ctypes.byref(li))
+        if err == errno.ENOENT:
+            continue
+        if err:
+            raise make_error(err, region)
+        lock_infos.append(li)
+    slot_infos = _slots_in_use(pointer, r.slots, region)
+    locks = [_lock_dict(li, slot_infos) for li in lock_infos]
+    slots = [_slot_dict(si, locks) for si in slot_infos]
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.created_ns // 1000000000))
     return {
         "region": region, "version": r.version, "size": r.size, "mode": "%04o" % r.mode,
