@@ -184,7 +184,8 @@ struct bakery_config {
 	X(EVERSION,   "region created by an incompatible libbakery layout version")      \
 	X(EALGO,      "lock exists with an algorithm this handle cannot take part in")   \
 	X(ESLOTS,     "no free participant slot in the region")                          \
-	X(ELOCKS,     "no free entry in the region's lock table")
+	X(ELOCKS,     "no free entry in the region's lock table")                        \
+	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened")
 
 /* Negative, from a reserved block, so they never collide with errno values. */
 #define BAKERY_ERRBASE     (-40700)
@@ -193,7 +194,8 @@ struct bakery_config {
 #define BAKERY_EALGO       (BAKERY_ERRBASE - 2)
 #define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)
 #define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)
-#define BAKERY_ERRLAST     BAKERY_ELOCKS
+#define BAKERY_EREMOVED    (BAKERY_ERRBASE - 5)
+#define BAKERY_ERRLAST     BAKERY_EREMOVED
 
 /* ------------------------------------------------------------- regions -- */
 
@@ -257,8 +259,9 @@ BAKERY_API int bakery_unlink(const char *name);
 BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
                                 enum bakery_algo algo, bakery_lock_t **out);
 
-/* Free a lock handle.  The lock itself stays in the region.  0 or EINVAL
- * (NULL), EBUSY if the calling thread holds it. */
+/* Free a lock handle.  The lock itself stays in the region (until
+ * bakery_lock_unlink).  0 or EINVAL (NULL), EBUSY if the calling thread
+ * holds it. */
 BAKERY_API int bakery_lock_close(bakery_lock_t *l);
 
 /*
@@ -289,6 +292,9 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
  *                    registered for the thread (threads not made by glibc)
+ *   BAKERY_EREMOVED  the lock was removed by bakery_lock_unlink() since L
+ *                    was opened (its entry may hold another lock by now);
+ *                    close L, and open the name again for a new lock
  *   EINVAL, BAKERY_EBADREGION
  */
 BAKERY_API int bakery_lock(bakery_lock_t *l);
@@ -360,6 +366,24 @@ BAKERY_API int bakery_lock_lookup(bakery_t *b, const char *lock_name,
  * (the caller does not own the region), BAKERY_EBADREGION.
  */
 BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
+
+/*
+ * Remove the lock LOCK_NAME from region B, freeing its table entry for
+ * another name.  Only while nobody holds it, waits for it or is in its
+ * doorway, and no passage of a dead participant is left in it; for the
+ * owner of the region's shm object (or root) only.  Race-free against a
+ * concurrent acquisition: either the unlink sees it (EBUSY) or the
+ * acquirer sees the unlink.  Handles still open on the removed lock stay
+ * valid to close, and every lock call on them returns BAKERY_EREMOVED,
+ * even once the entry holds another lock; bakery_lock_open of the same
+ * name makes a new lock.  Blocks for a system-wide memory barrier
+ * (membarrier(2), milliseconds) and while another lock of B is being
+ * created or removed.  Returns 0, EINVAL, ENOENT (no such lock), EBUSY,
+ * EPERM (not the region's owner, or B was opened BAKERY_RDONLY), EAGAIN
+ * (the lock table stayed busy), ENOTSUP (the kernel has no
+ * MEMBARRIER_CMD_GLOBAL), BAKERY_EBADREGION.
+ */
+BAKERY_API int bakery_lock_unlink(bakery_t *b, const char *lock_name);
 
 /* ------------------------------------------------------- introspection -- */
 

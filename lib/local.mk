@@ -18,6 +18,7 @@ bakery_sources = \
 	lib/registry.h \
 	lib/wait.h \
 	lib/lock_recovery.h \
+	lib/locktable.h \
 	lib/futex.c \
 	lib/guard.c \
 	lib/token.c \

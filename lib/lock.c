@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "locktable.h"
 #include "region.h"
 #include "registry.h"
 
@@ -57,8 +58,8 @@ static bool table_holder_exists(struct bakery *b)
 	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
 }
 
-/* Serialise lock-table creation on the table's liveness token. */
-static int table_lock(struct bakery *b, struct token_hold *h)
+/* Serialise lock-table creation and removal on the table's liveness token. */
+int bakery__table_lock(struct bakery *b, struct token_hold *h)
 {
 	struct timespec until;
 	int r;
@@ -70,9 +71,12 @@ static int table_lock(struct bakery *b, struct token_hold *h)
 	until.tv_sec += TABLE_WAIT_S;
 	r = bakery__token_wait(b, TOKEN_TABLE(b), h, &until);
 	/* r == EOWNERDEAD: a creator died mid-entry; entries turn READY last,
-	 * so a half-made one is still FREE and is simply overwritten */
-	if (r == 0 || r == EOWNERDEAD)
+	 * so a half-made one is still FREE and is simply overwritten.  An
+	 * unlinker that died left an odd generation: settled here. */
+	if (r == 0 || r == EOWNERDEAD) {
+		bakery__table_settle(b);
 		return 0;
+	}
 	if (r == ETIMEDOUT && table_holder_exists(b))
 		return EAGAIN;
 	return r == ENOMEM ? ENOMEM : BAKERY_EBADREGION;
@@ -82,7 +86,7 @@ static int table_create(struct bakery *b, const char *name, size_t len,
                         enum bakery_algo algo, unsigned *index)
 {
 	struct token_hold h;
-	int err = table_lock(b, &h);
+	int err = bakery__table_lock(b, &h);
 
 	if (err)
 		return err;
@@ -130,13 +134,40 @@ static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_a
 	return BAKERY_EALGO;
 }
 
+/* Find or create NAME; *GEN is the generation of the entry that held it
+ * (an unlink under way is waited out). */
+static int entry_get(struct bakery *b, const char *name, enum bakery_algo algo,
+                     unsigned *index, uint32_t *gen)
+{
+	size_t len = strlen(name);
+	int err;
+
+	for (;;) {
+		err = table_find(b, name, len, index);
+		if (err == ENOENT)
+			err = table_create(b, name, len,
+			                   algo == BAKERY_ALGO_DEFAULT ? LIBRARY_DEFAULT_ALGO : algo,
+			                   index);
+		if (err)
+			return err;
+		*gen = CMM_LOAD_SHARED(b->locks[*index].gen);
+		/* the generation before the name that it vouches for (load->load;
+		 * an unlinker moves it on before it frees the entry) */
+		cmm_smp_rmb();
+		if (gen_settled(*gen) && entry_named(&b->locks[*index], name, len))
+			return 0;
+		if ((err = bakery__entry_wait_settled(b)))
+			return err;
+	}
+}
+
 static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
                      bakery_lock_t **out)
 {
 	struct bakery_lock *l;
 	enum bakery_algo have, run;
 	unsigned index;
-	size_t len;
+	uint32_t gen;
 	int err;
 
 	if (!b || !out || b->closed || (unsigned)algo >= BAKERY_ALGO_COUNT)
@@ -148,11 +179,7 @@ static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
 	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
-	len = strlen(lock_name);
-	err = table_find(b, lock_name, len, &index);
-	if (err == ENOENT)
-		err = table_create(b, lock_name, len,
-		                   algo == BAKERY_ALGO_DEFAULT ? LIBRARY_DEFAULT_ALGO : algo, &index);
+	err = entry_get(b, lock_name, algo, &index, &gen);
 	if (!err && region_lost(b))
 		err = BAKERY_EBADREGION;
 	if (err)
@@ -168,6 +195,7 @@ static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
 		return ENOMEM;
 	l->b = b;
 	l->index = index;
+	l->gen = gen;
 	l->algo = run;
 	l->ops = bakery__algo_ops_of(run);
 	*out = l;
@@ -197,6 +225,13 @@ int bakery_lock_close(bakery_lock_t *l)
 
 /* ------------------------------------------------------------ acquiring -- */
 
+/* We hold L's entry: L's lock, or the one that took the entry after L's
+ * was removed. */
+static int held_already(const struct bakery_lock *l)
+{
+	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) == l->gen ? EDEADLK : BAKERY_EREMOVED;
+}
+
 static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struct passage *p)
 {
 	struct bakery *b;
@@ -218,11 +253,11 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	p->crowd = 0;
 	p->pred = BAKERY_NO_SLOT;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
-		return EDEADLK;
+		return held_already(l);
 	/* held through another handle of the region: our other slot would
 	 * be ahead of this one for ever */
 	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
-		return EDEADLK;
+		return held_already(l);
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
 		return ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
@@ -235,6 +270,35 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
 	CRASH_POINT("exit");
 	l->ops->exit(p);
+}
+
+/*
+ * Has L's entry moved on since L was opened: an unlink under way, or done?
+ * Called with our stage just stored: the stage before the generation.
+ * Only a compiler barrier here, so that the lock path pays one load: the
+ * unlinker's membarrier(2) (lockadmin.c) makes it a full barrier whenever
+ * it matters, so that either the unlinker sees our stage (and gives up) or
+ * we see its generation (and go no further than this).
+ */
+static inline bool entry_moved(const struct bakery_lock *l)
+{
+	cmm_barrier();
+	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen;
+}
+
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl);
+
+/* L's entry moved on before our doorway: wait out an unlink under way;
+ * the lock is still there if it gave up (then try again). */
+static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl)
+{
+	int err = bakery__entry_wait_settled(l->b);
+
+	if (err)
+		return err;
+	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
+		return BAKERY_EREMOVED;
+	return lock_acquire(l, dl);
 }
 
 /* (the only cancellation points on this path are in claiming a slot, where
@@ -251,6 +315,10 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 	if (l->ops->prepare && (err = l->ops->prepare(&p)))
 		return err;
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_DOORWAY);
+	if (caa_unlikely(entry_moved(l))) {
+		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
+		return lock_acquire_after_move(l, dl);
+	}
 	l->ops->doorway(&p);
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_WAITING);
 	CRASH_POINT("waiting");

@@ -31,7 +31,7 @@
 /* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
  * attach instead of misreading (LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 3u
+#define BAKERY_LAYOUT_VERSION 4u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -93,7 +93,12 @@ struct bakery_shm_lock {
 	uint32_t color_sleepers;   /* threads asleep on color */
 	uint32_t jayanti_x __attribute__((aligned(CACHE_LINE)));  /* Jayanti's `X`         */
 	uint32_t flags     __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...   */
-	uint32_t reserved;         /* keeps the counters 8-byte aligned */
+	/* Generation of the entry (layout 4; was a reserved word): even while
+	 * the entry is settled, odd while an unlink of it is under way
+	 * (lockadmin.c).  Each unlink moves it on by two, so a handle that
+	 * cached it (struct bakery_lock) tells its lock from a later one in
+	 * the same entry.  On the flags' line: the lock path loads both. */
+	uint32_t gen;
 	uint64_t recoveries, owner_deaths;
 };
 

@@ -21,6 +21,7 @@ unit_tests = \
 	tests/unit/test_lock_reset \
 	tests/unit/test_rdonly \
 	tests/unit/test_lock_lookup \
+	tests/unit/test_lock_unlink \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_guard \
@@ -101,6 +102,11 @@ tests_unit_test_owner_dead_SOURCES = tests/unit/test_owner_dead.c $(unit_helpers
 tests_unit_test_owner_dead_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_owner_dead_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_owner_dead_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_lock_unlink_SOURCES = tests/unit/test_lock_unlink.c $(unit_helpers)
+tests_unit_test_lock_unlink_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_lock_unlink_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_lock_unlink_LDADD = $(bakery_test_ldadd_tb)
 
 tests_unit_test_lock_reset_SOURCES = tests/unit/test_lock_reset.c $(unit_helpers)
 tests_unit_test_lock_reset_CPPFLAGS = $(bakery_test_cppflags)
