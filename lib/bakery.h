@@ -288,7 +288,9 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   EAGAIN           no slot now, but a dead participant's slot is still
  *                    lending its registers to a Jayanti passage being
  *                    completed by proxy: it comes back once the passages
- *                    ahead of that one are done; try again
+ *                    ahead of that one are done; try again.  Also when
+ *                    the lock was being removed and the removal held
+ *                    the lock table for 2 s (see bakery_lock_open)
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
  *                    registered for the thread (threads not made by glibc)

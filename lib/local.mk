@@ -27,6 +27,7 @@ bakery_sources = \
 	lib/wait.c \
 	lib/lock.c \
 	lib/lock_recovery.c \
+	lib/locktable.c \
 	lib/lockadmin.c \
 	lib/api.c \
 	lib/error.c \

@@ -13,8 +13,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/futex.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,43 +41,6 @@ static int table_find(struct bakery *b, const char *name, size_t len, unsigned *
 			return 0;
 		}
 	return ENOENT;
-}
-
-/* An honest creator holds the table token for microseconds. */
-#define TABLE_WAIT_S 2
-
-/* Does the thread the table token names exist (in our PID namespace)?  A
- * creator that is alive but stopped, or starved of CPU, holds it past
- * TABLE_WAIT_S: a reason to try again, not corruption. */
-static bool table_holder_exists(struct bakery *b)
-{
-	pid_t tid = (pid_t)(CMM_LOAD_SHARED(*token_word(b, TOKEN_TABLE(b))) & FUTEX_TID_MASK);
-
-	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
-}
-
-/* Serialise lock-table creation and removal on the table's liveness token. */
-int bakery__table_lock(struct bakery *b, struct token_hold *h)
-{
-	struct timespec until;
-	int r;
-
-	/* bounded: a token word naming a thread whose death the kernel never
-	 * marked (corrupted or forged) would otherwise block every creator of
-	 * a new lock for ever */
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += TABLE_WAIT_S;
-	r = bakery__token_wait(b, TOKEN_TABLE(b), h, &until);
-	/* r == EOWNERDEAD: a creator died mid-entry; entries turn READY last,
-	 * so a half-made one is still FREE and is simply overwritten.  An
-	 * unlinker that died left an odd generation: settled here. */
-	if (r == 0 || r == EOWNERDEAD) {
-		bakery__table_settle(b);
-		return 0;
-	}
-	if (r == ETIMEDOUT && table_holder_exists(b))
-		return EAGAIN;
-	return r == ENOMEM ? ENOMEM : BAKERY_EBADREGION;
 }
 
 static int table_create(struct bakery *b, const char *name, size_t len,

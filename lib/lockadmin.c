@@ -133,57 +133,6 @@ static bool entry_idle(struct bakery *b, unsigned lock)
 	return true;
 }
 
-/* Step 4 after the commit: registers as a new entry's, and the next even
- * generation.  Idempotent (a settler may redo it).  Nobody else writes
- * these registers now: an acquirer that came after step 2 stops at the
- * generation, before any of them.  Active-set membership is left as it
- * is: an idle member is harmless in any lock, and its owner's view of it
- * (`joined`) stays true. */
-static void entry_finish_free(struct bakery *b, unsigned lock)
-{
-	struct bakery_shm_lock *e = &b->locks[lock];
-
-	for (unsigned s = 0; s < b->nslots; s++) {
-		struct bakery_shm_reg *r = reg_of(b, lock, s);
-
-		CMM_STORE_SHARED(r->number, 0);
-		CMM_STORE_SHARED(r->holder_inconsistent, 0);
-		CMM_STORE_SHARED(r->acquisitions, 0);
-		CMM_STORE_SHARED(r->aborts, 0);
-	}
-	CRASH_POINT("unlink-clear");
-	/* the cleared registers before the generation a creator waits for
-	 * (store->store; the creator takes the table token after us) */
-	cmm_smp_wmb();
-	CMM_STORE_SHARED(e->gen, (CMM_LOAD_SHARED(e->gen) | 1u) + 1u);
-}
-
-void bakery__table_settle(struct bakery *b)
-{
-	for (unsigned i = 0; i < b->nlocks; i++) {
-		struct bakery_shm_lock *e = &b->locks[i];
-		uint32_t gen = CMM_LOAD_SHARED(e->gen);
-
-		if (gen_settled(gen))
-			continue;
-		if (CMM_LOAD_SHARED(e->state) == LOCK_READY)
-			CMM_STORE_SHARED(e->gen, gen - 1);      /* undone: the lock stays */
-		else
-			entry_finish_free(b, i);                /* committed: finish */
-	}
-}
-
-int bakery__entry_wait_settled(struct bakery *b)
-{
-	struct token_hold h;
-	int err = bakery__table_lock(b, &h);
-
-	if (err)
-		return err;
-	bakery__token_give(&h);
-	return 0;
-}
-
 /* A full barrier in every running thread of the system (the acquirers'
  * half of the handshake, step 2). */
 static int barrier_everywhere(void)
@@ -214,7 +163,7 @@ static int entry_remove(struct bakery *b, unsigned lock)
 	}
 	CMM_STORE_SHARED(e->state, LOCK_FREE);
 	CRASH_POINT("unlink-freed");
-	entry_finish_free(b, lock);
+	bakery__entry_finish_free(b, lock);
 	return 0;
 }
 
