@@ -397,6 +397,31 @@ test_reset() {
 	error 1 "$bakery" reset "$fresh" lock
 }
 
+# `bakery rm`: a lock nobody holds goes, and its entry serves another
+# name; a held lock stays.
+test_rm() {
+	run 0 "$bakery" create "$fresh" --locks 1
+	run 0 "$bakery" run "$fresh" typo -- true
+	error 125 "$bakery" run "$fresh" meant -- true     # the table is full
+	run 0 "$bakery" rm "$fresh" typo
+	same "rm says" "$(cat "$tmp/out")" "lock removed"
+	run 0 "$bakery" run "$fresh" meant -- true
+	error 1 "$bakery" rm "$fresh" typo
+	same "rm again" "$(cat "$tmp/err")" "bakery: rm $fresh typo: no such lock"
+	run 0 "$bakery" unlink "$fresh"
+	hold kept
+	error 1 "$bakery" rm "$region" kept
+	grep -q "held or waited for" "$tmp/err" || fail "rm of a held lock: $(cat "$tmp/err")"
+	same "still there" "$(lock_json kept state)" ok
+	touch "$tmp/release"
+	wait "$holder" || fail "the holder exited $?"
+	holder=
+	run 0 "$bakery" rm "$region" kept
+	same "gone" "$(lock_json kept state)" "no lock kept"
+	error 2 "$bakery" rm "$region"
+	error 1 "$bakery" rm "$fresh" lock
+}
+
 # A run refused for its arguments creates nothing.
 test_refused_run_creates_nothing() {
 	error 125 "$bakery" run "$fresh" 'bad/lock' -- true
@@ -536,7 +561,7 @@ test_completion() {
 			_bakery; printf "%s\n" "${COMPREPLY[@]}"' bash "$completion" "$@"
 	}
 	offered=$(complete_words bakery "")
-	for sub in create status list recover reset unlink run; do
+	for sub in create status list recover reset rm unlink run; do
 		printf '%s\n' "$offered" | grep -qx "$sub" || fail "completion: no '$sub'"
 	done
 	offered=$(complete_words bakery run --n)
@@ -547,7 +572,7 @@ test_completion() {
 
 test_help_and_unlink() {
 	run 0 "$bakery" --help
-	for sub in create status list recover reset unlink run; do
+	for sub in create status list recover reset rm unlink run; do
 		grep -q "bakery $sub" "$tmp/out" || fail "--help does not mention $sub"
 	done
 	run 0 "$bakery" help
@@ -580,6 +605,7 @@ test_wrapper_dies
 test_command_killed
 test_failed_repair
 test_reset
+test_rm
 test_refused_run_creates_nothing
 test_flock_options
 test_readers
