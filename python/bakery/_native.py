@@ -22,6 +22,7 @@ EVERSION = ERRBASE - 1
 EALGO = ERRBASE - 2
 ESLOTS = ERRBASE - 3
 ELOCKS = ERRBASE - 4
+EREMOVED = ERRBASE - 5
 
 CREATE = 0x1
 EXCL = 0x2
@@ -93,6 +94,7 @@ _PROTOTYPES = {
     "bakery_unlock": (c_int, [c_void_p]),
     "bakery_consistent": (c_int, [c_void_p]),
     "bakery_recover": (c_int, [c_void_p, POINTER(c_uint)]),
+    "bakery_lock_unlink": (c_int, [c_void_p, c_char_p]),
     "bakery_strerror": (c_char_p, [c_int]),
     "bakery_algo_name": (c_char_p, [c_int]),
     "bakery_algo_parse": (c_int, [c_char_p, POINTER(c_int)]),
