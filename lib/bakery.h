@@ -447,6 +447,17 @@ struct bakery_lock_info {
 };
 /* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
 BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);
+/*
+ * The slots in the doorway or waiting for the lock at table INDEX, in the
+ * order the lock will let them in: first those that have taken their
+ * ticket, as the algorithm orders tickets, then those still taking one (by
+ * slot index).  Up to CAP slot indices into SLOTS (NULL if CAP is 0), the
+ * number in line into *COUNT (which may exceed CAP).  A snapshot of
+ * registers that move while it is read: right for display, not for
+ * decisions.  0, ENOENT (no lock at this index), EINVAL, ENOMEM.
+ */
+BAKERY_API int bakery_lock_queue(bakery_t *b, unsigned index, unsigned *slots,
+                                 unsigned cap, unsigned *count);
 /* Index of an open lock handle's table entry (for bakery_lock_info). */
 BAKERY_API int bakery_lock_index(bakery_lock_t *l, unsigned *index);
 

@@ -22,6 +22,7 @@ unit_tests = \
 	tests/unit/test_rdonly \
 	tests/unit/test_lock_lookup \
 	tests/unit/test_lock_unlink \
+	tests/unit/test_lock_queue \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_guard \
@@ -107,6 +108,11 @@ tests_unit_test_lock_unlink_SOURCES = tests/unit/test_lock_unlink.c $(unit_helpe
 tests_unit_test_lock_unlink_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_lock_unlink_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_lock_unlink_LDADD = $(bakery_test_ldadd_tb)
+
+tests_unit_test_lock_queue_SOURCES = tests/unit/test_lock_queue.c $(unit_helpers)
+tests_unit_test_lock_queue_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_lock_queue_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_lock_queue_LDADD = $(bakery_test_ldadd)
 
 tests_unit_test_lock_reset_SOURCES = tests/unit/test_lock_reset.c $(unit_helpers)
 tests_unit_test_lock_reset_CPPFLAGS = $(bakery_test_cppflags)
