@@ -422,6 +422,41 @@ test_rm() {
 	error 1 "$bakery" rm "$fresh" lock
 }
 
+# Wait (30 s at most) until lock $1 of $region has $2 waiters.
+wait_waiters() {
+	n=0
+	while [ "$(lock_json "$1" waiters)" != "$2" ] && [ "$n" -lt 300 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	same "waiters of $1" "$(lock_json "$1" waiters)" "$2"
+}
+
+# `status` lists the waiters in the order they will get the lock.
+test_status_queue() {
+	hold line
+	"$bakery" run "$region" line -- true &
+	first=$!
+	wait_waiters line 1
+	"$bakery" run "$region" line -- true &
+	second=$!
+	wait_waiters line 2
+	"$bakery" run "$region" line -- true &
+	third=$!
+	wait_waiters line 3
+	same "queue (JSON)" "$(lock_json line 'queue[0].pid'),$(lock_json line 'queue[1].pid'),$(lock_json line 'queue[2].pid')" \
+		"$first,$second,$third"
+	run 0 "$bakery" status "$region"
+	same "queue (table)" "$(grep '^queue of line' "$tmp/out")" \
+		"queue of line, next first: $first (bakery), $second (bakery), $third (bakery)"
+	touch "$tmp/release"
+	for p in "$holder" "$first" "$second" "$third"; do
+		wait "$p" || fail "a job of the queue exited $?"
+	done
+	holder=
+	same "queue drained" "$(lock_json line 'queue | length')" 0
+}
+
 # A run refused for its arguments creates nothing.
 test_refused_run_creates_nothing() {
 	error 125 "$bakery" run "$fresh" 'bad/lock' -- true
@@ -606,6 +641,7 @@ test_command_killed
 test_failed_repair
 test_reset
 test_rm
+test_status_queue
 test_refused_run_creates_nothing
 test_flock_options
 test_readers

@@ -102,6 +102,7 @@ _PROTOTYPES = {
     "bakery_slot_info": (c_int, [c_void_p, c_uint, POINTER(SlotInfo)]),
     "bakery_lock_info": (c_int, [c_void_p, c_uint, POINTER(LockInfo)]),
     "bakery_lock_index": (c_int, [c_void_p, POINTER(c_uint)]),
+    "bakery_lock_queue": (c_int, [c_void_p, c_uint, POINTER(c_uint), c_uint, POINTER(c_uint)]),
     "bakery_version": (c_char_p, []),
 }
 

@@ -89,13 +89,35 @@ def _holder_slot(pointer: int, li: _native.LockInfo) -> Optional[_native.SlotInf
     return si if si.state != _native.SLOT_FREE else None
 
 
-def _lock_dict(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> Dict[str, Any]:
+def _slot_in_use(pointer: int, index: int) -> Optional[_native.SlotInfo]:
+    si = _native.SlotInfo()
+    if lib.bakery_slot_info(pointer, index, ctypes.byref(si)):
+        return None
+    return si if si.state != _native.SLOT_FREE else None
+
+
+def _queue(pointer: int, li: _native.LockInfo, capacity: int) -> List[Dict[str, Any]]:
+    """The lock's waiters, first to enter first, as the tool's "queue"."""
+    slots = (ctypes.c_uint * max(capacity, 1))()
+    n = ctypes.c_uint()
+    if lib.bakery_lock_queue(pointer, li.index, slots, capacity, ctypes.byref(n)):
+        return []
+    out = []
+    for slot in slots[:min(n.value, capacity)]:
+        si = _slot_in_use(pointer, slot)
+        out.append({"slot": slot, "pid": si.pid if si is not None else None,
+                    "command": _command_name(si) if si is not None else None})
+    return out
+
+
+def _lock_dict(li: _native.LockInfo, holder: Optional[_native.SlotInfo],
+               queue: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {
         "index": li.index, "name": _name(li.name), "algorithm": _algo_word(li.algo),
         "holder": li.holder if li.holder >= 0 else None,
         "holder_pid": holder.pid if holder is not None else None,
         "holder_command": _command_name(holder) if holder is not None else None,
-        "waiters": li.waiters, "participants": li.participants,
+        "waiters": li.waiters, "queue": queue, "participants": li.participants,
         "acquisitions": li.acquisitions, "recoveries": li.recoveries,
         "owner_deaths": li.owner_deaths, "aborts": li.aborts,
         "owner_dead": _owner_died(li, holder),
@@ -123,10 +145,14 @@ def lock_info(pointer: int, index: int, what: str) -> Dict[str, Any]:
     err = lib.bakery_lock_info(pointer, index, ctypes.byref(li))
     if err:
         raise make_error(err, what)
-    return _lock_dict(li, _holder_slot(pointer, li))
+    r = _native.RegionInfo()
+    err = lib.bakery_region_info(pointer, ctypes.byref(r))
+    if err:
+        raise make_error(err, what)
+    return _lock_dict(li, _holder_slot(pointer, li), _queue(pointer, li, r.slots))
 
 
-def _locks(pointer: int, capacity: int, what: str) -> List[Dict[str, Any]]:
+def _locks(pointer: int, capacity: int, slots: int, what: str) -> List[Dict[str, Any]]:
     out = []
     for i in range(capacity):
         li = _native.LockInfo()
@@ -135,7 +161,7 @@ def _locks(pointer: int, capacity: int, what: str) -> List[Dict[str, Any]]:
             continue
         if err:
             raise make_error(err, what)
-        out.append(_lock_dict(li, _holder_slot(pointer, li)))
+        out.append(_lock_dict(li, _holder_slot(pointer, li), _queue(pointer, li, slots)))
     return out
 
 
@@ -158,7 +184,7 @@ def snapshot(pointer: int, region: str) -> Status:
     err = lib.bakery_region_info(pointer, ctypes.byref(r))
     if err:
         raise make_error(err, region)
-    locks = _locks(pointer, r.locks, region)
+    locks = _locks(pointer, r.locks, r.slots, region)
     slots = _slots(pointer, r.slots, locks, region)
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.created_ns // 1000000000))
     return {

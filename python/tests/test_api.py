@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import unittest
 
 import bakery
@@ -117,6 +118,29 @@ class TestBasics(RegionTest):
         self.assertEqual(mine, json.loads(out))
         self.assertEqual(len(mine["locks"]), 2)
         self.assertEqual(mine["slots"][0]["lock"], "we\"ird\\name")
+
+    def test_status_queue_is_the_tools_json(self):
+        bakery_tool = tool()
+        if not bakery_tool:
+            self.skipTest("the build's tools/bakery is not known (top_builddir)")
+        lock = self.region.lock("line")
+        waiter = self.region.lock("line")
+        with lock:
+            t = threading.Thread(target=lambda: (waiter.acquire(), waiter.release()))
+            t.start()
+            deadline = time.monotonic() + 20
+            while not self.region.status()["locks"][0]["queue"] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            out = subprocess.run([bakery_tool, "status", self.name, "--json"],
+                                 check=True, stdout=subprocess.PIPE).stdout
+            mine = self.region.status()
+        t.join()
+        self.assertEqual(mine, json.loads(out))
+        queue = mine["locks"][0]["queue"]
+        self.assertEqual(len(queue), 1)
+        self.assertEqual(queue[0]["pid"], os.getpid())
+        self.assertNotEqual(queue[0]["slot"], mine["locks"][0]["holder"])
+        self.assertEqual(self.region.status()["locks"][0]["queue"], [])
 
     def test_unlink_keeps_open_region_working(self):
         lock = self.region.lock("l")
