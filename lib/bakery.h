@@ -274,7 +274,11 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * FIFO holds among waiters that run: a waiter stopped in line (SIGSTOP, a
  * debugger, a frozen container) holds up every later ticket until it runs
  * again, as a holder would; a timed lock bounds how long the others wait.
- * Takes a slot for the calling thread on its first call.
+ * Takes a slot for the calling thread on its first call; when every slot
+ * of the region is taken, waits for one to be given back (woken one per
+ * freed slot, the longest asleep first; looking again at least every
+ * 250 ms, reclaiming dead owners' slots), as long as it would wait for the
+ * lock: bakery_trylock then returns EBUSY, a timed lock ETIMEDOUT.
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock
@@ -282,14 +286,9 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *                    until the region's owner calls bakery_lock_reset()
  *   EDEADLK          the calling thread already holds it (through this
  *                    handle, or through another handle of the same region)
- *   BAKERY_ESLOTS    no slot could be taken for this thread
  *   EMFILE           the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
- *   EAGAIN           no slot now, but a dead participant's slot is still
- *                    lending its registers to a Jayanti passage being
- *                    completed by proxy: it comes back once the passages
- *                    ahead of that one are done; try again.  Also when
- *                    the lock was being removed and the removal held
+ *   EAGAIN           the lock was being removed and the removal held
  *                    the lock table for 2 s (see bakery_lock_open)
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list

@@ -20,6 +20,7 @@
 #include "locktable.h"
 #include "region.h"
 #include "registry.h"
+#include "slotwait.h"
 
 #define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
 
@@ -203,7 +204,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	b = l->b;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
-	err = bakery__slot_self(b, &p->self);
+	err = bakery__slot_self_wait(b, &p->self, dl);
 	if (err)
 		return err;
 	p->b = b;

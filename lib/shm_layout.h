@@ -57,6 +57,11 @@ struct bakery_shm_header {
 	/* mutable, shared */
 	uint32_t slots_hwm __attribute__((aligned(CACHE_LINE)));
 	                           /* 1 + highest slot index ever claimed: bounds every scan */
+	/* Layout 4: waiting for a free slot (slotwait.c).  In the padding of
+	 * slots_hwm's line: the header's size is unchanged. */
+	uint32_t slot_frees;       /* futex word: bumped whenever a slot turns FREE */
+	uint32_t slot_sleepers;    /* threads asleep on slot_frees (a dead one
+	                              stays counted: it costs wake-ups, no more) */
 };
 
 enum slot_state {

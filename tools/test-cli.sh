@@ -432,6 +432,24 @@ wait_waiters() {
 	same "waiters of $1" "$(lock_json "$1" waiters)" "$2"
 }
 
+# More jobs at once than the region has slots: the extra ones wait for a
+# slot instead of failing ("no free participant slot").
+test_more_jobs_than_slots() {
+	run 0 "$bakery" create "$fresh" --slots 2
+	pids=
+	for i in 1 2 3 4 5 6; do
+		"$bakery" run "$fresh" few -- sleep 0.2 2>>"$tmp/few.err" &
+		pids="$pids $!"
+	done
+	failed=0
+	for p in $pids; do
+		wait "$p" || failed=$((failed + 1))
+	done
+	same "jobs that failed for want of a slot" "$failed" 0
+	same "their messages" "$(cat "$tmp/few.err")" ""
+	run 0 "$bakery" unlink "$fresh"
+}
+
 # `status` lists the waiters in the order they will get the lock.
 test_status_queue() {
 	hold line
@@ -641,6 +659,7 @@ test_command_killed
 test_failed_repair
 test_reset
 test_rm
+test_more_jobs_than_slots
 test_status_queue
 test_refused_run_creates_nothing
 test_flock_options

@@ -23,6 +23,7 @@ unit_tests = \
 	tests/unit/test_lock_lookup \
 	tests/unit/test_lock_unlink \
 	tests/unit/test_lock_queue \
+	tests/unit/test_slot_wait \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_guard \
@@ -113,6 +114,11 @@ tests_unit_test_lock_queue_SOURCES = tests/unit/test_lock_queue.c $(unit_helpers
 tests_unit_test_lock_queue_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_lock_queue_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_lock_queue_LDADD = $(bakery_test_ldadd)
+
+tests_unit_test_slot_wait_SOURCES = tests/unit/test_slot_wait.c $(unit_helpers)
+tests_unit_test_slot_wait_CPPFLAGS = $(bakery_test_cppflags) -I$(top_srcdir)/lib
+tests_unit_test_slot_wait_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_slot_wait_LDADD = $(bakery_test_ldadd_tb)
 
 tests_unit_test_lock_reset_SOURCES = tests/unit/test_lock_reset.c $(unit_helpers)
 tests_unit_test_lock_reset_CPPFLAGS = $(bakery_test_cppflags)

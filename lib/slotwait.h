@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slotwait.h - slotwait.c: waiting for a free slot.
+ */
+#ifndef BAKERY_SLOTWAIT_H
+#define BAKERY_SLOTWAIT_H
+
+#include "wait.h"
+
+/*
+ * This thread's slot in B, as bakery__slot_self; when every slot is taken
+ * (or being recovered), wait for one to be freed, within DL: EBUSY for a
+ * try (WAIT_NONE), ETIMEDOUT once DL's time has come.  Cancellation is off
+ * for the claims (bakery__slot_self); the sleeps are no cancellation point.
+ */
+BAKERY_HIDDEN int bakery__slot_self_wait(struct bakery *b, unsigned *slot,
+                                         const struct deadline *dl);
+
+#endif /* BAKERY_SLOTWAIT_H */
