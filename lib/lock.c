@@ -383,6 +383,9 @@ int bakery_unlock(bakery_lock_t *l)
 		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
 	}
 	passage_release(l, &p);
+	/* a thread is waiting for a slot: ours may go back (slotwait.c) */
+	if (caa_unlikely(CMM_LOAD_SHARED(p.b->hdr->slot_wanted)))
+		bakery__slot_give_back_if_wanted(p.b);
 	/* released in our view; the others' may be gone with the region */
 	return region_lost(p.b) ? BAKERY_EBADREGION : 0;
 }

@@ -62,6 +62,8 @@ struct bakery_shm_header {
 	uint32_t slot_frees;       /* futex word: bumped whenever a slot turns FREE */
 	uint32_t slot_sleepers;    /* threads asleep on slot_frees (a dead one
 	                              stays counted: it costs wake-ups, no more) */
+	uint32_t slot_wanted;      /* CLOCK_MONOTONIC seconds | 1 when a thread last
+	                              slept for a slot; 0 once seen stale */
 };
 
 enum slot_state {

@@ -15,6 +15,18 @@
  * wake-up on, so that its leaving never strands a free slot.  A dead
  * sleeper stays counted in slot_sleepers: it costs a futex wake per freed
  * slot, never a wait.
+ *
+ * Slots come back under pressure: a sleeper stamps the header's
+ * slot_wanted with the time (and again at every rescan), and a thread that
+ * unlocks while the stamp is fresh (WANTED_FRESH_S) and holds no other lock
+ * of the region gives its slot back at once (bakery__slot_give_back_if_wanted,
+ * from bakery_unlock); its next lock call claims one again, in line with the
+ * others.  Threads that lock now and then thus share the slots with the
+ * waiters instead of keeping them for good.  The stamp is a time, not a
+ * count, so that a sleeper's death cannot leave the pressure on: a stale
+ * stamp is cleared by the first unlock that sees it, and the unlock path is
+ * back to one load of a word that reads 0.  (Slots of threads that never
+ * call again are not reclaimed: docs/design.md says how they would be.)
  */
 #include "config.h"
 
@@ -26,6 +38,18 @@
 /* Longest sleep between two scans of the slot table (a wake-up lost with
  * its sleeper's death, a dead owner's slot to reap). */
 #define RESCAN_NS 250000000L
+/* How long a sleeper's stamp keeps the pressure on (it is renewed every
+ * RESCAN_NS while the sleeper lives). */
+#define WANTED_FRESH_S 2u
+
+/* CLOCK_MONOTONIC seconds, never 0 (0 means no pressure). */
+static uint32_t wanted_stamp(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	return (uint32_t)now.tv_sec | 1u;
+}
 
 static void ts_add_ns(struct timespec *t, long ns)
 {
@@ -71,6 +95,7 @@ static bool slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *d
 	/* counted before the count is read again (a full barrier each): pairs
 	 * with slot_freed in registry.c */
 	uatomic_inc(&h->slot_sleepers);
+	CMM_STORE_SHARED(h->slot_wanted, wanted_stamp());
 	if (uatomic_read(&h->slot_frees) == seen)
 		bakery__futex_wait_until(&h->slot_frees, seen, clock, &until);
 	uatomic_dec(&h->slot_sleepers);
@@ -111,4 +136,22 @@ int bakery__slot_self_wait(struct bakery *b, unsigned *slot, const struct deadli
 	if (caa_likely(err != BAKERY_ESLOTS && err != EAGAIN))
 		return err;
 	return slot_wait(b, slot, dl);
+}
+
+void bakery__slot_give_back_if_wanted(struct bakery *b)
+{
+	uint32_t wanted = CMM_LOAD_SHARED(b->hdr->slot_wanted);
+	unsigned self;
+	int old;
+
+	if (wanted_stamp() - wanted > WANTED_FRESH_S) {
+		/* stale: its sleeper got a slot, gave up or died */
+		uatomic_cmpxchg(&b->hdr->slot_wanted, wanted, 0);
+		return;
+	}
+	if (bakery__slot_self_peek(b, &self) || b->recovery->holds_lock(b, self))
+		return;
+	old = cancel_off();
+	bakery__slot_release_self(b);
+	cancel_restore(old);
 }

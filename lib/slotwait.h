@@ -16,4 +16,9 @@
 BAKERY_HIDDEN int bakery__slot_self_wait(struct bakery *b, unsigned *slot,
                                          const struct deadline *dl);
 
+/* Called after an unlock when the region's slot_wanted is set: give the
+ * calling thread's slot of B back if a thread is waiting for one (the
+ * stamp is fresh) and this thread holds no other lock of B. */
+BAKERY_HIDDEN void bakery__slot_give_back_if_wanted(struct bakery *b);
+
 #endif /* BAKERY_SLOTWAIT_H */

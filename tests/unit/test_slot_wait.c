@@ -4,7 +4,8 @@
  * (lib/slotwait.c): it sleeps (the region's count of slot sleepers says so:
  * white-box), returns only once a slot was given back, and then holds the
  * lock; a sleeper SIGKILLed while it waits does not keep the next one from
- * the freed slot.
+ * the freed slot; a thread that keeps locking and unlocking gives its slot
+ * back to a waiter at its next unlock, instead of keeping it for good.
  */
 #include "config.h"
 
@@ -148,6 +149,54 @@ START_TEST(dead_sleeper_does_not_hold_up_the_next)
 }
 END_TEST
 
+/* Locks and unlocks until told to stop, or for 20 s at most (capped). */
+struct busy {
+	pthread_t thread;
+	bakery_lock_t *l;
+	int stop, capped, errors;
+	unsigned long passages;
+};
+
+static void *busy_main(void *arg)
+{
+	struct busy *u = arg;
+	double t0 = tk_now(CLOCK_MONOTONIC);
+
+	while (!uatomic_read(&u->stop)) {
+		if (tk_now(CLOCK_MONOTONIC) - t0 > 20) {
+			u->capped = 1;
+			break;
+		}
+		if (bakery_lock(u->l) || bakery_unlock(u->l))
+			u->errors++;
+		uatomic_inc(&u->passages);
+	}
+	return NULL;
+}
+
+START_TEST(busy_thread_gives_its_slot_back)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "slotback", 1, 1);
+	bakery_lock_t *l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	struct busy u = { .l = l };
+	double t0 = tk_now(CLOCK_MONOTONIC);
+
+	ck_assert_int_eq(pthread_create(&u.thread, NULL, busy_main, &u), 0);
+	while (uatomic_read(&u.passages) == 0 && tk_now(CLOCK_MONOTONIC) - t0 < 20)
+		tk_sleep_ms(1);
+	ck_assert_uint_gt(uatomic_read(&u.passages), 0);    /* it has the only slot */
+	ck_assert_int_eq(tk_reap(tk_fork(lock_once, name), 30), 0);
+	uatomic_set(&u.stop, 1);
+	ck_assert_int_eq(pthread_join(u.thread, NULL), 0);
+	ck_assert_msg(!u.capped, "the waiter got a slot only once the busy thread stopped");
+	ck_assert_int_eq(u.errors, 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 static Suite *slot_wait_suite(void)
 {
 	Suite *s = suite_create("slot-wait");
@@ -156,6 +205,7 @@ static Suite *slot_wait_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, lock_waits_for_a_free_slot, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, dead_sleeper_does_not_hold_up_the_next);
+	tcase_add_test(tc, busy_thread_gives_its_slot_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
