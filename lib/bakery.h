@@ -278,7 +278,9 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * of the region is taken, waits for one to be given back (woken one per
  * freed slot, the longest asleep first; looking again at least every
  * 250 ms, reclaiming dead owners' slots), as long as it would wait for the
- * lock: bakery_trylock then returns EBUSY, a timed lock ETIMEDOUT.
+ * lock: bakery_trylock then returns EBUSY, a timed lock ETIMEDOUT.  While
+ * a thread waits for a slot, bakery_unlock gives the caller's slot back
+ * when it holds no other lock of the region.
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock
