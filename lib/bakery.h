@@ -20,10 +20,12 @@
  *
  * Memory ordering
  *   A successful bakery_lock()/bakery_trylock()/bakery_timedlock()/
- *   bakery_clocklock() is an acquire operation and bakery_unlock() a release
- *   operation: every load and store the previous holder made inside its
- *   critical section, in any process, happens-before every access the next
- *   holder makes in its own.  No other call orders the caller's memory.
+ *   bakery_clocklock() (and the rdlock family) is an acquire operation and
+ *   bakery_unlock() a release operation: every load and store the previous
+ *   holder made inside its critical section, in any process, happens-before
+ *   every access the next holder makes in its own.  (Readers inside together,
+ *   and the holders of a k-holder lock, are not ordered with each other.)
+ *   No other call orders the caller's memory.
  *
  * Which calls may run concurrently
  *   bakery_open, bakery_unlink, bakery_lock_open, bakery_recover and the
@@ -259,6 +261,36 @@ BAKERY_API int bakery_unlink(const char *name);
 BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
                                 enum bakery_algo algo, bakery_lock_t **out);
 
+/*
+ * Locks of k holders.  A lock created with holders = k > 1 admits up to k
+ * holders at once, in ticket order (doorway FIFO): a counting semaphore
+ * whose units have owners.  A holder that dies gives its unit back when its
+ * death is proven, and the next acquirer is told EOWNERDEAD, as for a
+ * mutex.  Lamport and Boulangerie count holders; Black-White and Jayanti
+ * cannot (ENOTSUP), and BAKERY_ALGO_DEFAULT creates such a lock with
+ * Lamport's.  Shared mode is not for k-holder locks (ENOTSUP).
+ */
+#define BAKERY_MAX_HOLDERS BAKERY_MAX_SLOTS
+struct bakery_lock_config {
+	enum bakery_algo algo;     /* as bakery_lock_open's ALGO                    */
+	unsigned holders;          /* capacity k; 0 = create with 1, join any       */
+	unsigned reserved[6];      /* must be 0                                     */
+};
+
+/*
+ * As bakery_lock_open, with a configuration (NULL is EINVAL).  Creating:
+ * the lock gets CFG's algorithm and capacity.  Joining: HOLDERS 0 takes the
+ * lock's capacity, another value must equal it (else BAKERY_EALGO).
+ * Other returns as bakery_lock_open, and EINVAL (holders above
+ * BAKERY_MAX_HOLDERS, a reserved field not 0), ENOTSUP (holders > 1 with
+ * an algorithm that cannot count them).
+ */
+BAKERY_API int bakery_lock_open_config(bakery_t *b, const char *lock_name,
+                                       const struct bakery_lock_config *cfg,
+                                       bakery_lock_t **out);
+/* The lock's capacity k (1 for a mutex) into *holders.  0 or EINVAL. */
+BAKERY_API int bakery_lock_holders(bakery_lock_t *l, unsigned *holders);
+
 /* Free a lock handle.  The lock itself stays in the region (until
  * bakery_lock_unlink).  0 or EINVAL (NULL), EBUSY if the calling thread
  * holds it. */
@@ -329,9 +361,37 @@ BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
 BAKERY_API int bakery_unlock(bakery_lock_t *l);
 
 /* Mark the state protected by a lock acquired with EOWNERDEAD as repaired.
- * 0, EPERM (not held by the calling thread), EINVAL (the lock is not in the
- * owner-died state). */
+ * 0, EPERM (not held by the calling thread, or held in shared mode: a
+ * reader cannot repair), EINVAL (the lock is not in the owner-died state). */
 BAKERY_API int bakery_consistent(bakery_lock_t *l);
+
+/*
+ * Shared (reader) mode, in the pthread_rwlock style, on the same lock as
+ * the exclusive calls above.  Readers overlap with readers; a writer (the
+ * exclusive calls) with nobody.  Order is the doorway's, for both: a
+ * reader waits only for the writers whose tickets are ahead of its own,
+ * and a reader that arrives after a waiting writer waits behind it, so
+ * neither readers nor writers starve.  Release with bakery_unlock().
+ * Supported by Lamport, Boulangerie and Black-White; Jayanti's bounded
+ * tokens admit one holder at a time (ENOTSUP, see docs/algorithms.md), as
+ * do locks of k > 1 holders.
+ * Owner death: a dead reader only gives its share back (no data was
+ * changed; counted in bakery_lock_info's reader_deaths).  A dead writer
+ * leaves the lock owner-died as for the exclusive calls: the next reader
+ * is told EOWNERDEAD too and holds the lock shared, but the state may be
+ * half-written: it may read it to decide what to do, must not write it,
+ * and cannot repair it (bakery_consistent returns EPERM for a reader).
+ * The lock stays owner-died until a writer is told EOWNERDEAD, repairs
+ * and calls bakery_consistent().
+ * Returns as bakery_lock, bakery_trylock, bakery_timedlock and
+ * bakery_clocklock, and ENOTSUP.  EDEADLK: the thread already holds the
+ * lock, in either mode (no recursive read locks).
+ */
+BAKERY_API int bakery_rdlock(bakery_lock_t *l);
+BAKERY_API int bakery_tryrdlock(bakery_lock_t *l);
+BAKERY_API int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime);
+BAKERY_API int bakery_clockrdlock(bakery_lock_t *l, clockid_t clock,
+                                  const struct timespec *abstime);
 
 /*
  * Reap dead slots now: prove each death, clear the dead slot's part in every
@@ -428,6 +488,7 @@ struct bakery_slot_info {
 	uint64_t start_time;       /* owner process start, clock ticks since boot    */
 	enum bakery_pass_state pass; /* furthest stage over all locks               */
 	int      lock;             /* lock index of that stage, -1 if idle           */
+	int      shared;           /* that stage is a shared (reader) passage        */
 };
 /* 0, EINVAL (index out of range). */
 BAKERY_API int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out);
@@ -436,7 +497,8 @@ struct bakery_lock_info {
 	unsigned index;
 	char     name[BAKERY_LOCK_NAME_MAX + 1];
 	enum bakery_algo algo;
-	int      holder;           /* slot index, -1 if free                */
+	int      holder;           /* slot index, -1 if free (the first of
+	                              several: see holding)                */
 	unsigned waiters;          /* slots in the doorway or waiting       */
 	unsigned participants;     /* slots in the lock's active set        */
 	int      owner_dead;       /* previous holder died, not yet repaired */
@@ -445,6 +507,11 @@ struct bakery_lock_info {
 	uint64_t recoveries;       /* dead slots cleared in this lock       */
 	uint64_t owner_deaths;     /* holders that died in the critical section */
 	uint64_t aborts;           /* trylock/timeout give-ups after the doorway */
+	/* extension: k holders and shared mode */
+	unsigned capacity;         /* holders at once: 1 for a mutex        */
+	unsigned holding;          /* slots inside the critical section now */
+	unsigned readers;          /* of them, in shared mode               */
+	uint64_t reader_deaths;    /* readers that died inside: no owner-died */
 };
 /* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
 BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);

@@ -57,6 +57,7 @@ struct bakery_lock {
 	uint32_t gen;              /* the entry's generation when opened */
 	enum bakery_algo algo;     /* the variant this handle runs */
 	const struct algo_ops *ops;
+	unsigned holders;          /* the lock's capacity k, read at open */
 };
 
 static inline struct bakery_shm_reg *reg_of(struct bakery *b, unsigned lock, unsigned slot)

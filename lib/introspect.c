@@ -76,6 +76,7 @@ static int slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
 		if (stage <= BAKERY_PASS_CRITICAL && stage > out->pass) {
 			out->pass = (enum bakery_pass_state)stage;
 			out->lock = (int)l;
+			out->shared = CMM_LOAD_SHARED(reg_of(b, l, index)->mode) == REG_SHARED;
 		}
 	}
 	return snapshot_result(b, 0);
@@ -111,6 +112,10 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 	out->not_recoverable = !!(flags & LOCK_NOT_RECOVERABLE);
 	out->recoveries = CMM_LOAD_SHARED(e->recoveries);
 	out->owner_deaths = CMM_LOAD_SHARED(e->owner_deaths);
+	out->reader_deaths = CMM_LOAD_SHARED(e->reader_deaths);
+	out->capacity = CMM_LOAD_SHARED(e->holders);
+	if (out->capacity == 0 || out->capacity > BAKERY_MAX_HOLDERS)
+		out->capacity = 1;      /* (a corrupted value is not repeated) */
 	out->holder = -1;
 	for (unsigned s = 0; s < b->nslots; s++) {
 		struct bakery_shm_reg *r = reg_of(b, index, s);
@@ -119,9 +124,12 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 		out->acquisitions += CMM_LOAD_SHARED(r->acquisitions);
 		out->aborts += CMM_LOAD_SHARED(r->aborts);
 		out->participants += !!CMM_LOAD_SHARED(r->joined);
-		if (stage == BAKERY_PASS_CRITICAL)
-			out->holder = (int)s;
-		else if (stage == BAKERY_PASS_DOORWAY || stage == BAKERY_PASS_WAITING)
+		if (stage == BAKERY_PASS_CRITICAL) {
+			if (out->holder < 0)
+				out->holder = (int)s;
+			out->holding++;
+			out->readers += CMM_LOAD_SHARED(r->mode) == REG_SHARED;
+		} else if (stage == BAKERY_PASS_DOORWAY || stage == BAKERY_PASS_WAITING)
 			out->waiters++;
 	}
 	return snapshot_result(b, 0);

@@ -45,7 +45,7 @@ static int table_find(struct bakery *b, const char *name, size_t len, unsigned *
 }
 
 static int table_create(struct bakery *b, const char *name, size_t len,
-                        enum bakery_algo algo, unsigned *index)
+                        enum bakery_algo algo, unsigned holders, unsigned *index)
 {
 	struct token_hold h;
 	int err = bakery__table_lock(b, &h);
@@ -63,6 +63,9 @@ static int table_create(struct bakery *b, const char *name, size_t len,
 		memset(e->name, 0, sizeof(e->name));
 		memcpy(e->name, name, len);
 		e->algo = algo;
+		e->holders = holders;
+		e->exits = e->exit_sleepers = 0;
+		e->reader_deaths = 0;
 		e->color = 0;
 		e->jayanti_x = 0;
 		e->flags = 0;
@@ -96,20 +99,44 @@ static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_a
 	return BAKERY_EALGO;
 }
 
-/* Find or create NAME; *GEN is the generation of the entry that held it
- * (an unlink under way is waited out). */
-static int entry_get(struct bakery *b, const char *name, enum bakery_algo algo,
+/* The algorithm a new lock gets: the caller's, or the library's default
+ * (Lamport for a lock of k > 1 holders, the default cannot count them). */
+static enum bakery_algo creation_algo(enum bakery_algo algo, unsigned holders)
+{
+	if (algo != BAKERY_ALGO_DEFAULT)
+		return algo;
+	return holders > 1 ? BAKERY_ALGO_LAMPORT : LIBRARY_DEFAULT_ALGO;
+}
+
+/* Check a lock configuration: 0, EINVAL or ENOTSUP. */
+static int config_check(const struct bakery_lock_config *cfg)
+{
+	if ((unsigned)cfg->algo >= BAKERY_ALGO_COUNT || cfg->holders > BAKERY_MAX_HOLDERS)
+		return EINVAL;
+	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
+		if (cfg->reserved[i])
+			return EINVAL;
+	if (cfg->holders > 1 &&
+	    !(bakery__algo_ops_of(creation_algo(cfg->algo, cfg->holders))->modes & ALGO_HOLDERS))
+		return ENOTSUP;
+	return 0;
+}
+
+/* Find or create NAME, waiting out an unlink under way; *GEN is the
+ * generation of the entry that held it. */
+static int entry_get(struct bakery *b, const char *name, const struct bakery_lock_config *cfg,
                      unsigned *index, uint32_t *gen)
 {
 	size_t len = strlen(name);
+	unsigned k = cfg->holders ? cfg->holders : 1;
 	int err;
 
 	for (;;) {
 		err = table_find(b, name, len, index);
 		if (err == ENOENT)
-			err = table_create(b, name, len,
-			                   algo == BAKERY_ALGO_DEFAULT ? LIBRARY_DEFAULT_ALGO : algo,
-			                   index);
+			err = table_create(b, name, len, creation_algo(cfg->algo, k), k, index);
+		if (!err && region_lost(b))
+			err = BAKERY_EBADREGION;
 		if (err)
 			return err;
 		*gen = CMM_LOAD_SHARED(b->locks[*index].gen);
@@ -123,17 +150,41 @@ static int entry_get(struct bakery *b, const char *name, enum bakery_algo algo,
 	}
 }
 
-static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
+/* Find or create the entry; its algorithm, capacity and generation into
+ * *HAVE, *HOLDERS, *GEN. */
+static int entry_open(struct bakery *b, const char *lock_name, const struct bakery_lock_config *cfg,
+                      unsigned *index, enum bakery_algo *have, unsigned *holders, uint32_t *gen)
+{
+	int err = entry_get(b, lock_name, cfg, index, gen);
+
+	if (err)
+		return err;
+	*have = CMM_LOAD_SHARED(b->locks[*index].algo);
+	*holders = CMM_LOAD_SHARED(b->locks[*index].holders);
+	if (*holders == 0)
+		*holders = 1;
+	if (*have == BAKERY_ALGO_DEFAULT || (unsigned)*have >= BAKERY_ALGO_COUNT ||
+	    *holders > BAKERY_MAX_HOLDERS)
+		return BAKERY_EBADREGION;
+	/* joining asks for a capacity other than the lock's */
+	if (cfg->holders && cfg->holders != *holders)
+		return BAKERY_EALGO;
+	return 0;
+}
+
+static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_lock_config *cfg,
                      bakery_lock_t **out)
 {
 	struct bakery_lock *l;
 	enum bakery_algo have, run;
-	unsigned index;
+	unsigned index, holders;
 	uint32_t gen;
 	int err;
 
-	if (!b || !out || b->closed || (unsigned)algo >= BAKERY_ALGO_COUNT)
+	if (!b || !out || !cfg || b->closed)
 		return EINVAL;
+	if ((err = config_check(cfg)))
+		return err;
 	if (b->rdonly)
 		return EPERM;
 	if (region_lost(b))
@@ -141,17 +192,16 @@ static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
 	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
-	err = entry_get(b, lock_name, algo, &index, &gen);
-	if (!err && region_lost(b))
-		err = BAKERY_EBADREGION;
+	err = entry_open(b, lock_name, cfg, &index, &have, &holders, &gen);
 	if (err)
 		return err;
-	have = CMM_LOAD_SHARED(b->locks[index].algo);
-	if (have == BAKERY_ALGO_DEFAULT || (unsigned)have >= BAKERY_ALGO_COUNT)
+	err = algo_join(have, cfg->algo, &run);
+	if (err)
+		return err;
+	/* a k-holder lock is counted by every participant: a variant that
+	 * cannot count would let more than k in */
+	if (holders > 1 && !(bakery__algo_ops_of(run)->modes & ALGO_HOLDERS))
 		return BAKERY_EBADREGION;
-	err = algo_join(have, algo, &run);
-	if (err)
-		return err;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return ENOMEM;
@@ -160,16 +210,35 @@ static int lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo,
 	l->gen = gen;
 	l->algo = run;
 	l->ops = bakery__algo_ops_of(run);
+	l->holders = holders;
 	*out = l;
 	return 0;
 }
 
 int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, bakery_lock_t **out)
 {
-	int old = cancel_off(), err = lock_open(b, lock_name, algo, out);
+	const struct bakery_lock_config cfg = { .algo = algo };
+	int old = cancel_off(), err = lock_open(b, lock_name, &cfg, out);
 
 	cancel_restore(old);
 	return err;
+}
+
+int bakery_lock_open_config(bakery_t *b, const char *lock_name,
+                            const struct bakery_lock_config *cfg, bakery_lock_t **out)
+{
+	int old = cancel_off(), err = lock_open(b, lock_name, cfg, out);
+
+	cancel_restore(old);
+	return err;
+}
+
+int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
+{
+	if (!l || !holders)
+		return EINVAL;
+	*holders = l->holders;
+	return 0;
 }
 
 int bakery_lock_close(bakery_lock_t *l)
@@ -194,13 +263,18 @@ static int held_already(const struct bakery_lock *l)
 	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) == l->gen ? EDEADLK : BAKERY_EREMOVED;
 }
 
-static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struct passage *p)
+static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                         struct passage *p)
 {
 	struct bakery *b;
 	int err;
 
 	if (!l || !l->b || l->b->closed)
 		return EINVAL;
+	/* shared mode: only where the algorithm's model allows it, and not
+	 * with k holders (a holder's unit is exclusive by definition) */
+	if (shared && (l->holders > 1 || !(l->ops->modes & ALGO_SHARED)))
+		return ENOTSUP;
 	b = l->b;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
@@ -214,6 +288,8 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	p->also = p->also_waiters = NULL;
 	p->crowd = 0;
 	p->pred = BAKERY_NO_SLOT;
+	p->shared = shared;
+	p->holders = l->holders;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return held_already(l);
 	/* held through another handle of the region: our other slot would
@@ -248,11 +324,12 @@ static inline bool entry_moved(const struct bakery_lock *l)
 	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen;
 }
 
-static int lock_acquire(struct bakery_lock *l, const struct deadline *dl);
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool shared);
 
 /* L's entry moved on before our doorway: wait out an unlink under way;
  * the lock is still there if it gave up (then try again). */
-static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl)
+static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl,
+                                   bool shared)
 {
 	int err = bakery__entry_wait_settled(l->b);
 
@@ -260,26 +337,32 @@ static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline 
 		return err;
 	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
 		return BAKERY_EREMOVED;
-	return lock_acquire(l, dl);
+	return lock_acquire(l, dl, shared);
 }
 
 /* (the only cancellation points on this path are in claiming a slot, where
  * bakery__slot_self disables cancellation: waiting makes no cancellable
  * call) */
-static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool shared)
 {
 	struct passage p;
 	uint32_t flags;
-	int err = passage_begin(l, dl, &p);
+	int err = passage_begin(l, dl, shared, &p);
 
 	if (err)
 		return err;
 	if (l->ops->prepare && (err = l->ops->prepare(&p)))
 		return err;
+	/* The passage's mode before its ticket: the doorway's first store_mb()
+	 * orders this store before the ticket's (store->store), so that whoever
+	 * reads our ticket and then, after a read barrier, our mode, reads this
+	 * passage's mode or a later one (wait_shared_ok in algo/common.c). */
+	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->mode) != (shared ? REG_SHARED : REG_EXCLUSIVE)))
+		CMM_STORE_SHARED(p.mine->mode, shared ? REG_SHARED : REG_EXCLUSIVE);
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_DOORWAY);
 	if (caa_unlikely(entry_moved(l))) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
-		return lock_acquire_after_move(l, dl);
+		return lock_acquire_after_move(l, dl, shared);
 	}
 	l->ops->doorway(&p);
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_WAITING);
@@ -308,27 +391,17 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 		return ENOTRECOVERABLE;
 	}
 	if (caa_unlikely(flags & LOCK_OWNER_DIED)) {
-		CMM_STORE_SHARED(p.mine->holder_inconsistent, 1);
+		/* a reader is told too, but cannot repair (bakery_consistent
+		 * is EPERM for it): the mark stays for a writer */
+		if (!shared)
+			CMM_STORE_SHARED(p.mine->holder_inconsistent, 1);
 		return EOWNERDEAD;
 	}
 	return 0;
 }
 
-int bakery_lock(bakery_lock_t *l)
-{
-	const struct deadline dl = { .mode = WAIT_BLOCK };
-
-	return lock_acquire(l, &dl);
-}
-
-int bakery_trylock(bakery_lock_t *l)
-{
-	const struct deadline dl = { .mode = WAIT_NONE };
-
-	return lock_acquire(l, &dl);
-}
-
-int bakery_clocklock(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime)
+static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime,
+                         bool shared)
 {
 	struct deadline dl = { .mode = WAIT_DEADLINE, .clock = clock };
 
@@ -336,12 +409,50 @@ int bakery_clocklock(bakery_lock_t *l, clockid_t clock, const struct timespec *a
 	    (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME))
 		return EINVAL;
 	dl.at = *abstime;
-	return lock_acquire(l, &dl);
+	return lock_acquire(l, &dl, shared);
+}
+
+static const struct deadline block = { .mode = WAIT_BLOCK };
+static const struct deadline never = { .mode = WAIT_NONE };
+
+int bakery_lock(bakery_lock_t *l)
+{
+	return lock_acquire(l, &block, false);
+}
+
+int bakery_trylock(bakery_lock_t *l)
+{
+	return lock_acquire(l, &never, false);
+}
+
+int bakery_clocklock(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	return clock_acquire(l, clock, abstime, false);
 }
 
 int bakery_timedlock(bakery_lock_t *l, const struct timespec *abstime)
 {
-	return bakery_clocklock(l, CLOCK_REALTIME, abstime);
+	return clock_acquire(l, CLOCK_REALTIME, abstime, false);
+}
+
+int bakery_rdlock(bakery_lock_t *l)
+{
+	return lock_acquire(l, &block, true);
+}
+
+int bakery_tryrdlock(bakery_lock_t *l)
+{
+	return lock_acquire(l, &never, true);
+}
+
+int bakery_clockrdlock(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	return clock_acquire(l, clock, abstime, true);
+}
+
+int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime)
+{
+	return clock_acquire(l, CLOCK_REALTIME, abstime, true);
 }
 
 /* ------------------------------------------------------------ releasing -- */
@@ -377,6 +488,8 @@ int bakery_unlock(bakery_lock_t *l)
 	p.b = l->b;
 	p.lock = l->index;
 	p.dl = &dl;
+	p.holders = l->holders;
+	p.shared = CMM_LOAD_SHARED(p.mine->mode) == REG_SHARED;
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
 		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);
@@ -401,7 +514,10 @@ int bakery_consistent(bakery_lock_t *l)
 	if (!r)
 		return not_held(l->b);
 	if (!CMM_LOAD_SHARED(r->holder_inconsistent))
-		return EINVAL;
+		/* a reader told EOWNERDEAD may not repair: it holds the lock
+		 * shared, others may be reading beside it */
+		return CMM_LOAD_SHARED(r->mode) == REG_SHARED &&
+		       (CMM_LOAD_SHARED(l->b->locks[l->index].flags) & LOCK_OWNER_DIED) ? EPERM : EINVAL;
 	uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
 	CMM_STORE_SHARED(r->holder_inconsistent, 0);
 	return 0;

@@ -38,14 +38,20 @@ static bool lock_entry_ready(struct bakery *b, unsigned lock, const struct algo_
 	return true;
 }
 
-/* Owner-died bookkeeping shared by all algorithms. */
+/* Owner-died bookkeeping shared by all algorithms.  A reader that died
+ * inside changed nothing: its share comes back without the mark. */
 static void note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
 {
 	struct bakery_shm_lock *e = &b->locks[lock];
+	struct bakery_shm_reg *r = reg_of(b, lock, slot);
 
-	if (CMM_LOAD_SHARED(reg_of(b, lock, slot)->stage) == BAKERY_PASS_CRITICAL) {
-		uatomic_or(&e->flags, LOCK_OWNER_DIED);
-		uatomic_inc(&e->owner_deaths);
+	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL) {
+		if (CMM_LOAD_SHARED(r->mode) == REG_SHARED) {
+			uatomic_inc(&e->reader_deaths);
+		} else {
+			uatomic_or(&e->flags, LOCK_OWNER_DIED);
+			uatomic_inc(&e->owner_deaths);
+		}
 	}
 	uatomic_inc(&e->recoveries);
 	/* the flag before the register reset that lets the next holder in
@@ -71,6 +77,8 @@ static void clear_slot(struct bakery *b, unsigned slot, bool dead)
 			bakery__active_leave(b, l, slot);
 		}
 		bakery__reg_publish(r);     /* wake whoever waits on the dead registers */
+		if (CMM_LOAD_SHARED(b->locks[l].holders) > 1)
+			bakery__holders_signal(b, l);   /* and whoever counts them */
 	}
 }
 

@@ -107,6 +107,13 @@ struct bakery_shm_lock {
 	 * the same entry.  On the flags' line: the lock path loads both. */
 	uint32_t gen;
 	uint64_t recoveries, owner_deaths;
+	/* k holders and shared mode */
+	uint32_t holders;          /* capacity k: holders at once (0 is read as 1) */
+	uint32_t exit_sleepers;    /* threads asleep on `exits`                */
+	uint64_t reader_deaths;    /* shared holders that died inside          */
+	uint32_t exits __attribute__((aligned(CACHE_LINE)));
+	                           /* futex word of a k-holder lock: bumped by
+	                              every exit, abort and recovery in it     */
 };
 
 /* Stage of a slot in one lock (enum bakery_pass_state values). */
@@ -118,12 +125,19 @@ struct bakery_shm_reg {
 	uint32_t stage;            /* enum bakery_pass_state                    */
 	uint32_t waiters;          /* threads asleep on seq for number/proxy    */
 	uint32_t joined;           /* in this lock's active set                 */
-	uint32_t holder_inconsistent; /* holder got EOWNERDEAD, not yet consistent */
+	uint16_t holder_inconsistent; /* holder got EOWNERDEAD, not yet consistent */
+	uint16_t mode;             /* enum reg_mode of the current passage      */
 	uint64_t proxy;            /* Jayanti proxy completion state            */
 	uint64_t acquisitions;
 	uint64_t aborts;
 	uint32_t door_waiters;     /* threads asleep on seq for choosing = 0    */
 } __attribute__((aligned(CACHE_LINE)));
+
+/* The mode of a passage, written before its ticket (lock.c). */
+enum reg_mode {
+	REG_EXCLUSIVE = 0,
+	REG_SHARED = 1,
+};
 
 /* ------------------------------------------------------------- layout -- */
 

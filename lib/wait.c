@@ -337,6 +337,87 @@ int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *
 	return await_common(p, j, cond, arg, ON_BOTH);
 }
 
+/* ---------------------------------------------------- many slots ahead -- */
+
+/* futex_waitv takes at most 128 words: the lock-wide one and this many
+ * tokens.  A death among slots past them is seen at the next exit or at
+ * the sleep cap. */
+#define AWAIT_TOKENS_MAX 127u
+
+void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
+{
+	/* uatomic_add_return implies a full barrier before and after: the
+	 * register change before the bump (store->store: a sleeper woken by
+	 * it re-reads the change), the bump before the load of the sleeper
+	 * count (store->load), pairing with the barrier between the
+	 * sleeper's count increment and its re-read in bakery__await_any */
+	(void)uatomic_add_return(word, 1);
+	if (caa_unlikely(CMM_LOAD_SHARED(*sleepers)))
+		bakery__futex_wake_all(word);
+}
+
+/* Arm the tokens of AHEAD[0..n) into W; the number of words filled.  A
+ * token found dead is recovered (token_arm) and not slept on. */
+static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n, struct waitv *w)
+{
+	unsigned filled = 0;
+
+	for (unsigned i = 0; i < n && filled < AWAIT_TOKENS_MAX; i++) {
+		uint32_t tok = token_arm(p->b, ahead[i]);
+
+		if (tok)
+			w[filled++] = (struct waitv){ tok, (uintptr_t)slot_token_word(p->b, ahead[i]),
+			                              FUTEX_32, 0 };
+	}
+	return filled;
+}
+
+int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
+                      await_fn cond, void *arg)
+{
+	struct bakery *b = p->b;
+
+	if (p->dl->mode == WAIT_NONE) {
+		/* as busy_unless_gone: a dead holder ahead is no reason for EBUSY */
+		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
+			return 0;
+		for (unsigned i = 0; i < n; i++)
+			death_pass_on(b, ahead[i]);
+		return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : EBUSY;
+	}
+	for (int i = 0; i < SPIN_POLLS; i++) {
+		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
+			return 0;
+		caa_cpu_relax();
+	}
+	for (;;) {
+		struct waitv w[AWAIT_TOKENS_MAX + 1];
+		/* the word's value before the condition, as in await_common */
+		uint32_t also = CMM_LOAD_SHARED(*p->also);
+		unsigned nw;
+
+		if (region_lost(b))
+			return BAKERY_EBADREGION;
+		if (deadline_passed(p->dl))
+			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : ETIMEDOUT;
+		uatomic_inc(p->also_waiters);
+		/* our sleeper count before our re-read of the tickets
+		 * (store->load), pairing with bakery__word_signal */
+		cmm_smp_mb();
+		w[0] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
+		nw = 1 + tokens_arm(p, ahead, n, w + 1);
+		if (!cond(b, p->lock, BAKERY_NO_SLOT, arg)) {
+			futex_sleep(w, nw, p->dl, SLEEP_CAP_NS);
+			CRASH_POINT("wait-woken");
+			for (unsigned i = 0; i < n; i++)
+				death_pass_on(b, ahead[i]);
+		}
+		uatomic_dec(p->also_waiters);
+		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
+			return 0;
+	}
+}
+
 /* ------------------------------------------------------------- parking -- */
 
 /* Tickets ahead from which a waiter parks: twice the CPUs, so that most of

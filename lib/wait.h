@@ -35,6 +35,10 @@ struct passage {
 	 * register value the doorway read, or BAKERY_NO_SLOT */
 	unsigned pred;
 	uint64_t pred_number;
+	/* a shared (reader) passage: it waits only for exclusive ones ahead */
+	bool shared;
+	/* the lock's capacity k: more than 1 admits k holders at once */
+	unsigned holders;
 };
 
 /* Note slot J, ticket register value NUMBER, as the latest ticket ahead of
@@ -98,6 +102,21 @@ static inline int bakery__park_behind(struct passage *p)
  * bakery__reg_publish: either kind of change, after plain stores (slow
  * paths: recovery, proxy).
  */
+/*
+ * Wait until cond holds, where cond depends on the tickets of every slot in
+ * AHEAD[0..N) and on the lock-wide word p->also (a k-holder lock's `exits`):
+ * sleeps on that word and on the liveness tokens of the slots (as many as
+ * one futex_waitv takes), so that any exit or abort in the lock and the
+ * death of any of them wakes it.  Dead owners among them are recovered
+ * before cond is evaluated again.  Same returns as bakery__await_slot.
+ */
+BAKERY_HIDDEN int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
+                                    await_fn cond, void *arg);
+/* After a change that cond of bakery__await_any depends on: bump WORD
+ * (with a full barrier before, ordering the change first, and after, before
+ * the load of SLEEPERS) and wake its sleepers, if any registered. */
+BAKERY_HIDDEN void bakery__word_signal(uint32_t *word, uint32_t *sleepers);
+
 BAKERY_HIDDEN void bakery__reg_signal(struct bakery_shm_reg *reg);
 BAKERY_HIDDEN void bakery__reg_signal_doorway(struct bakery_shm_reg *reg);
 BAKERY_HIDDEN void bakery__reg_publish(struct bakery_shm_reg *reg);

@@ -40,9 +40,14 @@
 #endif
 
 
+/* What an algorithm supports beside the exclusive lock (algo_ops.modes). */
+#define ALGO_SHARED  0x1u          /* shared (reader) passages */
+#define ALGO_HOLDERS 0x2u          /* locks of k > 1 holders   */
+
 struct algo_ops {
 	enum bakery_algo id;
 	const char *name;
+	unsigned modes;            /* ALGO_SHARED | ALGO_HOLDERS, as model-checked */
 	/* Take a place in line; never blocks. */
 	void (*doorway)(struct passage *p);
 	/* Wait for our turn: 0, or EBUSY/ETIMEDOUT after leaving the protocol
@@ -62,6 +67,9 @@ struct algo_ops {
 };
 
 BAKERY_HIDDEN const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo);
+/* After a ticket of a k-holder lock is cleared (exit, abort, recovery):
+ * wake those counting the tickets ahead of theirs (algo/common.c). */
+BAKERY_HIDDEN void bakery__holders_signal(struct bakery *b, unsigned lock);
 BAKERY_HIDDEN extern const struct algo_ops bakery__algo_lamport, bakery__algo_boulangerie,
 	bakery__algo_black_white, bakery__algo_jayanti;
 

@@ -58,7 +58,7 @@ static void bw_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
 	unsigned mycolor, other_pred = BAKERY_NO_SLOT;
-	uint64_t max = 0, other_max = 0, other_number = 0;
+	uint64_t max = 0, pred_max = 0, other_max = 0, other_number = 0;
 
 	/* line 2, then a full barrier: forbids loading color and the tickets
 	 * before choosing[i] = 1 is visible (store->load), as in Lamport's */
@@ -69,17 +69,22 @@ static void bw_doorway(struct passage *p)
 		uint64_t t = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
 		/* every ticket read is ahead of ours: of our colour with a
 		 * lower number, or of the other colour, served first; the
-		 * latest is our colour's last, else the other colour's */
-		if (t_number(t) && t_color(t) == mycolor && t_number(t) >= max)
+		 * latest is our colour's last, else the other colour's (for a
+		 * reader: the latest writer's) */
+		bool ahead = t_number(t) && conflicts(p, j);
+
+		if (ahead && t_color(t) == mycolor && t_number(t) >= pred_max) {
 			passage_note_ahead(p, j, t);
-		if (t_number(t) && t_color(t) != mycolor && t_number(t) >= other_max) {
+			pred_max = t_number(t);
+		}
+		if (ahead && t_color(t) != mycolor && t_number(t) >= other_max) {
 			other_max = t_number(t);
 			other_pred = j;
 			other_number = t;
 		}
 		if (t_color(t) == mycolor && t_number(t) > max)
 			max = t_number(t);
-		p->crowd += t_number(t) != 0;
+		p->crowd += ahead;
 	}
 	if (p->pred == BAKERY_NO_SLOT && other_pred != BAKERY_NO_SLOT)
 		passage_note_ahead(p, other_pred, other_number);
@@ -96,6 +101,7 @@ static void bw_doorway(struct passage *p)
 struct bw_wait {
 	uint64_t mine;          /* our ticket */
 	unsigned self;
+	bool shared;            /* a reader's passage */
 	int branch;             /* -1 undecided, 0 same colour (line 11), 1 other (12) */
 };
 
@@ -110,6 +116,12 @@ static bool bw_passed(struct bakery *b, unsigned lock, unsigned j, void *arg)
 	if (w->branch < 0)
 		w->branch = t_color(tj) == mycolor ? 0 : 1;               /* line 10 */
 	if (t_number(tj) == 0)
+		return true;
+	/* both shared and of one colour: no conflict.  Readers of two colours
+	 * never share the critical section: the exit of one (line 15) would
+	 * flip the colour under the other, and a writer of the newer colour
+	 * waiting on line 12 for the older reader would pass it */
+	if (t_color(tj) == mycolor && reader_passes(b, lock, j, w->shared))
 		return true;
 	if (w->branch == 0)                                               /* line 11 */
 		return !ticket_before(t_number(tj), j, t_number(w->mine), w->self) ||
@@ -141,7 +153,7 @@ static int bw_wait(struct passage *p)
 	p->also = &e->color;
 	p->also_waiters = &e->color_sleepers;
 	for_each_other(p, j, bound) {                                   /* lines 7-8 */
-		struct bw_wait w = { mine, p->self, -1 };
+		struct bw_wait w = { mine, p->self, p->shared, -1 };
 
 		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* line 9 */
 		if (!err)
@@ -154,6 +166,18 @@ static int bw_wait(struct passage *p)
 	return 0;
 }
 
+/* Line 15 for one of several readers inside.  A full barrier comes with
+ * the compare-and-swap (uatomic_cmpxchg); line 16's store_mb orders the two
+ * as for the holder. */
+static void color_flip_shared(struct bakery_shm_lock *e, unsigned mycolor)
+{
+	uint32_t old = CMM_LOAD_SHARED(e->color), seen;
+
+	while ((seen = uatomic_cmpxchg(&e->color, old,
+	                               (((old >> 1) + 1) << 1) | (mycolor ^ 1))) != old)
+		old = seen;
+}
+
 static void bw_exit(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
@@ -162,8 +186,13 @@ static void bw_exit(struct passage *p)
 
 	/* every access of the critical section before the colour write */
 	bakery_release();
-	/* line 15: color := the other colour; one writer at a time (the holder) */
-	CMM_STORE_SHARED(e->color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
+	/* line 15: color := the other colour.  One writer at a time, the
+	 * holder; readers inside together exit together, so theirs is a
+	 * compare-and-swap that keeps the write count growing */
+	if (caa_likely(!p->shared))
+		CMM_STORE_SHARED(e->color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
+	else
+		color_flip_shared(e, mycolor);
 	/* line 16, fenced on both sides: after the colour (store->store, the
 	 * paper stresses lines 15 and 16 must stay in order), and both before
 	 * the loads of the waiter counts (store->load) */
@@ -176,6 +205,7 @@ static void bw_exit(struct passage *p)
 const struct algo_ops bakery__algo_black_white = {
 	.id = BAKERY_ALGO_BLACK_WHITE,
 	.name = "black-white",
+	.modes = ALGO_SHARED,
 	.doorway = bw_doorway,                                          /* lines 1-6 */
 	.wait = bw_wait,                                                /* lines 7-13 */
 	.exit = bw_exit,                                                /* lines 15-17 */

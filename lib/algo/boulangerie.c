@@ -13,6 +13,10 @@
  * bakery in between.  Same guarantees and registers as Lamport; section 4
  * shows any mix of Bakery and Boulangerie participants is correct, so the
  * two may share a lock.  Crash: plain reset.  Abort: number := 0.
+ *
+ * Shared mode and k holders as in Lamport's (lamport.c): a reader's 8_j
+ * also ends when j's passage is shared; a lock of k > 1 holders waits as
+ * Lamport's does (common.c), without 6a and 8_j.
  */
 #include "config.h"
 
@@ -33,7 +37,8 @@ static bool priority_gained(struct bakery *b, unsigned lock, unsigned j, void *a
 
 	t->prev = tmp;                                                  /* 8_j c */
 	t->have_prev = true;
-	return tmp == 0 || ticket_before(t->me.number, t->me.slot, tmp, j) || changed; /* 8_j e */
+	return tmp == 0 || ticket_before(t->me.number, t->me.slot, tmp, j) || changed || /* 8_j e */
+	       reader_passes(b, lock, j, t->me.shared);         /* both shared: no conflict */
 }
 
 static int boulangerie_wait(struct passage *p)
@@ -41,7 +46,11 @@ static int boulangerie_wait(struct passage *p)
 	uint64_t num = CMM_LOAD_SHARED(p->mine->number);
 	/* 6a: if number[i] = 1 then Limit := i - 1 else Limit := N */
 	unsigned limit = num == 1 ? p->self : UINT32_MAX;
-	int err = bakery__park_behind(p);       /* far back: sleep once first */
+	int err;
+
+	if (p->holders > 1)
+		return bakery__holders_wait(p);
+	err = bakery__park_behind(p);           /* far back: sleep once first */
 
 	if (err) {
 		bakery__number_abort(p);
@@ -49,7 +58,7 @@ static int boulangerie_wait(struct passage *p)
 	}
 
 	for_each_other(p, j, bound) {                                   /* 6b */
-		struct testing t = { { num, p->self }, false, 0 };      /* 8_j a */
+		struct testing t = { { num, p->self, p->shared }, false, 0 };  /* 8_j a */
 
 		if (j >= limit)
 			break;
@@ -67,6 +76,7 @@ static int boulangerie_wait(struct passage *p)
 const struct algo_ops bakery__algo_boulangerie = {
 	.id = BAKERY_ALGO_BOULANGERIE,
 	.name = "boulangerie",
+	.modes = ALGO_SHARED | ALGO_HOLDERS,
 	.doorway = bakery__number_doorway,                                      /* 3-5 */
 	.wait = boulangerie_wait,                                       /* 6a-8 */
 	.exit = bakery__number_exit,                                            /* 10.1-10.2 */

@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include "common.h"
 
 /* ------------------------------------------------------- the algorithms -- */
@@ -68,7 +70,7 @@ bool bakery__not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unu
 void bakery__number_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
-	uint64_t max = 0;
+	uint64_t max = 0, pred_max = 0;
 
 	/* choosing[i] := true, then a full barrier.  Forbids loading number[j]
 	 * before choosing[i] = 1 is visible (store->load): j could read
@@ -78,13 +80,18 @@ void bakery__number_doorway(struct passage *p)
 	CRASH_POINT("doorway");
 	for_each_other(p, j, bound) {                       /* max(number[1..n]) */
 		uint64_t n = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
-		/* slots come in increasing order: on a tie the later slot
+		/* a reader parks behind the latest writer ahead only;
+		 * slots come in increasing order: on a tie the later slot
 		 * has the later ticket (n, j) */
-		if (n && n >= max)
+		bool ahead = n && conflicts(p, j);
+
+		if (ahead && n >= pred_max) {
 			passage_note_ahead(p, j, n);
+			pred_max = n;
+		}
 		if (n > max)
 			max = n;
-		p->crowd += n != 0;
+		p->crowd += ahead;
 	}
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
@@ -104,6 +111,8 @@ void bakery__number_exit(struct passage *p)
 	 * one after orders it before the load of the waiter count. */
 	store_mb(&p->mine->number, 0);
 	bakery__reg_signal(p->mine);
+	if (caa_unlikely(p->holders > 1))
+		bakery__holders_signal(p->b, p->lock);
 }
 
 void bakery__number_abort(struct passage *p)
@@ -113,6 +122,88 @@ void bakery__number_abort(struct passage *p)
 	count_abort(p);
 	store_mb(&p->mine->number, 0);
 	bakery__reg_signal(p->mine);
+	if (caa_unlikely(p->holders > 1))
+		bakery__holders_signal(p->b, p->lock);
+}
+
+/* ------------------------------------------------------------ k holders -- */
+
+void bakery__holders_signal(struct bakery *b, unsigned lock)
+{
+	struct bakery_shm_lock *e = &b->locks[lock];
+
+	bakery__word_signal(&e->exits, &e->exit_sleepers);
+}
+
+/* The tickets ahead of ours, each read once in one sweep over the set. */
+struct holders_count {
+	struct passage *p;
+	struct ticket me;
+	unsigned ahead;            /* found by the last sweep */
+	unsigned *slots;           /* the first sweep's, for the sleep */
+	unsigned nslots;
+};
+
+/*
+ * Fewer than k tickets ahead?  A ticket, once read ahead of ours, may only
+ * leave (every later ticket of j is taken after j saw ours: phase 1 waited
+ * for j's doorway), so a sweep over-counts and never under-counts the
+ * tickets ahead at its end: entering on a count below k is safe
+ * (model-checked: tests/model, k-holder configurations).
+ */
+static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, void *arg)
+{
+	struct holders_count *c = arg;
+
+	(void)unused;
+	c->ahead = 0;
+	for_each_other(c->p, j, walk) {
+		uint64_t n = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
+
+		if (n && ticket_before(n, j, c->me.number, c->me.slot)) {
+			if (c->slots && c->nslots < b->nslots)
+				c->slots[c->nslots++] = j;
+			c->ahead++;
+		}
+	}
+	return c->ahead < c->p->holders;
+}
+
+int bakery__holders_wait(struct passage *p)
+{
+	struct bakery_shm_lock *e = &p->b->locks[p->lock];
+	struct holders_count c = { p, { CMM_LOAD_SHARED(p->mine->number), p->self, false }, 0,
+	                           NULL, 0 };
+	unsigned *slots;
+	int err = 0;
+
+	/* phase 1: every doorway in progress ends, so that no ticket can
+	 * still be taken ahead of ours (Lamport's line 10, for every j) */
+	for_each_other(p, j, bound) {
+		err = bakery__await_doorway(p, j, bakery__not_choosing);
+		if (err)
+			goto abort;
+	}
+	/* phase 2: count the tickets ahead until fewer than k */
+	if (below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c))
+		return 0;
+	slots = malloc(sizeof(*slots) * p->b->nslots);
+	if (!slots) {
+		err = ENOMEM;
+		goto abort;
+	}
+	c.slots = slots;
+	below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c);      /* who is ahead */
+	c.slots = NULL;
+	p->also = &e->exits;
+	p->also_waiters = &e->exit_sleepers;
+	err = bakery__await_any(p, slots, c.nslots, below_capacity, &c);
+	free(slots);
+	if (!err)
+		return 0;
+abort:
+	bakery__number_abort(p);
+	return err;
 }
 
 unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot)

@@ -13,16 +13,43 @@
  * from a corrupted or hostile region (2^62 passages are centuries away). */
 #define NUMBER_LIMIT (UINT64_C(1) << 62)
 
-/* A ticket (number, slot) for the lexicographic comparisons of the papers. */
+/* A ticket (number, slot) for the lexicographic comparisons of the papers,
+ * and the mode of its passage. */
 struct ticket {
 	uint64_t number;
 	unsigned slot;
+	bool shared;
 };
 
 /* (a.number, a.slot) < (b.number, b.slot) */
 static inline bool ticket_before(uint64_t na, unsigned ia, uint64_t nb, unsigned ib)
 {
 	return na < nb || (na == nb && ia < ib);
+}
+
+/*
+ * Shared mode: a reader need not wait for a reader.  Called with j's ticket
+ * just read and found ahead of ours (or undecided): may a reader (SHARED)
+ * pass j because j's passage is shared too?  j's mode is read after its
+ * ticket (load->load), pairing with the store_mb() that opens j's doorway
+ * after its mode store (lock.c): the mode read is that of the ticket's
+ * passage, or of a later one, which began after that passage had left.
+ * Either way the passage whose ticket we read does not exclude us
+ * (model-checked: tests/model, shared configurations).
+ */
+static inline bool reader_passes(struct bakery *b, unsigned lock, unsigned j, bool shared)
+{
+	if (!shared)
+		return false;
+	cmm_smp_rmb();
+	return CMM_LOAD_SHARED(reg_of(b, lock, j)->mode) == REG_SHARED;
+}
+
+/* Does j's passage exclude ours (read after j's ticket, as above)?  Only
+ * guides where to park and how long to spin: never decides entry. */
+static inline bool conflicts(struct passage *p, unsigned j)
+{
+	return !reader_passes(p->b, p->lock, j, p->shared);
 }
 
 /* Count an abort before the reset that undoes the passage (the test
@@ -42,6 +69,11 @@ BAKERY_HIDDEN void bakery__number_doorway(struct passage *p);
 /* Exit and abort by number := 0 (Lamport, Boulangerie). */
 BAKERY_HIDDEN void bakery__number_exit(struct passage *p);
 BAKERY_HIDDEN void bakery__number_abort(struct passage *p);
+
+/* The wait of a lock of k > 1 holders, for algorithms whose tickets form
+ * one fixed order (Lamport, Boulangerie): enter once fewer than k tickets
+ * are ahead of ours. */
+BAKERY_HIDDEN int bakery__holders_wait(struct passage *p);
 
 /* A dead slot's plain reset: choosing := 0, number := 0 (model-checked,
  * tests/model: safe for Lamport, Boulangerie and Black-White, in either order). */

@@ -14,6 +14,11 @@
  * number = 0, and reused only after the reset (model-checked: tests/model).
  * Abort: number := 0.
  *
+ * Shared mode: a reader's line 13 also ends when j's passage is shared (a
+ * reader need not wait for a reader); a writer's is unchanged.  k holders:
+ * lines 8-14 become "wait for every doorway, then until fewer than k
+ * tickets are ahead" (common.c).  Both model-checked: tests/model.
+ *
  * The loops run over the lock's active set rather than 1..n: a slot outside
  * the set has choosing = number = 0, so skipping it changes no outcome.
  */
@@ -30,13 +35,18 @@ static bool goes_after_us(struct bakery *b, unsigned lock, unsigned j, void *arg
 	const struct ticket *me = arg;
 	uint64_t nj = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
 
-	return nj == 0 || ticket_before(me->number, me->slot, nj, j);
+	return nj == 0 || ticket_before(me->number, me->slot, nj, j) ||
+	       reader_passes(b, lock, j, me->shared);   /* both shared: no conflict */
 }
 
 static int lamport_wait(struct passage *p)
 {
-	struct ticket me = { CMM_LOAD_SHARED(p->mine->number), p->self };
-	int err = bakery__park_behind(p);       /* far back: sleep once first */
+	struct ticket me = { CMM_LOAD_SHARED(p->mine->number), p->self, p->shared };
+	int err;
+
+	if (p->holders > 1)
+		return bakery__holders_wait(p);
+	err = bakery__park_behind(p);           /* far back: sleep once first */
 
 	if (err) {
 		bakery__number_abort(p);
@@ -57,6 +67,7 @@ static int lamport_wait(struct passage *p)
 const struct algo_ops bakery__algo_lamport = {
 	.id = BAKERY_ALGO_LAMPORT,
 	.name = "lamport",
+	.modes = ALGO_SHARED | ALGO_HOLDERS,
 	.doorway = bakery__number_doorway,                                      /* lines 5-7 */
 	.wait = lamport_wait,                                           /* lines 8-14 */
 	.exit = bakery__number_exit,                                            /* line 18 */

@@ -64,7 +64,7 @@ class SlotInfo(Structure):
     """struct bakery_slot_info"""
     _fields_ = [("index", c_uint), ("state", c_int), ("alive", c_int),
                 ("pid", pid_t), ("tid", pid_t), ("start_time", c_uint64),
-                ("pass_", c_int), ("lock", c_int)]
+                ("pass_", c_int), ("lock", c_int), ("shared", c_int)]
 
 
 class LockInfo(Structure):
@@ -74,7 +74,8 @@ class LockInfo(Structure):
                 ("participants", c_uint), ("owner_dead", c_int),
                 ("not_recoverable", c_int), ("acquisitions", c_uint64),
                 ("recoveries", c_uint64), ("owner_deaths", c_uint64),
-                ("aborts", c_uint64)]
+                ("aborts", c_uint64), ("capacity", c_uint), ("holding", c_uint),
+                ("readers", c_uint), ("reader_deaths", c_uint64)]
 
 
 class Timespec(Structure):

@@ -20,8 +20,8 @@
 #include <time.h>
 
 #include "bakery.h"
-#include "occupancy.h"
-#include "tk.h"
+#include "../common/occupancy.h"
+#include "../common/tk.h"
 
 /* The four algorithms, in the order every test runs them. */
 #define CRASH_NALGOS 4

@@ -4,8 +4,13 @@
 # build, recovery latency, idempotent recovery, abort, thread death, PID
 # reuse and PID namespaces, chaos.  crashkit.c/h: helpers shared by all of
 # them; scene.c/h: the stage of the Check tests.
-crash_kit = tests/crash/crashkit.c tests/crash/crashkit.h tests/common/tk.c tests/common/tk.h \
-	tests/common/occupancy.h
+# The crash kit (crashkit.c) serves every program here; the Check stage
+# (scene.c) only the Check suites.  Crash points need the test build of the
+# library (_tb) in most.
+check_LTLIBRARIES += tests/crash/libcrash.la
+tests_crash_libcrash_la_SOURCES = tests/crash/crashkit.c tests/crash/crashkit.h
+crash_ldadd = tests/crash/libcrash.la $(bakery_test_ldadd)
+crash_ldadd_tb = tests/crash/libcrash.la $(bakery_test_ldadd_tb)
 
 if HAVE_CHECK
 
@@ -18,27 +23,14 @@ crash_check_tests = \
 check_PROGRAMS += $(crash_check_tests)
 TESTS += $(crash_check_tests)
 
-crash_scene = tests/crash/scene.c tests/crash/scene.h $(crash_kit)
+check_LTLIBRARIES += tests/crash/libscene.la
+tests_crash_libscene_la_SOURCES = tests/crash/scene.c tests/crash/scene.h
+crash_scene_ldadd = tests/crash/libscene.la $(crash_ldadd_tb)
 
-tests_crash_crash_points_SOURCES = tests/crash/crash-points.c $(crash_scene)
-tests_crash_crash_points_CPPFLAGS = $(bakery_test_cppflags)
-tests_crash_crash_points_CFLAGS = $(bakery_test_cflags)
-tests_crash_crash_points_LDADD = $(bakery_test_ldadd_tb)
-
-tests_crash_crash_recover_SOURCES = tests/crash/crash-recover.c $(crash_scene)
-tests_crash_crash_recover_CPPFLAGS = $(bakery_test_cppflags)
-tests_crash_crash_recover_CFLAGS = $(bakery_test_cflags)
-tests_crash_crash_recover_LDADD = $(bakery_test_ldadd_tb)
-
-tests_crash_crash_abort_SOURCES = tests/crash/crash-abort.c $(crash_scene)
-tests_crash_crash_abort_CPPFLAGS = $(bakery_test_cppflags)
-tests_crash_crash_abort_CFLAGS = $(bakery_test_cflags)
-tests_crash_crash_abort_LDADD = $(bakery_test_ldadd_tb)
-
-tests_crash_crash_threads_SOURCES = tests/crash/crash-threads.c $(crash_scene)
-tests_crash_crash_threads_CPPFLAGS = $(bakery_test_cppflags)
-tests_crash_crash_threads_CFLAGS = $(bakery_test_cflags)
-tests_crash_crash_threads_LDADD = $(bakery_test_ldadd_tb)
+tests_crash_crash_points_LDADD = $(crash_scene_ldadd)
+tests_crash_crash_recover_LDADD = $(crash_scene_ldadd)
+tests_crash_crash_abort_LDADD = $(crash_scene_ldadd)
+tests_crash_crash_threads_LDADD = $(crash_scene_ldadd)
 
 endif
 
@@ -52,17 +44,9 @@ crash_plain_tests = \
 check_PROGRAMS += $(crash_plain_tests)
 TESTS += $(crash_plain_tests)
 
-tests_crash_crash_latency_SOURCES = tests/crash/crash-latency.c $(crash_kit)
-tests_crash_crash_latency_CPPFLAGS = $(bakery_test_cppflags)
-tests_crash_crash_latency_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
-
-tests_crash_crash_pidns_SOURCES = tests/crash/crash-pidns.c $(crash_kit)
-tests_crash_crash_pidns_CPPFLAGS = $(bakery_test_cppflags)
-tests_crash_crash_pidns_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
-
-tests_crash_crash_chaos_SOURCES = tests/crash/crash-chaos.c $(crash_kit)
-tests_crash_crash_chaos_CPPFLAGS = $(bakery_test_cppflags)
-tests_crash_crash_chaos_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
+tests_crash_crash_latency_LDADD = $(crash_ldadd)
+tests_crash_crash_pidns_LDADD = $(crash_ldadd)
+tests_crash_crash_chaos_LDADD = $(crash_ldadd_tb)
 
 # Reproducers of library bugs, fixed: they stay as regression tests.
 crash_bug_tests = \
@@ -71,6 +55,4 @@ crash_bug_tests = \
 check_PROGRAMS += $(crash_bug_tests)
 TESTS += $(crash_bug_tests)
 
-tests_crash_bug_recover_count_SOURCES = tests/crash/bug-recover-count.c $(crash_kit)
-tests_crash_bug_recover_count_CPPFLAGS = $(bakery_test_cppflags)
-tests_crash_bug_recover_count_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
+tests_crash_bug_recover_count_LDADD = $(crash_ldadd_tb)

@@ -20,7 +20,7 @@
 
 #include "shm_layout.h"
 #include "handle.h"
-#include "tk.h"
+#include "../common/tk.h"
 
 /* ------------------------------------------------------------- regions -- */
 

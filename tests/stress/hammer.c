@@ -41,7 +41,7 @@
 #include <urcu/uatomic.h>
 
 #include "bakery.h"
-#include "occupancy.h"
+#include "../common/occupancy.h"
 
 struct options {
 	unsigned long sync;     /* hammers to wait for at the start line; 0: none */

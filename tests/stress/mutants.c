@@ -58,7 +58,7 @@
 #include <unistd.h>
 
 #include "bakery.h"
-#include "tk.h"
+#include "../common/tk.h"
 #include "swarm.h"
 
 #define EVIDENCE      "100000"

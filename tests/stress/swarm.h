@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "bakery.h"
-#include "occupancy.h"
+#include "../common/occupancy.h"
 
 #define SWARM_MAX 16
 

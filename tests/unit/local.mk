@@ -36,129 +36,40 @@ unit_tests = \
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
 
-unit_helpers = tests/unit/unit.c tests/unit/unit.h tests/common/tk.c tests/common/tk.h
+check_LTLIBRARIES += tests/unit/libunit.la
+tests_unit_libunit_la_SOURCES = tests/unit/unit.c tests/unit/unit.h
+unit_ldadd = tests/unit/libunit.la $(bakery_test_ldadd)
+unit_ldadd_tb = tests/unit/libunit.la $(bakery_test_ldadd_tb)
 
-tests_unit_test_region_SOURCES = tests/unit/test_region.c $(unit_helpers)
-tests_unit_test_region_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_region_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_region_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_region_crash_SOURCES = tests/unit/test_region_crash.c $(unit_helpers)
-tests_unit_test_region_crash_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_region_crash_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_region_crash_LDADD = $(bakery_test_ldadd_tb)
-
-tests_unit_test_wakeups_SOURCES = tests/unit/test_wakeups.c $(unit_helpers)
-tests_unit_test_wakeups_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_wakeups_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_wakeups_LDADD = $(bakery_test_ldadd_tb)
-
-tests_unit_test_corrupt_SOURCES = tests/unit/test_corrupt.c $(unit_helpers)
-tests_unit_test_corrupt_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_corrupt_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_corrupt_LDADD = $(bakery_test_ldadd_tb)
-
-tests_unit_test_registry_SOURCES = tests/unit/test_registry.c $(unit_helpers)
-tests_unit_test_registry_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_registry_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_registry_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_lock_api_SOURCES = tests/unit/test_lock_api.c $(unit_helpers)
-tests_unit_test_lock_api_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_lock_api_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_lock_api_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_timed_SOURCES = tests/unit/test_timed.c $(unit_helpers)
-tests_unit_test_timed_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_timed_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_timed_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_wait_handoff_SOURCES = tests/unit/test_wait_handoff.c $(unit_helpers)
-tests_unit_test_wait_handoff_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_wait_handoff_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_wait_handoff_LDADD = $(bakery_test_ldadd_tb)
+# every suite links the unit kit; these the test build of the library
+tests_unit_test_region_LDADD = $(unit_ldadd)
+tests_unit_test_region_crash_LDADD = $(unit_ldadd_tb)
+tests_unit_test_corrupt_LDADD = $(unit_ldadd_tb)
+tests_unit_test_registry_LDADD = $(unit_ldadd)
+tests_unit_test_lock_api_LDADD = $(unit_ldadd)
+tests_unit_test_timed_LDADD = $(unit_ldadd)
+tests_unit_test_wait_handoff_LDADD = $(unit_ldadd_tb)
+tests_unit_test_errors_LDADD = $(unit_ldadd)
+tests_unit_test_owner_dead_LDADD = $(unit_ldadd)
+tests_unit_test_lock_reset_LDADD = $(unit_ldadd)
+tests_unit_test_rdonly_LDADD = $(unit_ldadd)
+tests_unit_test_lock_lookup_LDADD = $(unit_ldadd)
+tests_unit_test_lock_unlink_LDADD = $(unit_ldadd_tb)
+tests_unit_test_lock_queue_LDADD = $(unit_ldadd)
+tests_unit_test_slot_wait_LDADD = $(unit_ldadd_tb)
+tests_unit_test_threads_LDADD = $(unit_ldadd)
+tests_unit_test_introspect_LDADD = $(unit_ldadd)
+tests_unit_test_guard_LDADD = $(unit_ldadd_tb)
+tests_unit_test_token_list_LDADD = $(unit_ldadd)
+tests_unit_test_wakeups_LDADD = $(unit_ldadd_tb)
+tests_unit_bug_trylock_dead_LDADD = $(unit_ldadd)
+tests_unit_bug_strerror_fixed_LDADD = $(unit_ldadd)
+tests_unit_test_version_LDADD = $(unit_ldadd)
 
 # test_dlclose dlopen()s the built shared library: it must not link it
 check_PROGRAMS += tests/unit/test_dlclose
 TESTS += tests/unit/test_dlclose
-tests_unit_test_dlclose_SOURCES = tests/unit/test_dlclose.c
-tests_unit_test_dlclose_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_dlclose_LDADD = $(BAKERY_LIBS)
-
-tests_unit_test_errors_SOURCES = tests/unit/test_errors.c $(unit_helpers)
-tests_unit_test_errors_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_errors_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_errors_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_version_SOURCES = tests/unit/test_version.c $(unit_helpers)
-tests_unit_test_version_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_version_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_version_LDADD = $(bakery_test_ldadd)
-
-tests_unit_bug_strerror_fixed_SOURCES = tests/unit/bug-strerror-fixed.c $(unit_helpers)
-tests_unit_bug_strerror_fixed_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_bug_strerror_fixed_CFLAGS = $(bakery_test_cflags)
-tests_unit_bug_strerror_fixed_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_owner_dead_SOURCES = tests/unit/test_owner_dead.c $(unit_helpers)
-tests_unit_test_owner_dead_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_owner_dead_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_owner_dead_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_lock_unlink_SOURCES = tests/unit/test_lock_unlink.c $(unit_helpers)
-tests_unit_test_lock_unlink_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_lock_unlink_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_lock_unlink_LDADD = $(bakery_test_ldadd_tb)
-
-tests_unit_test_lock_queue_SOURCES = tests/unit/test_lock_queue.c $(unit_helpers)
-tests_unit_test_lock_queue_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_lock_queue_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_lock_queue_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_slot_wait_SOURCES = tests/unit/test_slot_wait.c $(unit_helpers)
-tests_unit_test_slot_wait_CPPFLAGS = $(bakery_test_cppflags) -I$(top_srcdir)/lib
-tests_unit_test_slot_wait_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_slot_wait_LDADD = $(bakery_test_ldadd_tb)
-
-tests_unit_test_lock_reset_SOURCES = tests/unit/test_lock_reset.c $(unit_helpers)
-tests_unit_test_lock_reset_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_lock_reset_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_lock_reset_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_rdonly_SOURCES = tests/unit/test_rdonly.c $(unit_helpers)
-tests_unit_test_rdonly_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_rdonly_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_rdonly_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_lock_lookup_SOURCES = tests/unit/test_lock_lookup.c $(unit_helpers)
-tests_unit_test_lock_lookup_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_lock_lookup_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_lock_lookup_LDADD = $(bakery_test_ldadd)
-
-tests_unit_bug_trylock_dead_SOURCES = tests/unit/bug-trylock-dead.c $(unit_helpers)
-tests_unit_bug_trylock_dead_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_bug_trylock_dead_CFLAGS = $(bakery_test_cflags)
-tests_unit_bug_trylock_dead_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_threads_SOURCES = tests/unit/test_threads.c $(unit_helpers)
-tests_unit_test_threads_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_threads_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_threads_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_introspect_SOURCES = tests/unit/test_introspect.c $(unit_helpers)
-tests_unit_test_introspect_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_introspect_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_introspect_LDADD = $(bakery_test_ldadd)
-
-tests_unit_test_guard_SOURCES = tests/unit/test_guard.c $(unit_helpers)
-tests_unit_test_guard_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_guard_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_guard_LDADD = $(bakery_test_ldadd_tb)
-
-tests_unit_test_token_list_SOURCES = tests/unit/test_token_list.c $(unit_helpers)
-tests_unit_test_token_list_CPPFLAGS = $(bakery_test_cppflags)
-tests_unit_test_token_list_CFLAGS = $(bakery_test_cflags)
-tests_unit_test_token_list_LDADD = $(bakery_test_ldadd)
 
 endif
 

@@ -21,7 +21,7 @@
 #include <check.h>
 
 #include "bakery.h"
-#include "tk.h"
+#include "../common/tk.h"
 
 /* ------------------------------------------------------------- regions -- */
 
