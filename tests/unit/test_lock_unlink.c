@@ -139,6 +139,52 @@ START_TEST(unlink_refuses_a_lock_in_use)
 }
 END_TEST
 
+/* A reader holding the lock shared keeps it too (the algorithms that have
+ * a shared mode). */
+static void *reader_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = bakery_rdlock(w->l);
+	if (w->rc == 0) {
+		tk_gate_wait(&w->release, 30);
+		bakery_unlock(w->l);
+	}
+	return NULL;
+}
+
+START_TEST(unlink_refuses_a_lock_held_shared)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "unlinkrd", 4, 2);
+	bakery_lock_t *l = unit_lock(b, "shared", (enum bakery_algo)_i);
+	struct waiter w = { .l = l };
+	double t0 = tk_now(CLOCK_MONOTONIC);
+	struct bakery_lock_info li;
+	unsigned index = lock_index(l);
+
+	tk_gate_init(&w.release);
+	w.rc = -1;
+	ck_assert_int_eq(pthread_create(&w.thread, NULL, reader_main, &w), 0);
+	while (!(bakery_lock_info(b, index, &li) == 0 && li.holder >= 0) &&
+	       uatomic_read(&w.rc) == -1 && tk_now(CLOCK_MONOTONIC) - t0 < 20)
+		tk_sleep_ms(1);
+	if (uatomic_read(&w.rc) == ENOTSUP) {           /* no shared mode here */
+		ck_assert_int_eq(pthread_join(w.thread, NULL), 0);
+	} else {
+		ck_assert_int_eq(bakery_lock_unlink(b, "shared"), EBUSY);
+		tk_gate_open(&w.release);
+		ck_assert_int_eq(pthread_join(w.thread, NULL), 0);
+		ck_assert_int_eq(w.rc, 0);
+	}
+	tk_gate_close(&w.release);
+	ck_assert_int_eq(bakery_lock_unlink(b, "shared"), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 START_TEST(unlink_of_a_dead_holders_lock)
 {
 	char name[TK_NAME_SIZE];
@@ -396,6 +442,7 @@ static Suite *lock_unlink_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, unlink_removes_an_idle_lock, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, unlink_refuses_a_lock_in_use, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, unlink_refuses_a_lock_held_shared, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, unlink_of_a_dead_holders_lock);
 	tcase_add_test(tc, unlink_bad_arguments);
 	tcase_add_test(tc, unlink_needs_the_owner);
