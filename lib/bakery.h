@@ -186,7 +186,8 @@ struct bakery_config {
 	X(EVERSION,   "region created by an incompatible libbakery layout version")      \
 	X(EALGO,      "lock exists with an algorithm this handle cannot take part in")   \
 	X(ESLOTS,     "no free participant slot in the region")                          \
-	X(ELOCKS,     "no free entry in the region's lock table")
+	X(ELOCKS,     "no free entry in the region's lock table")                        \
+	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened")
 
 /* Negative, from a reserved block, so they never collide with errno values. */
 #define BAKERY_ERRBASE     (-40700)
@@ -195,7 +196,8 @@ struct bakery_config {
 #define BAKERY_EALGO       (BAKERY_ERRBASE - 2)
 #define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)
 #define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)
-#define BAKERY_ERRLAST     BAKERY_ELOCKS
+#define BAKERY_EREMOVED    (BAKERY_ERRBASE - 5)
+#define BAKERY_ERRLAST     BAKERY_EREMOVED
 
 /* ------------------------------------------------------------- regions -- */
 
@@ -290,8 +292,9 @@ BAKERY_API int bakery_lock_open_config(bakery_t *b, const char *lock_name,
 /* The lock's capacity k (1 for a mutex) into *holders.  0 or EINVAL. */
 BAKERY_API int bakery_lock_holders(bakery_lock_t *l, unsigned *holders);
 
-/* Free a lock handle.  The lock itself stays in the region.  0 or EINVAL
- * (NULL), EBUSY if the calling thread holds it. */
+/* Free a lock handle.  The lock itself stays in the region (until
+ * bakery_lock_unlink).  0 or EINVAL (NULL), EBUSY if the calling thread
+ * holds it. */
 BAKERY_API int bakery_lock_close(bakery_lock_t *l);
 
 /*
@@ -304,7 +307,13 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * FIFO holds among waiters that run: a waiter stopped in line (SIGSTOP, a
  * debugger, a frozen container) holds up every later ticket until it runs
  * again, as a holder would; a timed lock bounds how long the others wait.
- * Takes a slot for the calling thread on its first call.
+ * Takes a slot for the calling thread on its first call; when every slot
+ * of the region is taken, waits for one to be given back (woken one per
+ * freed slot, the longest asleep first; looking again at least every
+ * 250 ms, reclaiming dead owners' slots), as long as it would wait for the
+ * lock: bakery_trylock then returns EBUSY, a timed lock ETIMEDOUT.  While
+ * a thread waits for a slot, bakery_unlock gives the caller's slot back
+ * when it holds no other lock of the region.
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock
@@ -312,16 +321,16 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *                    until the region's owner calls bakery_lock_reset()
  *   EDEADLK          the calling thread already holds it (through this
  *                    handle, or through another handle of the same region)
- *   BAKERY_ESLOTS    no slot could be taken for this thread
  *   EMFILE           the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
- *   EAGAIN           no slot now, but a dead participant's slot is still
- *                    lending its registers to a Jayanti passage being
- *                    completed by proxy: it comes back once the passages
- *                    ahead of that one are done; try again
+ *   EAGAIN           the lock was being removed and the removal held
+ *                    the lock table for 2 s (see bakery_lock_open)
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
  *                    registered for the thread (threads not made by glibc)
+ *   BAKERY_EREMOVED  the lock was removed by bakery_lock_unlink() since L
+ *                    was opened (its entry may hold another lock by now);
+ *                    close L, and open the name again for a new lock
  *   EINVAL, BAKERY_EBADREGION
  */
 BAKERY_API int bakery_lock(bakery_lock_t *l);
@@ -424,6 +433,24 @@ BAKERY_API int bakery_lock_lookup(bakery_t *b, const char *lock_name,
  */
 BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
 
+/*
+ * Remove the lock LOCK_NAME from region B, freeing its table entry for
+ * another name.  Only while nobody holds it, waits for it or is in its
+ * doorway, and no passage of a dead participant is left in it; for the
+ * owner of the region's shm object (or root) only.  Race-free against a
+ * concurrent acquisition: either the unlink sees it (EBUSY) or the
+ * acquirer sees the unlink.  Handles still open on the removed lock stay
+ * valid to close, and every lock call on them returns BAKERY_EREMOVED,
+ * even once the entry holds another lock; bakery_lock_open of the same
+ * name makes a new lock.  Blocks for a system-wide memory barrier
+ * (membarrier(2), milliseconds) and while another lock of B is being
+ * created or removed.  Returns 0, EINVAL, ENOENT (no such lock), EBUSY,
+ * EPERM (not the region's owner, or B was opened BAKERY_RDONLY), EAGAIN
+ * (the lock table stayed busy), ENOTSUP (the kernel has no
+ * MEMBARRIER_CMD_GLOBAL), BAKERY_EBADREGION.
+ */
+BAKERY_API int bakery_lock_unlink(bakery_t *b, const char *lock_name);
+
 /* ------------------------------------------------------- introspection -- */
 
 /* Names of the algorithms: "default", "lamport", "boulangerie",
@@ -491,6 +518,17 @@ struct bakery_lock_info {
 };
 /* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
 BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);
+/*
+ * The slots in the doorway or waiting for the lock at table INDEX, in the
+ * order the lock will let them in: first those that have taken their
+ * ticket, as the algorithm orders tickets, then those still taking one (by
+ * slot index).  Up to CAP slot indices into SLOTS (NULL if CAP is 0), the
+ * number in line into *COUNT (which may exceed CAP).  A snapshot of
+ * registers that move while it is read: right for display, not for
+ * decisions.  0, ENOENT (no lock at this index), EINVAL, ENOMEM.
+ */
+BAKERY_API int bakery_lock_queue(bakery_t *b, unsigned index, unsigned *slots,
+                                 unsigned cap, unsigned *count);
 /* Index of an open lock handle's table entry (for bakery_lock_info). */
 BAKERY_API int bakery_lock_index(bakery_lock_t *l, unsigned *index);
 

@@ -23,9 +23,9 @@ unsigned long bakery__test_futex_woken(void)
 }
 #endif
 
-void bakery__futex_wake_all(uint32_t *word)
+static void futex_wake(uint32_t *word, int nr)
 {
-	long n = syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	long n = syscall(SYS_futex, word, FUTEX_WAKE, nr, NULL, NULL, 0);
 
 #ifdef BAKERY_TESTING
 	if (n > 0)
@@ -33,4 +33,23 @@ void bakery__futex_wake_all(uint32_t *word)
 #else
 	(void)n;
 #endif
+}
+
+void bakery__futex_wake_all(uint32_t *word)
+{
+	futex_wake(word, INT_MAX);
+}
+
+void bakery__futex_wake_one(uint32_t *word)
+{
+	futex_wake(word, 1);
+}
+
+void bakery__futex_wait_until(uint32_t *word, uint32_t val, clockid_t clock,
+                              const struct timespec *until)
+{
+	/* FUTEX_WAIT_BITSET takes an absolute time on either clock */
+	syscall(SYS_futex, word,
+	        FUTEX_WAIT_BITSET | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0),
+	        val, until, NULL, FUTEX_BITSET_MATCH_ANY);
 }

@@ -9,6 +9,14 @@
 
 /* Wake every thread asleep on WORD. */
 BAKERY_HIDDEN void bakery__futex_wake_all(uint32_t *word);
+/* Wake the thread asleep on WORD the longest (the kernel queues sleepers of
+ * one priority in arrival order). */
+BAKERY_HIDDEN void bakery__futex_wake_one(uint32_t *word);
+/* Sleep while *WORD == VAL, until a wake-up or UNTIL on CLOCK (MONOTONIC
+ * or REALTIME), whichever first; spurious returns are the caller's to
+ * handle. */
+BAKERY_HIDDEN void bakery__futex_wait_until(uint32_t *word, uint32_t val, clockid_t clock,
+                                            const struct timespec *until);
 
 #ifdef BAKERY_TESTING
 /* Threads woken so far by this process's bakery__futex_wake_all calls. */

@@ -54,6 +54,7 @@ struct bakery {
 struct bakery_lock {
 	struct bakery *b;
 	unsigned index;
+	uint32_t gen;              /* the entry's generation when opened */
 	enum bakery_algo algo;     /* the variant this handle runs */
 	const struct algo_ops *ops;
 	unsigned holders;          /* the lock's capacity k, read at open */

@@ -7,9 +7,11 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "algo.h"
 #include "registry.h"
 
 /* RC, unless the region was cut short before or while we read it: what we
@@ -139,4 +141,63 @@ int bakery_lock_index(bakery_lock_t *l, unsigned *index)
 		return EINVAL;
 	*index = l->index;
 	return 0;
+}
+
+/* ----------------------------------------------------------------- line -- */
+
+struct in_line {
+	unsigned slot;
+	unsigned doorway;          /* 1: no ticket yet, behind every ticket */
+	uint64_t key;
+};
+
+static int line_order(const void *pa, const void *pb)
+{
+	const struct in_line *a = pa, *b = pb;
+
+	if (a->doorway != b->doorway)
+		return a->doorway < b->doorway ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* The slots in LOCK's doorway or waiting room into LINE; how many. */
+static unsigned line_gather(struct bakery *b, unsigned lock, struct in_line *line)
+{
+	unsigned n = 0;
+
+	for (unsigned s = 0; s < b->nslots; s++) {
+		uint32_t stage = CMM_LOAD_SHARED(reg_of(b, lock, s)->stage);
+
+		if (stage != BAKERY_PASS_DOORWAY && stage != BAKERY_PASS_WAITING)
+			continue;
+		line[n].slot = s;
+		line[n].doorway = stage == BAKERY_PASS_DOORWAY;
+		line[n].key = line[n].doorway ? 0 : bakery__queue_key(b, lock, s);
+		n++;
+	}
+	return n;
+}
+
+int bakery_lock_queue(bakery_t *b, unsigned index, unsigned *slots, unsigned cap,
+                      unsigned *count)
+{
+	struct in_line *line;
+	unsigned n;
+
+	if (!b || !count || (cap && !slots) || b->closed || index >= b->nlocks)
+		return EINVAL;
+	if (CMM_LOAD_SHARED(b->locks[index].state) != LOCK_READY)
+		return snapshot_result(b, ENOENT);
+	line = malloc(sizeof(*line) * b->nslots);
+	if (!line)
+		return ENOMEM;
+	n = line_gather(b, index, line);
+	qsort(line, n, sizeof(*line), line_order);
+	for (unsigned i = 0; i < n && i < cap; i++)
+		slots[i] = line[i].slot;
+	*count = n;
+	free(line);
+	return snapshot_result(b, 0);
 }

@@ -18,14 +18,18 @@ bakery_sources = \
 	lib/registry.h \
 	lib/wait.h \
 	lib/lock_recovery.h \
+	lib/locktable.h \
+	lib/slotwait.h \
 	lib/futex.c \
 	lib/guard.c \
 	lib/token.c \
 	lib/region.c \
 	lib/registry.c \
 	lib/wait.c \
+	lib/slotwait.c \
 	lib/lock.c \
 	lib/lock_recovery.c \
+	lib/locktable.c \
 	lib/lockadmin.c \
 	lib/api.c \
 	lib/error.c \

@@ -13,14 +13,14 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/futex.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
+#include "locktable.h"
 #include "region.h"
 #include "registry.h"
+#include "slotwait.h"
 
 #define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
 
@@ -44,45 +44,11 @@ static int table_find(struct bakery *b, const char *name, size_t len, unsigned *
 	return ENOENT;
 }
 
-/* An honest creator holds the table token for microseconds. */
-#define TABLE_WAIT_S 2
-
-/* Does the thread the table token names exist (in our PID namespace)?  A
- * creator that is alive but stopped, or starved of CPU, holds it past
- * TABLE_WAIT_S: a reason to try again, not corruption. */
-static bool table_holder_exists(struct bakery *b)
-{
-	pid_t tid = (pid_t)(CMM_LOAD_SHARED(*token_word(b, TOKEN_TABLE(b))) & FUTEX_TID_MASK);
-
-	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
-}
-
-/* Serialise lock-table creation on the table's liveness token. */
-static int table_lock(struct bakery *b, struct token_hold *h)
-{
-	struct timespec until;
-	int r;
-
-	/* bounded: a token word naming a thread whose death the kernel never
-	 * marked (corrupted or forged) would otherwise block every creator of
-	 * a new lock for ever */
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += TABLE_WAIT_S;
-	r = bakery__token_wait(b, TOKEN_TABLE(b), h, &until);
-	/* r == EOWNERDEAD: a creator died mid-entry; entries turn READY last,
-	 * so a half-made one is still FREE and is simply overwritten */
-	if (r == 0 || r == EOWNERDEAD)
-		return 0;
-	if (r == ETIMEDOUT && table_holder_exists(b))
-		return EAGAIN;
-	return r == ENOMEM ? ENOMEM : BAKERY_EBADREGION;
-}
-
 static int table_create(struct bakery *b, const char *name, size_t len,
                         enum bakery_algo algo, unsigned holders, unsigned *index)
 {
 	struct token_hold h;
-	int err = table_lock(b, &h);
+	int err = bakery__table_lock(b, &h);
 
 	if (err)
 		return err;
@@ -156,18 +122,41 @@ static int config_check(const struct bakery_lock_config *cfg)
 	return 0;
 }
 
-/* Find or create the entry; its algorithm and capacity into *HAVE, *HOLDERS. */
-static int entry_open(struct bakery *b, const char *lock_name, const struct bakery_lock_config *cfg,
-                      unsigned *index, enum bakery_algo *have, unsigned *holders)
+/* Find or create NAME, waiting out an unlink under way; *GEN is the
+ * generation of the entry that held it. */
+static int entry_get(struct bakery *b, const char *name, const struct bakery_lock_config *cfg,
+                     unsigned *index, uint32_t *gen)
 {
-	size_t len = strlen(lock_name);
+	size_t len = strlen(name);
 	unsigned k = cfg->holders ? cfg->holders : 1;
-	int err = table_find(b, lock_name, len, index);
+	int err;
 
-	if (err == ENOENT)
-		err = table_create(b, lock_name, len, creation_algo(cfg->algo, k), k, index);
-	if (!err && region_lost(b))
-		err = BAKERY_EBADREGION;
+	for (;;) {
+		err = table_find(b, name, len, index);
+		if (err == ENOENT)
+			err = table_create(b, name, len, creation_algo(cfg->algo, k), k, index);
+		if (!err && region_lost(b))
+			err = BAKERY_EBADREGION;
+		if (err)
+			return err;
+		*gen = CMM_LOAD_SHARED(b->locks[*index].gen);
+		/* the generation before the name that it vouches for (load->load;
+		 * an unlinker moves it on before it frees the entry) */
+		cmm_smp_rmb();
+		if (gen_settled(*gen) && entry_named(&b->locks[*index], name, len))
+			return 0;
+		if ((err = bakery__entry_wait_settled(b)))
+			return err;
+	}
+}
+
+/* Find or create the entry; its algorithm, capacity and generation into
+ * *HAVE, *HOLDERS, *GEN. */
+static int entry_open(struct bakery *b, const char *lock_name, const struct bakery_lock_config *cfg,
+                      unsigned *index, enum bakery_algo *have, unsigned *holders, uint32_t *gen)
+{
+	int err = entry_get(b, lock_name, cfg, index, gen);
+
 	if (err)
 		return err;
 	*have = CMM_LOAD_SHARED(b->locks[*index].algo);
@@ -189,6 +178,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	struct bakery_lock *l;
 	enum bakery_algo have, run;
 	unsigned index, holders;
+	uint32_t gen;
 	int err;
 
 	if (!b || !out || !cfg || b->closed)
@@ -202,7 +192,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
-	err = entry_open(b, lock_name, cfg, &index, &have, &holders);
+	err = entry_open(b, lock_name, cfg, &index, &have, &holders, &gen);
 	if (err)
 		return err;
 	err = algo_join(have, cfg->algo, &run);
@@ -217,6 +207,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 		return ENOMEM;
 	l->b = b;
 	l->index = index;
+	l->gen = gen;
 	l->algo = run;
 	l->ops = bakery__algo_ops_of(run);
 	l->holders = holders;
@@ -265,6 +256,13 @@ int bakery_lock_close(bakery_lock_t *l)
 
 /* ------------------------------------------------------------ acquiring -- */
 
+/* We hold L's entry: L's lock, or the one that took the entry after L's
+ * was removed. */
+static int held_already(const struct bakery_lock *l)
+{
+	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) == l->gen ? EDEADLK : BAKERY_EREMOVED;
+}
+
 static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
                          struct passage *p)
 {
@@ -280,7 +278,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	b = l->b;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
-	err = bakery__slot_self(b, &p->self);
+	err = bakery__slot_self_wait(b, &p->self, dl);
 	if (err)
 		return err;
 	p->b = b;
@@ -293,11 +291,11 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	p->shared = shared;
 	p->holders = l->holders;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
-		return EDEADLK;
+		return held_already(l);
 	/* held through another handle of the region: our other slot would
 	 * be ahead of this one for ever */
 	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
-		return EDEADLK;
+		return held_already(l);
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
 		return ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
@@ -310,6 +308,36 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
 	CRASH_POINT("exit");
 	l->ops->exit(p);
+}
+
+/*
+ * Has L's entry moved on since L was opened: an unlink under way, or done?
+ * Called with our stage just stored: the stage before the generation.
+ * Only a compiler barrier here, so that the lock path pays one load: the
+ * unlinker's membarrier(2) (lockadmin.c) makes it a full barrier whenever
+ * it matters, so that either the unlinker sees our stage (and gives up) or
+ * we see its generation (and go no further than this).
+ */
+static inline bool entry_moved(const struct bakery_lock *l)
+{
+	cmm_barrier();
+	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen;
+}
+
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool shared);
+
+/* L's entry moved on before our doorway: wait out an unlink under way;
+ * the lock is still there if it gave up (then try again). */
+static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl,
+                                   bool shared)
+{
+	int err = bakery__entry_wait_settled(l->b);
+
+	if (err)
+		return err;
+	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
+		return BAKERY_EREMOVED;
+	return lock_acquire(l, dl, shared);
 }
 
 /* (the only cancellation points on this path are in claiming a slot, where
@@ -332,6 +360,10 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->mode) != (shared ? REG_SHARED : REG_EXCLUSIVE)))
 		CMM_STORE_SHARED(p.mine->mode, shared ? REG_SHARED : REG_EXCLUSIVE);
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_DOORWAY);
+	if (caa_unlikely(entry_moved(l))) {
+		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
+		return lock_acquire_after_move(l, dl, shared);
+	}
 	l->ops->doorway(&p);
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_WAITING);
 	CRASH_POINT("waiting");
@@ -464,6 +496,9 @@ int bakery_unlock(bakery_lock_t *l)
 		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
 	}
 	passage_release(l, &p);
+	/* a thread is waiting for a slot: ours may go back (slotwait.c) */
+	if (caa_unlikely(CMM_LOAD_SHARED(p.b->hdr->slot_wanted)))
+		bakery__slot_give_back_if_wanted(p.b);
 	/* released in our view; the others' may be gone with the region */
 	return region_lost(p.b) ? BAKERY_EBADREGION : 0;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lockadmin.c - calls around a lock's life that the lock protocol does not
- * need: opening a lock only if it exists, and (for the region's owner)
- * making a not-recoverable lock usable again.
+ * need: opening a lock only if it exists, (for the region's owner) making a
+ * not-recoverable lock usable again, and removing a lock.
  *
  * ENOTRECOVERABLE is final for the participants, as for a robust pthread
  * mutex: a holder was told the previous one died, did not repair, and
@@ -11,16 +11,43 @@
  * back, for whoever owns the region: it returns the lock to the owner-died
  * state, so that the next holder is still told the protected state was
  * never repaired (EOWNERDEAD) and gets the chance to repair it.
+ *
+ * Removing a lock (bakery_lock_unlink) races with acquirers that hold a
+ * handle on it, and their handles outlive it.  The entry's generation
+ * (struct bakery_shm_lock.gen) settles both:
+ *
+ *   1. under the table's token, the generation goes odd: an unlink is
+ *      under way;
+ *   2. a system-wide barrier (membarrier(2)), then every slot's registers
+ *      in the lock are read.  An acquirer stores its stage, then reads the
+ *      generation, with only a compiler barrier between (lock.c,
+ *      entry_moved): the membarrier makes it a full one, so either we see
+ *      its stage here or it sees the odd generation and stops before its
+ *      doorway (tests/model/unlink.pml checks this handshake);
+ *   3. any register not idle: the generation goes back (EBUSY), and the
+ *      lock is as it was;
+ *   4. all idle: the entry is FREE (the commit point), its registers are
+ *      cleared for the next lock, and the generation moves on to the next
+ *      even value.  A handle that cached the old one gets BAKERY_EREMOVED.
+ *
+ * An unlinker that dies leaves an odd generation under a token the kernel
+ * marks owner-died; whoever takes the token next settles the entry
+ * (bakery__table_settle): a READY entry goes back to its lock (step 3), a
+ * FREE one is finished (step 4).  Either the lock or a free entry, never
+ * an entry stuck half-way.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "private.h"
 #include "handle.h"
+#include "locktable.h"
 #include "shm_layout.h"
 #include "region.h"
 
@@ -45,6 +72,8 @@ int bakery_lock_reset(bakery_lock_t *l)
 		return BAKERY_EBADREGION;
 	if ((err = caller_owns(l->b)))
 		return err;
+	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
+		return BAKERY_EREMOVED;
 	flags = &l->b->locks[l->index].flags;
 	/* one atomic step from not-recoverable to owner-died: no acquirer can
 	 * see the lock with neither mark (the acquirer's side of the pairing
@@ -59,9 +88,9 @@ int bakery_lock_reset(bakery_lock_t *l)
 }
 
 /*
- * Open LOCK_NAME only if it exists.  Locks are never removed, so a lock
- * found in the table is still there when bakery_lock_open joins it: the
- * open cannot create one.
+ * Open LOCK_NAME only if it exists.  A lock removed between the look and
+ * the open is made anew by bakery_lock_open, as if it had been looked up
+ * just after the open.
  */
 int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo,
                        bakery_lock_t **out)
@@ -77,4 +106,113 @@ int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo
 		if (bakery_lock_info(b, i, &li) == 0 && strcmp(li.name, lock_name) == 0)
 			return bakery_lock_open(b, lock_name, algo, out);
 	return region_lost(b) ? BAKERY_EBADREGION : ENOENT;
+}
+
+/* ------------------------------------------------------------ removing -- */
+
+/* The low 63 bits of a ticket: Black-White keeps its colour in bit 63 of
+ * an idle register. */
+#define TICKET_VALUE(n) ((n) & ~(UINT64_C(1) << 63))
+
+/* Is SLOT out of LOCK: no stage, no doorway, no ticket, no proxy passage? */
+static bool reg_idle(struct bakery *b, unsigned lock, unsigned slot)
+{
+	const struct bakery_shm_reg *r = reg_of(b, lock, slot);
+
+	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_IDLE &&
+	       CMM_LOAD_SHARED(r->choosing) == 0 &&
+	       TICKET_VALUE(CMM_LOAD_SHARED(r->number)) == 0 &&
+	       CMM_LOAD_SHARED(r->proxy) == 0;
+}
+
+static bool entry_idle(struct bakery *b, unsigned lock)
+{
+	for (unsigned s = 0; s < b->nslots; s++)
+		if (!reg_idle(b, lock, s))
+			return false;
+	return true;
+}
+
+/* A full barrier in every running thread of the system (the acquirers'
+ * half of the handshake, step 2). */
+static int barrier_everywhere(void)
+{
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0 ? 0 : ENOTSUP;
+}
+
+/* Steps 1-4 on entry LOCK, the table's token held. */
+static int entry_remove(struct bakery *b, unsigned lock)
+{
+	struct bakery_shm_lock *e = &b->locks[lock];
+	uint32_t gen = CMM_LOAD_SHARED(e->gen);     /* even: settled at table_lock */
+	int err;
+
+	CMM_STORE_SHARED(e->gen, gen + 1);
+	CRASH_POINT("unlink-dying");
+	/* the odd generation before the register loads below (store->load),
+	 * in this thread and, through membarrier, against every acquirer's
+	 * stage store and generation load (lock.c, entry_moved) */
+	cmm_smp_mb();
+	err = barrier_everywhere();
+	if (!err && !entry_idle(b, lock))
+		err = EBUSY;
+	CRASH_POINT("unlink-checked");
+	if (err) {
+		CMM_STORE_SHARED(e->gen, gen);
+		return err;
+	}
+	CMM_STORE_SHARED(e->state, LOCK_FREE);
+	CRASH_POINT("unlink-freed");
+	bakery__entry_finish_free(b, lock);
+	return 0;
+}
+
+static int entry_find(struct bakery *b, const char *name, unsigned *index)
+{
+	size_t len = strlen(name);
+
+	for (unsigned i = 0; i < b->nlocks; i++) {
+		const struct bakery_shm_lock *e = &b->locks[i];
+
+		if (CMM_LOAD_SHARED(e->state) == LOCK_READY &&
+		    memcmp(e->name, name, len) == 0 && e->name[len] == '\0') {
+			*index = i;
+			return 0;
+		}
+	}
+	return ENOENT;
+}
+
+static int lock_unlink(bakery_t *b, const char *lock_name)
+{
+	struct token_hold h;
+	unsigned index;
+	int err;
+
+	if (!b || !lock_name || b->closed)
+		return EINVAL;
+	if (b->rdonly)
+		return EPERM;
+	if (region_lost(b))
+		return BAKERY_EBADREGION;
+	if ((err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX)))
+		return err;
+	if ((err = caller_owns(b)))
+		return err;
+	if ((err = bakery__table_lock(b, &h)))
+		return err;
+	err = entry_find(b, lock_name, &index);
+	if (!err)
+		err = entry_remove(b, index);
+	bakery__token_give(&h);
+	return region_lost(b) ? BAKERY_EBADREGION : err;
+}
+
+/* (membarrier and the table token: cancellation off) */
+int bakery_lock_unlink(bakery_t *b, const char *lock_name)
+{
+	int old = cancel_off(), err = lock_unlink(b, lock_name);
+
+	cancel_restore(old);
+	return err;
 }

@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "futex.h"
 #include "region.h"
 #include "registry.h"
 
@@ -145,6 +146,21 @@ static uint64_t proc_start_time(void)
  */
 
 /*
+ * A slot turned FREE: tell the threads waiting for one (slotwait.c).  The
+ * state change (a cmpxchg, a full barrier) before the count; the count (an
+ * atomic increment, a full barrier) before the load of the sleepers, which
+ * pairs with the waiter's increment of the sleepers before its own load of
+ * the count: either it sees our count move, or we see it asleep.  One is
+ * woken per slot, the longest asleep first.
+ */
+static void slot_freed(struct bakery *b)
+{
+	uatomic_inc(&b->hdr->slot_frees);
+	if (caa_unlikely(uatomic_read(&b->hdr->slot_sleepers)))
+		bakery__futex_wake_one(&b->hdr->slot_frees);
+}
+
+/*
  * A RECOVERING slot becomes FREE once no proxy passage of it is pending.
  * Called by the releaser and by every proxy finisher: each first publishes
  * its own change (state or proxy, with a full barrier), then looks at the
@@ -156,8 +172,9 @@ void bakery__slot_settle(struct bakery *b, unsigned slot)
 
 	cmm_smp_mb();   /* our proxy/state store before reading the others' */
 	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
-	    !b->recovery->proxies_pending(b, slot))
-		uatomic_cmpxchg(&s->state, SLOT_RECOVERING, SLOT_FREE);
+	    !b->recovery->proxies_pending(b, slot) &&
+	    uatomic_cmpxchg(&s->state, SLOT_RECOVERING, SLOT_FREE) == SLOT_RECOVERING)
+		slot_freed(b);
 }
 
 /*

@@ -57,6 +57,13 @@ struct bakery_shm_header {
 	/* mutable, shared */
 	uint32_t slots_hwm __attribute__((aligned(CACHE_LINE)));
 	                           /* 1 + highest slot index ever claimed: bounds every scan */
+	/* Layout 4: waiting for a free slot (slotwait.c).  In the padding of
+	 * slots_hwm's line: the header's size is unchanged. */
+	uint32_t slot_frees;       /* futex word: bumped whenever a slot turns FREE */
+	uint32_t slot_sleepers;    /* threads asleep on slot_frees (a dead one
+	                              stays counted: it costs wake-ups, no more) */
+	uint32_t slot_wanted;      /* CLOCK_MONOTONIC seconds | 1 when a thread last
+	                              slept for a slot; 0 once seen stale */
 };
 
 enum slot_state {
@@ -93,7 +100,12 @@ struct bakery_shm_lock {
 	uint32_t color_sleepers;   /* threads asleep on color */
 	uint32_t jayanti_x __attribute__((aligned(CACHE_LINE)));  /* Jayanti's `X`         */
 	uint32_t flags     __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...   */
-	uint32_t reserved;         /* keeps the counters 8-byte aligned */
+	/* Generation of the entry (layout 4; was a reserved word): even while
+	 * the entry is settled, odd while an unlink of it is under way
+	 * (lockadmin.c).  Each unlink moves it on by two, so a handle that
+	 * cached it (struct bakery_lock) tells its lock from a later one in
+	 * the same entry.  On the flags' line: the lock path loads both. */
+	uint32_t gen;
 	uint64_t recoveries, owner_deaths;
 	/* k holders and shared mode */
 	uint32_t holders;          /* capacity k: holders at once (0 is read as 1) */

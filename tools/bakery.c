@@ -30,6 +30,8 @@ static const char help_text[] =
 	"        reclaim the slots of dead participants now\n"
 	"  bakery reset   REGION LOCK\n"
 	"        make a not-recoverable lock usable again (region owner only)\n"
+	"  bakery rm      REGION LOCK\n"
+	"        remove a lock nobody holds or waits for (region owner only)\n"
 	"  bakery unlink  REGION [-f|--force]\n"
 	"        remove the region's name\n"
 	"  bakery run     [OPTIONS] REGION LOCK [--] COMMAND [ARG...]\n"
@@ -169,6 +171,7 @@ static const struct subcommand subcommands[] = {
 	{ "list",    "list [-j|--json]", cmd_list },
 	{ "recover", "recover REGION", cmd_recover },
 	{ "reset",   "reset REGION LOCK", cmd_reset },
+	{ "rm",      "rm REGION LOCK", cmd_rm },
 	{ "unlink",  "unlink REGION [-f|--force]", cmd_unlink },
 	{ "run",     "run [OPTIONS] REGION LOCK [--] COMMAND [ARG...] | "
 	             "run [OPTIONS] REGION LOCK -c SHELL-COMMAND | "

@@ -95,5 +95,6 @@ int cmd_status(struct cli *c, int argc, char **argv);
 int cmd_list(struct cli *c, int argc, char **argv);
 int cmd_run(struct cli *c, int argc, char **argv);
 int cmd_reset(struct cli *c, int argc, char **argv);
+int cmd_rm(struct cli *c, int argc, char **argv);
 
 #endif /* BAKERY_CLI_H */

@@ -3,7 +3,7 @@
 bin_PROGRAMS += tools/bakery
 
 tools_bakery_SOURCES = tools/bakery.c tools/cli.c tools/cli.h tools/status.c tools/list.c \
-	tools/reset.c tools/run.c tools/run.h tools/run_hold.c tools/run_exec.c
+	tools/reset.c tools/rm.c tools/run.c tools/run.h tools/run_hold.c tools/run_exec.c
 tools_bakery_LDADD = lib/libbakery.la -lpthread
 
 # test-cli.sh's helper: a library user that leaves a lock not recoverable

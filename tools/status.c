@@ -24,9 +24,16 @@
 
 #include "cli.h"
 
+/* The slots in one lock's line, first to enter first (bakery_lock_queue). */
+struct line {
+	unsigned *slots;
+	unsigned n;
+};
+
 struct snapshot {
 	struct bakery_region_info region;
 	struct bakery_lock_info *locks;   /* the region's lock table, entries in use */
+	struct line *lines;               /* the line of each of those locks */
 	unsigned nlocks;
 	struct bakery_slot_info *slots;   /* slots that are not free */
 	unsigned nslots;
@@ -34,18 +41,40 @@ struct snapshot {
 
 /* ------------------------------------------------------------ snapshot -- */
 
+/* The line of the lock at table INDEX (none if it went meanwhile). */
+static int snapshot_line(bakery_t *b, unsigned index, unsigned nslots, struct line *line)
+{
+	int err;
+
+	line->slots = calloc(nslots ? nslots : 1, sizeof(*line->slots));
+	if (!line->slots)
+		return ENOMEM;
+	err = bakery_lock_queue(b, index, line->slots, nslots, &line->n);
+	if (err == ENOENT)
+		line->n = 0;
+	else if (err)
+		return err;
+	if (line->n > nslots)
+		line->n = nslots;
+	return 0;
+}
+
 static int snapshot_locks(bakery_t *b, struct snapshot *s)
 {
-	s->locks = calloc(s->region.locks ? s->region.locks : 1, sizeof(*s->locks));
-	if (!s->locks)
+	unsigned cap = s->region.locks ? s->region.locks : 1;
+
+	s->locks = calloc(cap, sizeof(*s->locks));
+	s->lines = calloc(cap, sizeof(*s->lines));
+	if (!s->locks || !s->lines)
 		return ENOMEM;
 	for (unsigned i = 0; i < s->region.locks; i++) {
 		int err = bakery_lock_info(b, i, &s->locks[s->nlocks]);
 
-		if (err == 0)
-			s->nlocks++;
-		else if (err != ENOENT)
+		if (err == ENOENT)
+			continue;
+		if (err || (err = snapshot_line(b, i, s->region.slots, &s->lines[s->nlocks])))
 			return err;
+		s->nlocks++;
 	}
 	return 0;
 }
@@ -81,6 +110,9 @@ static int snapshot_take(bakery_t *b, struct snapshot *s)
 
 static void snapshot_free(struct snapshot *s)
 {
+	for (unsigned i = 0; s->lines && i < s->region.locks; i++)
+		free(s->lines[i].slots);
+	free(s->lines);
 	free(s->locks);
 	free(s->slots);
 }
@@ -311,6 +343,32 @@ static void human_locks(const struct snapshot *s)
 	}
 }
 
+/* Each lock's waiters, first to enter first: pid (command), as HOLDER. */
+static void human_lines(const struct snapshot *s)
+{
+	char buf[BAKERY_LOCK_NAME_MAX + 1], comm[32];
+	unsigned shown = 0;
+
+	for (unsigned i = 0; i < s->nlocks; i++) {
+		const struct line *line = &s->lines[i];
+
+		if (!line->n)
+			continue;
+		printf("%squeue of %s, next first:", shown++ ? "" : "\n",
+		       printable(s->locks[i].name, buf, sizeof(buf)));
+		for (unsigned k = 0; k < line->n; k++) {
+			const struct bakery_slot_info *w = slot_at(s, (int)line->slots[k]);
+
+			if (w)
+				printf("%s %ld (%s)", k ? "," : "", (long)w->pid,
+				       command_name(w, comm, sizeof(comm)));
+			else
+				printf("%s ? (slot %u)", k ? "," : "", line->slots[k]);
+		}
+		putchar('\n');
+	}
+}
+
 /* ------------------------------------------------------------------ JSON -- */
 
 /* A JSON string: quotes, backslashes and every byte outside printable
@@ -392,7 +450,29 @@ static void json_holders(const struct snapshot *s, const struct bakery_lock_info
 	printf("]");
 }
 
-static void json_lock(const struct snapshot *s, const struct bakery_lock_info *li)
+/* The lock's line, first to enter first: [{"slot", "pid", "command"}...] */
+static void json_line(const struct snapshot *s, const struct line *line)
+{
+	char comm[32];
+
+	printf("\"queue\": [");
+	for (unsigned k = 0; k < line->n; k++) {
+		const struct bakery_slot_info *w = slot_at(s, (int)line->slots[k]);
+
+		printf("%s{\"slot\": %u, \"pid\": ", k ? ", " : "", line->slots[k]);
+		if (w) {
+			printf("%ld, \"command\": ", (long)w->pid);
+			json_string(command_name(w, comm, sizeof(comm)));
+		} else {
+			printf("null, \"command\": null");
+		}
+		putchar('}');
+	}
+	printf("], ");
+}
+
+static void json_lock(const struct snapshot *s, const struct bakery_lock_info *li,
+                      const struct line *line)
 {
 	const struct bakery_slot_info *h = slot_at(s, li->holder);
 	char comm[32];
@@ -410,8 +490,10 @@ static void json_lock(const struct snapshot *s, const struct bakery_lock_info *l
 	} else {
 		printf(", \"holder_pid\": null, \"holder_command\": null");
 	}
-	printf(", \"waiters\": %u, \"participants\": %u, \"acquisitions\": %llu, ", li->waiters,
-	       li->participants, (unsigned long long)li->acquisitions);
+	printf(", \"waiters\": %u, ", li->waiters);
+	json_line(s, line);
+	printf("\"participants\": %u, \"acquisitions\": %llu, ", li->participants,
+	       (unsigned long long)li->acquisitions);
 	printf("\"recoveries\": %llu, \"owner_deaths\": %llu, \"aborts\": %llu, ",
 	       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 	       (unsigned long long)li->aborts);
@@ -435,7 +517,7 @@ static void json_print(const struct snapshot *s, const char *region)
 	printf("%s],\n  \"locks\": [", s->nslots ? "\n  " : "");
 	for (unsigned i = 0; i < s->nlocks; i++) {
 		printf("%s\n", i ? "," : "");
-		json_lock(s, &s->locks[i]);
+		json_lock(s, &s->locks[i], &s->lines[i]);
 	}
 	printf("%s]\n}\n", s->nlocks ? "\n  " : "");
 }
@@ -467,6 +549,7 @@ int cmd_status(struct cli *c, int argc, char **argv)
 		human_header(&snap, c->what);
 		human_slots(&snap);
 		human_locks(&snap);
+		human_lines(&snap);
 	}
 	snapshot_free(&snap);
 	return err ? cli_fail(c, "%s", bakery_strerror(err)) : 0;

@@ -416,6 +416,84 @@ test_reset() {
 	error 1 "$bakery" reset "$fresh" lock
 }
 
+# `bakery rm`: a lock nobody holds goes, and its entry serves another
+# name; a held lock stays.
+test_rm() {
+	run 0 "$bakery" create "$fresh" --locks 1
+	run 0 "$bakery" run "$fresh" typo -- true
+	error 125 "$bakery" run "$fresh" meant -- true     # the table is full
+	run 0 "$bakery" rm "$fresh" typo
+	same "rm says" "$(cat "$tmp/out")" "lock removed"
+	run 0 "$bakery" run "$fresh" meant -- true
+	error 1 "$bakery" rm "$fresh" typo
+	same "rm again" "$(cat "$tmp/err")" "bakery: rm $fresh typo: no such lock"
+	run 0 "$bakery" unlink "$fresh"
+	hold kept
+	error 1 "$bakery" rm "$region" kept
+	grep -q "held or waited for" "$tmp/err" || fail "rm of a held lock: $(cat "$tmp/err")"
+	same "still there" "$(lock_json kept state)" ok
+	touch "$tmp/release"
+	wait "$holder" || fail "the holder exited $?"
+	holder=
+	run 0 "$bakery" rm "$region" kept
+	same "gone" "$(lock_json kept state)" "no lock kept"
+	error 2 "$bakery" rm "$region"
+	error 1 "$bakery" rm "$fresh" lock
+}
+
+# Wait (30 s at most) until lock $1 of $region has $2 waiters.
+wait_waiters() {
+	n=0
+	while [ "$(lock_json "$1" waiters)" != "$2" ] && [ "$n" -lt 300 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	same "waiters of $1" "$(lock_json "$1" waiters)" "$2"
+}
+
+# More jobs at once than the region has slots: the extra ones wait for a
+# slot instead of failing ("no free participant slot").
+test_more_jobs_than_slots() {
+	run 0 "$bakery" create "$fresh" --slots 2
+	pids=
+	for i in 1 2 3 4 5 6; do
+		"$bakery" run "$fresh" few -- sleep 0.2 2>>"$tmp/few.err" &
+		pids="$pids $!"
+	done
+	failed=0
+	for p in $pids; do
+		wait "$p" || failed=$((failed + 1))
+	done
+	same "jobs that failed for want of a slot" "$failed" 0
+	same "their messages" "$(cat "$tmp/few.err")" ""
+	run 0 "$bakery" unlink "$fresh"
+}
+
+# `status` lists the waiters in the order they will get the lock.
+test_status_queue() {
+	hold line
+	"$bakery" run "$region" line -- true &
+	first=$!
+	wait_waiters line 1
+	"$bakery" run "$region" line -- true &
+	second=$!
+	wait_waiters line 2
+	"$bakery" run "$region" line -- true &
+	third=$!
+	wait_waiters line 3
+	same "queue (JSON)" "$(lock_json line 'queue[0].pid'),$(lock_json line 'queue[1].pid'),$(lock_json line 'queue[2].pid')" \
+		"$first,$second,$third"
+	run 0 "$bakery" status "$region"
+	same "queue (table)" "$(grep '^queue of line' "$tmp/out")" \
+		"queue of line, next first: $first (bakery), $second (bakery), $third (bakery)"
+	touch "$tmp/release"
+	for p in "$holder" "$first" "$second" "$third"; do
+		wait "$p" || fail "a job of the queue exited $?"
+	done
+	holder=
+	same "queue drained" "$(lock_json line 'queue | length')" 0
+}
+
 # A run refused for its arguments creates nothing.
 test_refused_run_creates_nothing() {
 	error 125 "$bakery" run "$fresh" 'bad/lock' -- true
@@ -732,7 +810,7 @@ test_completion() {
 			_bakery; printf "%s\n" "${COMPREPLY[@]}"' bash "$completion" "$@"
 	}
 	offered=$(complete_words bakery "")
-	for sub in create status list recover reset unlink run; do
+	for sub in create status list recover reset rm unlink run; do
 		printf '%s\n' "$offered" | grep -qx "$sub" || fail "completion: no '$sub'"
 	done
 	offered=$(complete_words bakery run --n)
@@ -747,7 +825,7 @@ test_completion() {
 
 test_help_and_unlink() {
 	run 0 "$bakery" --help
-	for sub in create status list recover reset unlink run; do
+	for sub in create status list recover reset rm unlink run; do
 		grep -q "bakery $sub" "$tmp/out" || fail "--help does not mention $sub"
 	done
 	run 0 "$bakery" help
@@ -780,6 +858,9 @@ test_wrapper_dies
 test_command_killed
 test_failed_repair
 test_reset
+test_rm
+test_more_jobs_than_slots
+test_status_queue
 test_refused_run_creates_nothing
 test_flock_options
 test_shared_overlap

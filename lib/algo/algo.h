@@ -135,4 +135,14 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
 BAKERY_HIDDEN void bakery__active_join(struct passage *p);
 BAKERY_HIDDEN void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot);
 
+/*
+ * The line of LOCK (introspection): a waiting SLOT (its ticket taken) is let
+ * in before another one whose (key, slot) is greater, as the algorithm
+ * orders tickets.  Read from racing registers: a snapshot, for display.
+ * common.c dispatches; black_white.c and jayanti.c decode their tickets.
+ */
+BAKERY_HIDDEN uint64_t bakery__queue_key(struct bakery *b, unsigned lock, unsigned slot);
+BAKERY_HIDDEN uint64_t bakery__bw_queue_key(struct bakery *b, unsigned lock, unsigned slot);
+BAKERY_HIDDEN uint64_t bakery__jay_queue_key(struct bakery *b, unsigned lock, unsigned slot);
+
 #endif /* BAKERY_ALGO_H */

@@ -25,6 +25,20 @@ const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo)
 	}
 }
 
+/* ----------------------------------------------------------------- line -- */
+
+uint64_t bakery__queue_key(struct bakery *b, unsigned lock, unsigned slot)
+{
+	switch (CMM_LOAD_SHARED(b->locks[lock].algo)) {
+	case BAKERY_ALGO_BLACK_WHITE:
+		return bakery__bw_queue_key(b, lock, slot);
+	case BAKERY_ALGO_JAYANTI:
+		return bakery__jay_queue_key(b, lock, slot);
+	default:        /* Lamport, Boulangerie and their mix: (number, slot) */
+		return CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
+	}
+}
+
 /* ----------------------------------------------------------- active set -- */
 
 void bakery__active_join(struct passage *p)

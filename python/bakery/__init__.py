@@ -17,8 +17,8 @@ a holder that dies is detected and the next acquirer is told
 
 from ._native import version as _library_version
 from .errors import (AlgorithmMismatch, BadRegion, Busy, Closed, Deadlock, Error,
-                     ErrnoError, Exists, InvalidArgument, LibraryError, LockTableFull,
-                     NoFreeSlot, NotFound, NotRecoverable, OutOfMemory, OwnerDead,
+                     ErrnoError, Exists, InvalidArgument, LibraryError, LockRemoved,
+                     LockTableFull, NoFreeSlot, NotFound, NotRecoverable, OutOfMemory, OwnerDead,
                      PermissionDenied, Timeout, VersionMismatch)
 from .region import Lock, Region, unlink
 
@@ -29,7 +29,7 @@ __all__ = [
     "Error", "LibraryError", "ErrnoError", "OwnerDead", "NotRecoverable", "Timeout",
     "NotFound", "Exists", "PermissionDenied", "Busy", "Deadlock", "InvalidArgument",
     "OutOfMemory", "Closed", "BadRegion", "VersionMismatch", "AlgorithmMismatch",
-    "NoFreeSlot", "LockTableFull",
+    "NoFreeSlot", "LockTableFull", "LockRemoved",
 ]
 
 

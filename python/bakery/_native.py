@@ -22,6 +22,7 @@ EVERSION = ERRBASE - 1
 EALGO = ERRBASE - 2
 ESLOTS = ERRBASE - 3
 ELOCKS = ERRBASE - 4
+EREMOVED = ERRBASE - 5
 
 CREATE = 0x1
 EXCL = 0x2
@@ -108,6 +109,7 @@ _PROTOTYPES = {
     "bakery_unlock": (c_int, [c_void_p]),
     "bakery_consistent": (c_int, [c_void_p]),
     "bakery_recover": (c_int, [c_void_p, POINTER(c_uint)]),
+    "bakery_lock_unlink": (c_int, [c_void_p, c_char_p]),
     "bakery_strerror": (c_char_p, [c_int]),
     "bakery_algo_name": (c_char_p, [c_int]),
     "bakery_algo_parse": (c_int, [c_char_p, POINTER(c_int)]),
@@ -115,6 +117,7 @@ _PROTOTYPES = {
     "bakery_slot_info": (c_int, [c_void_p, c_uint, POINTER(SlotInfo)]),
     "bakery_lock_info": (c_int, [c_void_p, c_uint, POINTER(LockInfo)]),
     "bakery_lock_index": (c_int, [c_void_p, POINTER(c_uint)]),
+    "bakery_lock_queue": (c_int, [c_void_p, c_uint, POINTER(c_uint), c_uint, POINTER(c_uint)]),
     "bakery_version": (c_char_p, []),
 }
 

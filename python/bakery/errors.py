@@ -65,6 +65,11 @@ class LockTableFull(LibraryError):
     """BAKERY_ELOCKS: no free entry in the region's lock table."""
 
 
+class LockRemoved(LibraryError):
+    """BAKERY_EREMOVED: the lock was removed (:meth:`Region.unlink_lock`)
+    after this Lock was opened; open the name again for a new lock."""
+
+
 class ErrnoError(Error, OSError):
     """An error with an errno value: also an :class:`OSError`."""
 
@@ -127,6 +132,7 @@ _BY_CODE: Dict[int, Type[Error]] = {
     _native.EALGO: AlgorithmMismatch,
     _native.ESLOTS: NoFreeSlot,
     _native.ELOCKS: LockTableFull,
+    _native.EREMOVED: LockRemoved,
     _errno.EOWNERDEAD: OwnerDead,
     _errno.ENOTRECOVERABLE: NotRecoverable,
     _errno.ETIMEDOUT: Timeout,

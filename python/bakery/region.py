@@ -135,6 +135,19 @@ class Region:
         with self._handle.use() as pointer:
             return _status.snapshot(pointer, self.name)
 
+    def unlink_lock(self, name: str) -> None:
+        """Remove the lock NAME from the region (``bakery rm``), freeing its
+        table entry.  Only while nobody holds or waits for it
+        (:class:`bakery.Busy` otherwise), for the region's owner
+        (:class:`bakery.PermissionDenied`); :class:`bakery.NotFound` if there
+        is no such lock.  Lock objects still open on it raise
+        :class:`bakery.LockRemoved` on their next acquire."""
+        raw = _encode(name, "lock name")
+        with self._handle.use() as pointer:
+            err = lib.bakery_lock_unlink(pointer, raw)
+        if err:
+            raise make_error(err, name)
+
     def recover(self) -> int:
         """Reap dead participants' slots now; the number reclaimed."""
         n = ctypes.c_uint()

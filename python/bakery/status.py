@@ -101,14 +101,36 @@ def _holder_slot(li: _native.LockInfo,
     return next((si for si in slots if si.index == li.holder), None)
 
 
-def _lock_dict(li: _native.LockInfo, slots: List[_native.SlotInfo]) -> Dict[str, Any]:
+def _slot_in_use(pointer: int, index: int) -> Optional[_native.SlotInfo]:
+    si = _native.SlotInfo()
+    if lib.bakery_slot_info(pointer, index, ctypes.byref(si)):
+        return None
+    return si if si.state != _native.SLOT_FREE else None
+
+
+def _queue(pointer: int, li: _native.LockInfo, capacity: int) -> List[Dict[str, Any]]:
+    """The lock's waiters, first to enter first, as the tool's "queue"."""
+    slots = (ctypes.c_uint * max(capacity, 1))()
+    n = ctypes.c_uint()
+    if lib.bakery_lock_queue(pointer, li.index, slots, capacity, ctypes.byref(n)):
+        return []
+    out = []
+    for slot in slots[:min(n.value, capacity)]:
+        si = _slot_in_use(pointer, slot)
+        out.append({"slot": slot, "pid": si.pid if si is not None else None,
+                    "command": _command_name(si) if si is not None else None})
+    return out
+
+
+def _lock_dict(li: _native.LockInfo, slots: List[_native.SlotInfo],
+               queue: List[Dict[str, Any]]) -> Dict[str, Any]:
     holder = _holder_slot(li, slots)
     return {
         "index": li.index, "name": _name(li.name), "algorithm": _algo_word(li.algo),
         "holder": li.holder if li.holder >= 0 else None,
         "holder_pid": holder.pid if holder is not None else None,
         "holder_command": _command_name(holder) if holder is not None else None,
-        "waiters": li.waiters, "participants": li.participants,
+        "waiters": li.waiters, "queue": queue, "participants": li.participants,
         "acquisitions": li.acquisitions, "recoveries": li.recoveries,
         "owner_deaths": li.owner_deaths, "aborts": li.aborts,
         "owner_dead": _owner_died(li, slots),
@@ -155,7 +177,7 @@ def lock_info(pointer: int, index: int, what: str) -> Dict[str, Any]:
         err = lib.bakery_region_info(pointer, ctypes.byref(r))
     if err:
         raise make_error(err, what)
-    return _lock_dict(li, _slots_in_use(pointer, r.slots, what))
+    return _lock_dict(li, _slots_in_use(pointer, r.slots, what), _queue(pointer, li, r.slots))
 
 
 def snapshot(pointer: int, region: str) -> Status:
@@ -175,7 +197,7 @@ def snapshot(pointer: int, region: str) -> Status:
             raise make_error(err, region)
         lock_infos.append(li)
     slot_infos = _slots_in_use(pointer, r.slots, region)
-    locks = [_lock_dict(li, slot_infos) for li in lock_infos]
+    locks = [_lock_dict(li, slot_infos, _queue(pointer, li, r.slots)) for li in lock_infos]
     slots = [_slot_dict(si, locks) for si in slot_infos]
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.created_ns // 1000000000))
     return {

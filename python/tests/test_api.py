@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import unittest
 
 import bakery
@@ -81,6 +82,26 @@ class TestBasics(RegionTest):
         self.assertIsInstance(cm.exception, FileExistsError)
         self.assertEqual(cm.exception.errno, errno.EEXIST)
 
+    def test_unlink_lock_frees_its_entry(self):
+        name = region_name()
+        with bakery.Region(name, create=True, locks=1) as r:
+            self.addCleanup(bakery.unlink, name)
+            typo = r.lock("typo")
+            with typo:
+                with self.assertRaises(bakery.Busy):
+                    r.unlink_lock("typo")
+            with self.assertRaises(bakery.LockTableFull):
+                r.lock("meant")
+            r.unlink_lock("typo")
+            with self.assertRaises(bakery.NotFound):
+                r.unlink_lock("typo")
+            meant = r.lock("meant")
+            with meant:
+                with self.assertRaises(bakery.LockRemoved) as cm:
+                    typo.acquire()
+            self.assertEqual(cm.exception.code, _native.EREMOVED)
+            self.assertEqual([lk["name"] for lk in r.status()["locks"]], ["meant"])
+
     def test_recover_finds_nothing_to_reap(self):
         self.assertEqual(self.region.recover(), 0)
 
@@ -97,6 +118,29 @@ class TestBasics(RegionTest):
         self.assertEqual(mine, json.loads(out))
         self.assertEqual(len(mine["locks"]), 2)
         self.assertEqual(mine["slots"][0]["lock"], "we\"ird\\name")
+
+    def test_status_queue_is_the_tools_json(self):
+        bakery_tool = tool()
+        if not bakery_tool:
+            self.skipTest("the build's tools/bakery is not known (top_builddir)")
+        lock = self.region.lock("line")
+        waiter = self.region.lock("line")
+        with lock:
+            t = threading.Thread(target=lambda: (waiter.acquire(), waiter.release()))
+            t.start()
+            deadline = time.monotonic() + 20
+            while not self.region.status()["locks"][0]["queue"] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            out = subprocess.run([bakery_tool, "status", self.name, "--json"],
+                                 check=True, stdout=subprocess.PIPE).stdout
+            mine = self.region.status()
+        t.join()
+        self.assertEqual(mine, json.loads(out))
+        queue = mine["locks"][0]["queue"]
+        self.assertEqual(len(queue), 1)
+        self.assertEqual(queue[0]["pid"], os.getpid())
+        self.assertNotEqual(queue[0]["slot"], mine["locks"][0]["holder"])
+        self.assertEqual(self.region.status()["locks"][0]["queue"], [])
 
     def test_unlink_keeps_open_region_working(self):
         lock = self.region.lock("l")
@@ -143,7 +187,7 @@ class TestVersionAndConstants(unittest.TestCase):
             return re.search(r"#define %s\s+([^/\n]+)" % name, header).group(1).strip()
 
         self.assertEqual(_native.ERRBASE, int(define("BAKERY_ERRBASE").strip("()")))
-        for name in ("EBADREGION", "EVERSION", "EALGO", "ESLOTS", "ELOCKS"):
+        for name in ("EBADREGION", "EVERSION", "EALGO", "ESLOTS", "ELOCKS", "EREMOVED"):
             offset = int(re.search(r"- (\d+)", define("BAKERY_" + name)).group(1))
             self.assertEqual(getattr(_native, name), _native.ERRBASE - offset, name)
         self.assertEqual(_native.LOCK_NAME_MAX, int(define("BAKERY_LOCK_NAME_MAX")))
@@ -167,7 +211,8 @@ class TestExceptions(unittest.TestCase):
         cases = {
             _native.EBADREGION: bakery.BadRegion, _native.EVERSION: bakery.VersionMismatch,
             _native.EALGO: bakery.AlgorithmMismatch, _native.ESLOTS: bakery.NoFreeSlot,
-            _native.ELOCKS: bakery.LockTableFull, errno.EOWNERDEAD: bakery.OwnerDead,
+            _native.ELOCKS: bakery.LockTableFull, _native.EREMOVED: bakery.LockRemoved,
+            errno.EOWNERDEAD: bakery.OwnerDead,
             errno.ENOTRECOVERABLE: bakery.NotRecoverable, errno.ETIMEDOUT: bakery.Timeout,
             errno.ENOENT: bakery.NotFound, errno.EEXIST: bakery.Exists,
             errno.EACCES: bakery.PermissionDenied, errno.EPERM: bakery.PermissionDenied,

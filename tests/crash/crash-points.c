@@ -40,6 +40,7 @@
 #include <urcu/uatomic.h>
 
 #include "scene.h"
+#include "handle.h"         /* the header's count of threads asleep for a slot */
 
 /* participants */
 enum { H, W1, W2, V, W3, W4, V2 };
@@ -344,7 +345,7 @@ static bool w1_queued(void *arg)
 	int slot = crash_slot_of(s->b, s->pid[W1]);
 	struct bakery_slot_info si;
 
-	if (CMM_LOAD_SHARED(s->sh->part[W1].eslots))
+	if (CMM_LOAD_SHARED(s->sh->part[W1].eslots) || uatomic_read(&s->b->hdr->slot_sleepers))
 		return true;
 	return slot >= 0 && bakery_slot_info(s->b, (unsigned)slot, &si) == 0 &&
 	       si.state == BAKERY_SLOT_ACTIVE && si.pass == BAKERY_PASS_WAITING;
@@ -365,7 +366,7 @@ START_TEST(test_token_drift)
 	scene_wait_waiting(&s, W2);
 	ck_assert_int_eq(crash_recover_in_child(s.region, NULL), 0);
 	/* the only free slot may be V's, once its passage is complete:
-	 * W1 waits for it (BAKERY_ESLOTS, retried) or in the lock */
+	 * W1 waits for it (asleep for a slot) or in the lock */
 	s.retry_eslots = 1;
 	scene_start(&s, W1, NULL, 0);
 	ck_assert_msg(tk_wait_until(w1_queued, &s, 10), "%s: W1 never tried", bakery_algo_name(s.algo));

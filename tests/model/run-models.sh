@@ -77,6 +77,10 @@ jayanti-keep-incs N=2 crash=2                |jayanti    |-DN=2 -DCRASHES=2 -DKE
 store-buffer (TSO) both barriers             |store_buffer|-DPASSAGES=2|safety  |pass      |1
 store-buffer-no-barrier-1 (TSO)              |store_buffer|-DFENCE_START=0|safety  |fail:mutex|1
 store-buffer-no-barrier-2 (TSO)              |store_buffer|-DFENCE_END=0|safety  |fail:mutex|1
+unlink (TSO) crash safety                    |unlink     |-DPASSAGES=3|safety  |pass      |1
+unlink-no-recheck (TSO)                      |unlink     |-DNO_RECHECK=1|safety  |fail:monitor|1
+unlink-no-membarrier (TSO)                   |unlink     |-DNO_MEMBARRIER=1|safety  |fail:monitor|1
+unlink-no-settle crash                       |unlink     |-DNO_SETTLE=1|safety  |fail:deadlock|1
 EOF
 }
 

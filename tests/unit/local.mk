@@ -21,6 +21,9 @@ unit_tests = \
 	tests/unit/test_lock_reset \
 	tests/unit/test_rdonly \
 	tests/unit/test_lock_lookup \
+	tests/unit/test_lock_unlink \
+	tests/unit/test_lock_queue \
+	tests/unit/test_slot_wait \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_shared \
@@ -52,6 +55,9 @@ tests_unit_test_owner_dead_LDADD = $(unit_ldadd)
 tests_unit_test_lock_reset_LDADD = $(unit_ldadd)
 tests_unit_test_rdonly_LDADD = $(unit_ldadd)
 tests_unit_test_lock_lookup_LDADD = $(unit_ldadd)
+tests_unit_test_lock_unlink_LDADD = $(unit_ldadd_tb)
+tests_unit_test_lock_queue_LDADD = $(unit_ldadd)
+tests_unit_test_slot_wait_LDADD = $(unit_ldadd_tb)
 tests_unit_test_threads_LDADD = $(unit_ldadd)
 tests_unit_test_introspect_LDADD = $(unit_ldadd)
 tests_unit_test_shared_LDADD = $(unit_ldadd)

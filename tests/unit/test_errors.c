@@ -15,6 +15,7 @@
 
 static const int library_codes[] = {
 	BAKERY_EBADREGION, BAKERY_EVERSION, BAKERY_EALGO, BAKERY_ESLOTS, BAKERY_ELOCKS,
+	BAKERY_EREMOVED,
 };
 #define NCODES (sizeof(library_codes) / sizeof(library_codes[0]))
 
@@ -93,7 +94,7 @@ START_TEST(error_names)
 {
 	static const char *const library_names[] = {
 		"BAKERY_EBADREGION", "BAKERY_EVERSION", "BAKERY_EALGO", "BAKERY_ESLOTS",
-		"BAKERY_ELOCKS",
+		"BAKERY_ELOCKS", "BAKERY_EREMOVED",
 	};
 	static const int unknown[] = {
 		-1, -4096, BAKERY_ERRBASE + 1, BAKERY_ERRLAST - 1, INT_MIN, INT_MAX, 100000,

@@ -3,9 +3,11 @@
  * test_registry.c - participant slots: a thread takes its slot lazily at its
  * first lock call and gives it back at thread exit and at bakery_close
  * (other threads' slots at their next lock call); a forked child's thread
- * takes a fresh slot and does not hold the parent's lock; a full registry answers BAKERY_ESLOTS at once; the slot of a
- * SIGKILLed process goes to the next newcomer, and one still lending its
- * registers to a Jayanti proxy passage makes a newcomer's EAGAIN.
+ * takes a fresh slot and does not hold the parent's lock; with a full
+ * registry a try answers EBUSY at once and a timed lock ETIMEDOUT at its
+ * deadline; the slot of a SIGKILLed process goes to the next newcomer, and
+ * a newcomer waits for one still lending its registers to a Jayanti proxy
+ * passage.
  */
 #include "config.h"
 
@@ -373,18 +375,20 @@ END_TEST
 
 /* ---------------------------------------------------------- exhaustion -- */
 
-/* The three ways of asking for a lock all fail at once with ESLOTS. */
+/* No slot free: a try says EBUSY at once, a timed lock waits for one until
+ * its deadline (ETIMEDOUT), never BAKERY_ESLOTS (test_slot_wait.c shows the
+ * blocking lock waiting). */
 static void expect_no_slot(bakery_lock_t *l)
 {
-	struct timespec later = tk_in(CLOCK_REALTIME, 5);
+	struct timespec soon = tk_in(CLOCK_REALTIME, 0.2);
 	double t0 = tk_now(CLOCK_MONOTONIC), took;
 
-	ck_assert_int_eq(bakery_lock(l), BAKERY_ESLOTS);
-	ck_assert_int_eq(bakery_trylock(l), BAKERY_ESLOTS);
-	ck_assert_int_eq(bakery_timedlock(l, &later), BAKERY_ESLOTS);
+	ck_assert_int_eq(bakery_trylock(l), EBUSY);
 	took = tk_now(CLOCK_MONOTONIC) - t0;
-	printf("full registry: lock, trylock and timedlock gave ESLOTS in %.3f ms\n", took * 1e3);
-	ck_assert_msg(took < 0.5, "ESLOTS took %.3f s", took);
+	printf("full registry: trylock gave EBUSY in %.3f ms\n", took * 1e3);
+	ck_assert_msg(took < 0.5, "EBUSY took %.3f s", took);
+	ck_assert_int_eq(bakery_timedlock(l, &soon), ETIMEDOUT);
+	ck_assert(tk_now(CLOCK_REALTIME) >= (double)soon.tv_sec + soon.tv_nsec / 1e9);
 }
 
 /*
@@ -529,7 +533,7 @@ START_TEST(killed_process_slot_goes_to_newcomer)
 	tk_gate_init(&s.go);
 	pid = tk_fork(squatter_main, &s);
 	ck_assert(tk_gate_wait(&s.ready, 10));
-	ck_assert_int_eq(bakery_trylock(l), BAKERY_ESLOTS);
+	ck_assert_int_eq(bakery_trylock(l), EBUSY);
 	ck_assert(tk_kill(pid));
 
 	ck_assert_int_eq(bakery_lock(l), 0);
@@ -577,12 +581,27 @@ static bool has_waiter(void *arg)
 	return bakery_lock_info(w->b, w->index, &li) == 0 && li.waiters == 1;
 }
 
+/* Child: trylock of lock "full" of region ARG; its answer as exit status. */
+static int try_once(void *arg)
+{
+	bakery_t *b = NULL;
+	bakery_lock_t *l = NULL;
+	int rc;
+
+	if (bakery_open(arg, 0, NULL, &b) || bakery_lock_open(b, "full", BAKERY_ALGO_DEFAULT, &l))
+		return 100;
+	rc = bakery_trylock(l);
+	if (rc == 0 || rc == EOWNERDEAD)
+		bakery_unlock(l);
+	return rc;
+}
+
 /* Jayanti, as many slots as participants: a waiter killed behind the holder
  * leaves a passage that is completed by proxy only once the holder is out,
  * and its slot comes back then.  Meanwhile a newcomer finds no free slot
- * but one being recovered: EAGAIN (try again), not BAKERY_ESLOTS (full);
- * after the holder lets go, the newcomer gets a slot and the lock. */
-START_TEST(slot_being_recovered_is_eagain_not_eslots)
+ * but one being recovered: a try says EBUSY, and a blocking lock waits;
+ * after the holder lets go, the waiting newcomer gets a slot and the lock. */
+START_TEST(slot_being_recovered_is_waited_for)
 {
 	char name[TK_NAME_SIZE];
 	bakery_t *b = unit_region(name, "recovering", 2, 2);
@@ -595,9 +614,10 @@ START_TEST(slot_being_recovered_is_eagain_not_eslots)
 	waiter = tk_fork(lock_once, name);                  /* slot 1, waits */
 	ck_assert(tk_wait_until(has_waiter, &w, 10));
 	ck_assert(tk_kill(waiter));
-	ck_assert_int_eq(tk_reap(tk_fork(lock_once, name), 10), EAGAIN);
+	ck_assert_int_eq(tk_reap(tk_fork(try_once, name), 10), EBUSY);
+	waiter = tk_fork(lock_once, name);                  /* waits for the slot */
 	ck_assert_int_eq(bakery_unlock(l), 0);
-	ck_assert_int_eq(tk_reap(tk_fork(lock_once, name), 10), 0);
+	ck_assert_int_eq(tk_reap(waiter, 20), 0);
 	bakery_lock_close(l);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
@@ -698,7 +718,7 @@ static Suite *registry_suite(void)
 	tcase_add_test(tc, full_registry_processes);
 	tcase_add_loop_test(tc, killed_process_slot_goes_to_newcomer, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, recover_reaps_killed_process_slot, TK_ALGO_FIRST, TK_ALGO_END);
-	tcase_add_test(tc, slot_being_recovered_is_eagain_not_eslots);
+	tcase_add_test(tc, slot_being_recovered_is_waited_for);
 	tcase_add_loop_test(tc, open_reaps_killed_process_slot, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;

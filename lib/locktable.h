@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * locktable.h - locktable.c: the lock table's token and the generation of
+ * its entries, for lock.c (finding and creating locks) and lockadmin.c
+ * (removing them).
+ */
+#ifndef BAKERY_LOCKTABLE_H
+#define BAKERY_LOCKTABLE_H
+
+#include "token.h"
+
+/* Take the lock table's token (creating and removing locks), bounded: 0,
+ * EAGAIN (held for long by a thread that exists), ENOMEM,
+ * BAKERY_EBADREGION.  Entries a dead unlinker left half-removed are
+ * settled before it returns (bakery__table_settle). */
+BAKERY_HIDDEN int bakery__table_lock(struct bakery *b, struct token_hold *h);
+/* Finish or undo what an unlinker that died left in the table (an odd
+ * generation); the caller holds the table's token. */
+BAKERY_HIDDEN void bakery__table_settle(struct bakery *b);
+/* The entry's generation is odd (an unlink under way): wait for the unlink
+ * to end (or settle what a dead unlinker left).  0, or as
+ * bakery__table_lock. */
+BAKERY_HIDDEN int bakery__entry_wait_settled(struct bakery *b);
+/* The last step of removing entry LOCK, committed (FREE): clear its
+ * registers for the next lock, then the next even generation.
+ * Idempotent; the caller holds the table's token. */
+BAKERY_HIDDEN void bakery__entry_finish_free(struct bakery *b, unsigned lock);
+
+static inline bool gen_settled(uint32_t gen)
+{
+	return (gen & 1u) == 0;
+}
+
+#endif /* BAKERY_LOCKTABLE_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slotwait.c - a thread that finds no free slot waits for one, within its
+ * lock call's deadline, instead of failing.
+ *
+ * Whoever turns a slot FREE bumps the region's slot_frees word and, when
+ * someone sleeps on it, wakes one sleeper (registry.c, slot_freed): the
+ * kernel queues the sleepers of one futex word in arrival order, so the
+ * longest asleep is woken first.  That is the order "as far as crash-safety
+ * allows": a thread that has not slept yet may still take the slot first,
+ * and a sleeper that dies after its wake-up takes that wake-up with it;
+ * sleeps are therefore capped (RESCAN_NS), after which every sleeper scans
+ * again, which is also when slots of dead owners are reaped (the claim's
+ * second round).  A waiter that gives up while others sleep passes one
+ * wake-up on, so that its leaving never strands a free slot.  A dead
+ * sleeper stays counted in slot_sleepers: it costs a futex wake per freed
+ * slot, never a wait.
+ *
+ * Slots come back under pressure: a sleeper stamps the header's
+ * slot_wanted with the time (and again at every rescan), and a thread that
+ * unlocks while the stamp is fresh (WANTED_FRESH_S) and holds no other lock
+ * of the region gives its slot back at once (bakery__slot_give_back_if_wanted,
+ * from bakery_unlock); its next lock call claims one again, in line with the
+ * others.  Threads that lock now and then thus share the slots with the
+ * waiters instead of keeping them for good.  The stamp is a time, not a
+ * count, so that a sleeper's death cannot leave the pressure on: a stale
+ * stamp is cleared by the first unlock that sees it, and the unlock path is
+ * back to one load of a word that reads 0.  (Slots of threads that never
+ * call again are not reclaimed: docs/design.md says how they would be.)
+ */
+#include "config.h"
+
+#include <errno.h>
+
+#include "futex.h"
+#include "slotwait.h"
+
+/* Longest sleep between two scans of the slot table (a wake-up lost with
+ * its sleeper's death, a dead owner's slot to reap). */
+#define RESCAN_NS 250000000L
+/* How long a sleeper's stamp keeps the pressure on (it is renewed every
+ * RESCAN_NS while the sleeper lives). */
+#define WANTED_FRESH_S 2u
+
+/* CLOCK_MONOTONIC seconds, never 0 (0 means no pressure). */
+static uint32_t wanted_stamp(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	return (uint32_t)now.tv_sec | 1u;
+}
+
+static void ts_add_ns(struct timespec *t, long ns)
+{
+	t->tv_nsec += ns;
+	while (t->tv_nsec >= 1000000000L) {
+		t->tv_nsec -= 1000000000L;
+		t->tv_sec++;
+	}
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* The time to sleep until: RESCAN_NS from now, or the deadline if sooner.
+ * False when the deadline has passed. */
+static bool sleep_until(const struct deadline *dl, clockid_t *clock, struct timespec *until)
+{
+	struct timespec now;
+
+	*clock = dl->mode == WAIT_DEADLINE ? dl->clock : CLOCK_MONOTONIC;
+	clock_gettime(*clock, &now);
+	if (dl->mode == WAIT_DEADLINE && !ts_before(&now, &dl->at))
+		return false;
+	*until = now;
+	ts_add_ns(until, RESCAN_NS);
+	if (dl->mode == WAIT_DEADLINE && ts_before(&dl->at, until))
+		*until = dl->at;
+	return true;
+}
+
+/* One sleep on slot_frees while it still reads SEEN; false if the deadline
+ * had passed. */
+static bool slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *dl)
+{
+	struct bakery_shm_header *h = b->hdr;
+	struct timespec until;
+	clockid_t clock;
+
+	if (!sleep_until(dl, &clock, &until))
+		return false;
+	/* counted before the count is read again (a full barrier each): pairs
+	 * with slot_freed in registry.c */
+	uatomic_inc(&h->slot_sleepers);
+	CMM_STORE_SHARED(h->slot_wanted, wanted_stamp());
+	if (uatomic_read(&h->slot_frees) == seen)
+		bakery__futex_wait_until(&h->slot_frees, seen, clock, &until);
+	uatomic_dec(&h->slot_sleepers);
+	return true;
+}
+
+/* No free slot: claim one as soon as one is freed, until the deadline. */
+static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
+{
+	struct bakery_shm_header *h = b->hdr;
+	int err;
+
+	if (dl->mode == WAIT_NONE)
+		return EBUSY;
+	for (;;) {
+		/* the count before the scan: a slot freed after the scan
+		 * looked at it moves the count, and the sleep does not start */
+		uint32_t seen = uatomic_read(&h->slot_frees);
+
+		err = bakery__slot_self(b, slot);
+		if (err != BAKERY_ESLOTS && err != EAGAIN)
+			return err;
+		if (region_lost(b))
+			return BAKERY_EBADREGION;
+		if (!slot_sleep(b, seen, dl))
+			break;
+	}
+	/* leaving: a wake-up meant for us goes to the next sleeper */
+	if (uatomic_read(&h->slot_sleepers))
+		bakery__futex_wake_one(&h->slot_frees);
+	return ETIMEDOUT;
+}
+
+int bakery__slot_self_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
+{
+	int err = bakery__slot_self(b, slot);
+
+	if (caa_likely(err != BAKERY_ESLOTS && err != EAGAIN))
+		return err;
+	return slot_wait(b, slot, dl);
+}
+
+void bakery__slot_give_back_if_wanted(struct bakery *b)
+{
+	uint32_t wanted = CMM_LOAD_SHARED(b->hdr->slot_wanted);
+	unsigned self;
+	int old;
+
+	if (wanted_stamp() - wanted > WANTED_FRESH_S) {
+		/* stale: its sleeper got a slot, gave up or died */
+		uatomic_cmpxchg(&b->hdr->slot_wanted, wanted, 0);
+		return;
+	}
+	if (bakery__slot_self_peek(b, &self) || b->recovery->holds_lock(b, self))
+		return;
+	old = cancel_off();
+	bakery__slot_release_self(b);
+	cancel_restore(old);
+}

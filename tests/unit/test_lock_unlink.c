@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_lock_unlink.c - bakery_lock_unlink(), for every algorithm: an idle
+ * lock is removed and its table entry serves another name; a lock that is
+ * held or waited for is not (EBUSY) and stays usable; a handle opened
+ * before the removal gets BAKERY_EREMOVED, never the lock that took its
+ * entry; unlinks racing with threads that lock, unlock and reopen never
+ * let two of them in at once.  An unlinker killed at each step (test
+ * build: BAKERY_CRASH_AT=unlink-...) leaves either the lock or a free
+ * entry, and the next table operation finds the region sound.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <urcu/uatomic.h>
+
+#include "unit.h"
+
+static unsigned lock_index(bakery_lock_t *l)
+{
+	unsigned i;
+
+	ck_assert_int_eq(bakery_lock_index(l, &i), 0);
+	return i;
+}
+
+START_TEST(unlink_removes_an_idle_lock)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "unlink", 4, 2);
+	bakery_lock_t *old = unit_lock(b, "typo", (enum bakery_algo)_i);
+	bakery_lock_t *other = unit_lock(b, "kept", (enum bakery_algo)_i);
+	bakery_lock_t *l, *fresh;
+	struct bakery_lock_info li;
+	unsigned index = lock_index(old);
+
+	ck_assert_int_eq(bakery_lock(old), 0);
+	ck_assert_int_eq(bakery_unlock(old), 0);
+	/* the table is full until the unlink */
+	ck_assert_int_eq(bakery_lock_open(b, "third", (enum bakery_algo)_i, &l), BAKERY_ELOCKS);
+	ck_assert_int_eq(bakery_lock_unlink(b, "typo"), 0);
+	ck_assert_int_eq(bakery_lock_info(b, index, &li), ENOENT);
+	ck_assert_int_eq(bakery_lock_lookup(b, "typo", BAKERY_ALGO_DEFAULT, &l), ENOENT);
+	ck_assert_int_eq(bakery_lock_unlink(b, "typo"), ENOENT);
+	ck_assert_int_eq(bakery_lock(old), BAKERY_EREMOVED);
+	ck_assert_int_eq(bakery_trylock(old), BAKERY_EREMOVED);
+
+	/* the entry serves another name, which starts from nothing */
+	fresh = unit_lock(b, "third", (enum bakery_algo)_i);
+	ck_assert_uint_eq(lock_index(fresh), index);
+	ck_assert_int_eq(bakery_lock_info(b, index, &li), 0);
+	ck_assert_str_eq(li.name, "third");
+	ck_assert_uint_eq(li.acquisitions, 0);
+	ck_assert_int_eq(bakery_lock(old), BAKERY_EREMOVED);   /* still not the new one */
+	ck_assert_int_eq(bakery_lock(fresh), 0);
+	ck_assert_int_eq(bakery_trylock(old), BAKERY_EREMOVED);
+	ck_assert_int_eq(bakery_unlock(fresh), 0);
+	ck_assert_int_eq(bakery_lock(other), 0);                /* the other lock untouched */
+	ck_assert_int_eq(bakery_unlock(other), 0);
+
+	ck_assert_int_eq(bakery_lock_close(old), 0);
+	ck_assert_int_eq(bakery_lock_close(fresh), 0);
+	ck_assert_int_eq(bakery_lock_close(other), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* A thread that calls bakery_lock and keeps what it got until released. */
+struct waiter {
+	pthread_t thread;
+	bakery_lock_t *l;
+	int rc;
+	struct tk_gate release;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = bakery_lock(w->l);
+	if (w->rc == 0) {
+		tk_gate_wait(&w->release, 30);
+		bakery_unlock(w->l);
+	}
+	return NULL;
+}
+
+static unsigned waiters_of(bakery_t *b, bakery_lock_t *l)
+{
+	struct bakery_lock_info li;
+
+	ck_assert_int_eq(bakery_lock_info(b, lock_index(l), &li), 0);
+	return li.waiters;
+}
+
+START_TEST(unlink_refuses_a_lock_in_use)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "unlinkbusy", 4, 2);
+	bakery_lock_t *l = unit_lock(b, "busy", (enum bakery_algo)_i);
+	bakery_lock_t *wl = unit_lock(b, "busy", (enum bakery_algo)_i);
+	struct unit_holder h;
+	struct waiter w = { .l = wl };
+	double t0 = tk_now(CLOCK_MONOTONIC);
+
+	unit_holder_start(&h, l);
+	ck_assert_int_eq(bakery_lock_unlink(b, "busy"), EBUSY);         /* held */
+	tk_gate_init(&w.release);
+	ck_assert_int_eq(pthread_create(&w.thread, NULL, waiter_main, &w), 0);
+	while (waiters_of(b, wl) == 0 && tk_now(CLOCK_MONOTONIC) - t0 < 20)
+		tk_sleep_ms(1);
+	ck_assert_uint_eq(waiters_of(b, wl), 1);
+	unit_holder_stop(&h);
+	/* the waiter has it now, or is about to: in use either way */
+	ck_assert_int_eq(bakery_lock_unlink(b, "busy"), EBUSY);
+	tk_gate_open(&w.release);
+	ck_assert_int_eq(pthread_join(w.thread, NULL), 0);
+	ck_assert_int_eq(w.rc, 0);
+	tk_gate_close(&w.release);
+	/* still the same lock for both handles */
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock(wl), 0);
+	ck_assert_int_eq(bakery_unlock(wl), 0);
+	ck_assert_int_eq(bakery_lock_unlink(b, "busy"), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_lock_close(wl), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* A reader holding the lock shared keeps it too (the algorithms that have
+ * a shared mode). */
+static void *reader_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = bakery_rdlock(w->l);
+	if (w->rc == 0) {
+		tk_gate_wait(&w->release, 30);
+		bakery_unlock(w->l);
+	}
+	return NULL;
+}
+
+START_TEST(unlink_refuses_a_lock_held_shared)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "unlinkrd", 4, 2);
+	bakery_lock_t *l = unit_lock(b, "shared", (enum bakery_algo)_i);
+	struct waiter w = { .l = l };
+	double t0 = tk_now(CLOCK_MONOTONIC);
+	struct bakery_lock_info li;
+	unsigned index = lock_index(l);
+
+	tk_gate_init(&w.release);
+	w.rc = -1;
+	ck_assert_int_eq(pthread_create(&w.thread, NULL, reader_main, &w), 0);
+	while (!(bakery_lock_info(b, index, &li) == 0 && li.holder >= 0) &&
+	       uatomic_read(&w.rc) == -1 && tk_now(CLOCK_MONOTONIC) - t0 < 20)
+		tk_sleep_ms(1);
+	if (uatomic_read(&w.rc) == ENOTSUP) {           /* no shared mode here */
+		ck_assert_int_eq(pthread_join(w.thread, NULL), 0);
+	} else {
+		ck_assert_int_eq(bakery_lock_unlink(b, "shared"), EBUSY);
+		tk_gate_open(&w.release);
+		ck_assert_int_eq(pthread_join(w.thread, NULL), 0);
+		ck_assert_int_eq(w.rc, 0);
+	}
+	tk_gate_close(&w.release);
+	ck_assert_int_eq(bakery_lock_unlink(b, "shared"), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+START_TEST(unlink_of_a_dead_holders_lock)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "unlinkdead", 4, 2);
+	pid_t doomed = unit_holder_process(name, "orphan", BAKERY_ALGO_DEFAULT);
+	unsigned reclaimed;
+
+	ck_assert(tk_kill(doomed));
+	/* the dead holder's registers are still set until someone recovers */
+	ck_assert_int_eq(bakery_recover(b, &reclaimed), 0);
+	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+START_TEST(unlink_bad_arguments)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "unlinkargs", 4, 2), *ro;
+
+	ck_assert_int_eq(bakery_lock_unlink(NULL, "x"), EINVAL);
+	ck_assert_int_eq(bakery_lock_unlink(b, NULL), EINVAL);
+	ck_assert_int_eq(bakery_lock_unlink(b, ""), EINVAL);
+	ck_assert_int_eq(bakery_lock_unlink(b, "nosuch"), ENOENT);
+	ck_assert_int_eq(bakery_open(name, BAKERY_RDONLY, NULL, &ro), 0);
+	ck_assert_int_eq(bakery_lock_unlink(ro, "nosuch"), EPERM);
+	ck_assert_int_eq(bakery_close(ro), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* A user who may open the region (mode 0666) but does not own it. */
+static int stranger(void *arg)
+{
+	bakery_t *b;
+
+	if (setgid(65534) || setuid(65534))
+		return 1;
+	if (bakery_open(arg, 0, NULL, &b))
+		return 2;
+	return bakery_lock_unlink(b, "mine") == EPERM ? 0 : 3;
+}
+
+START_TEST(unlink_needs_the_owner)
+{
+	char name[TK_NAME_SIZE], path[256];
+	bakery_t *b;
+	bakery_lock_t *l;
+
+	if (geteuid() != 0)
+		return;         /* needs root to become another user */
+	b = unit_region(name, "unlinkowner", 4, 2);
+	l = unit_lock(b, "mine", BAKERY_ALGO_DEFAULT);
+	unit_shm_path(path, sizeof(path), name);
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(stranger, name), 20), 0);
+	ck_assert_int_eq(bakery_lock(l), 0);            /* still there */
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ race -- */
+
+/*
+ * A one-entry table and two names: racers open one name or the other (the
+ * open fails while the other name has the entry), lock, check that they are
+ * alone and that the entry still holds their lock's name, unlock, and open
+ * again once their lock was removed.  The test thread unlinks both names
+ * meanwhile.  A stale handle that entered the entry's next lock, or an
+ * unlink that freed a lock in use, shows as a wrong name or as two inside.
+ */
+static const char *const race_names[2] = { "left", "right" };
+
+struct race {
+	bakery_t *b;
+	enum bakery_algo algo;
+	int stop;
+	int inside;                /* threads in a critical section: 0 or 1 */
+	unsigned long overlaps, wrong_entry, passages, errors;
+};
+
+struct racer {
+	struct race *r;
+	unsigned id;
+};
+
+/* In the critical section of NAME's lock L: is the entry still NAME's? */
+static bool entry_is(bakery_t *b, bakery_lock_t *l, const char *name)
+{
+	struct bakery_lock_info li;
+	unsigned index;
+
+	return bakery_lock_index(l, &index) == 0 && bakery_lock_info(b, index, &li) == 0 &&
+	       strcmp(li.name, name) == 0;
+}
+
+static void *racer_main(void *arg)
+{
+	const struct racer *me = arg;
+	struct race *r = me->r;
+	bakery_lock_t *l = NULL;
+	const char *name = NULL;
+
+	for (unsigned n = 0; !uatomic_read(&r->stop); n++) {
+		int rc;
+
+		if (!l) {
+			name = race_names[(me->id + n) % 2];
+			rc = bakery_lock_open(r->b, name, r->algo, &l);
+			if (rc == BAKERY_ELOCKS) {
+				sched_yield();          /* the other name has the entry */
+				continue;
+			}
+			if (rc) {
+				uatomic_inc(&r->errors);
+				break;
+			}
+		}
+		rc = bakery_lock(l);
+		if (rc == BAKERY_EREMOVED) {
+			bakery_lock_close(l);
+			l = NULL;
+			continue;
+		}
+		if (rc) {
+			uatomic_inc(&r->errors);
+			break;
+		}
+		if (uatomic_add_return(&r->inside, 1) != 1)
+			uatomic_inc(&r->overlaps);
+		if (!entry_is(r->b, l, name))
+			uatomic_inc(&r->wrong_entry);
+		uatomic_dec(&r->inside);
+		uatomic_inc(&r->passages);
+		if (bakery_unlock(l))
+			uatomic_inc(&r->errors);
+	}
+	if (l)
+		bakery_lock_close(l);
+	return NULL;
+}
+
+#define RACERS 3
+
+START_TEST(unlink_races_with_lockers)
+{
+	char name[TK_NAME_SIZE];
+	struct race r = { .algo = (enum bakery_algo)_i };
+	struct racer who[RACERS];
+	pthread_t t[RACERS];
+	unsigned removals = 0, refusals = 0;
+
+	r.b = unit_region(name, "unlinkrace", 8, 1);
+	for (unsigned i = 0; i < RACERS; i++) {
+		who[i] = (struct racer){ &r, i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, racer_main, &who[i]), 0);
+	}
+	for (unsigned n = 0; n < 2000 && (removals < 10 || refusals < 5 ||
+	                                  uatomic_read(&r.passages) < 100); n++) {
+		int rc = bakery_lock_unlink(r.b, race_names[n % 2]);
+
+		ck_assert_msg(rc == 0 || rc == EBUSY || rc == ENOENT, "unlink: %s",
+		              bakery_strerror(rc));
+		removals += rc == 0;
+		refusals += rc == EBUSY;
+	}
+	uatomic_set(&r.stop, 1);
+	for (unsigned i = 0; i < RACERS; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	ck_assert_uint_eq(r.overlaps, 0);
+	ck_assert_uint_eq(r.wrong_entry, 0);
+	ck_assert_msg(r.errors == 0, "%lu errors; %lu passages, %u removals, %u refusals",
+	              r.errors, r.passages, removals, refusals);
+	ck_assert_uint_gt(r.passages, 0);
+	ck_assert_uint_gt(removals, 0);
+	ck_assert_int_eq(bakery_close(r.b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- crash -- */
+
+static const char *const crash_points[] = {
+	"unlink-dying", "unlink-checked", "unlink-freed", "unlink-clear",
+};
+
+struct doomed {
+	const char *name, *point;
+};
+
+static int doomed_unlinker(void *arg)
+{
+	const struct doomed *d = arg;
+	bakery_t *b;
+
+	setenv("BAKERY_CRASH_AT", d->point, 1);
+	if (bakery_open(d->name, 0, NULL, &b))
+		return 1;
+	return bakery_lock_unlink(b, "victim") == 0 ? 2 : 3;
+}
+
+START_TEST(killed_unlinker_leaves_the_lock_or_a_free_entry)
+{
+	char name[TK_NAME_SIZE];
+	struct doomed d = { name, crash_points[_i] };
+	bakery_t *b = unit_region(name, "unlinkcrash", 4, 2);
+	bakery_lock_t *old = unit_lock(b, "victim", BAKERY_ALGO_DEFAULT), *l, *l2;
+	int rc;
+
+	ck_assert_int_eq(bakery_lock(old), 0);
+	ck_assert_int_eq(bakery_unlock(old), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(doomed_unlinker, &d), 20), 128 + SIGKILL);
+
+	/* the old handle: the lock, or gone; never stuck */
+	rc = bakery_lock(old);
+	ck_assert_msg(rc == 0 || rc == BAKERY_EREMOVED, "lock: %s", bakery_strerror(rc));
+	if (rc == 0) {
+		/* the lock survived: found by name, and removable now */
+		ck_assert_int_eq(bakery_unlock(old), 0);
+		ck_assert_int_eq(bakery_lock_lookup(b, "victim", BAKERY_ALGO_DEFAULT, &l), 0);
+		ck_assert_int_eq(bakery_lock_close(l), 0);
+		ck_assert_int_eq(bakery_lock_unlink(b, "victim"), 0);
+		ck_assert_int_eq(bakery_lock(old), BAKERY_EREMOVED);
+	} else {
+		ck_assert_int_eq(bakery_lock_lookup(b, "victim", BAKERY_ALGO_DEFAULT, &l), ENOENT);
+	}
+	/* a free entry: two new names fit in the two-entry table */
+	l = unit_lock(b, "first", BAKERY_ALGO_LAMPORT);
+	l2 = unit_lock(b, "second", BAKERY_ALGO_JAYANTI);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_lock(l2), 0);
+	ck_assert_int_eq(bakery_unlock(l2), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock(old), BAKERY_EREMOVED);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_lock_close(l2), 0);
+	ck_assert_int_eq(bakery_lock_close(old), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+static Suite *lock_unlink_suite(void)
+{
+	Suite *s = suite_create("lock-unlink");
+	TCase *tc = tcase_create("lock-unlink");
+	TCase *tr = tcase_create("race");
+	TCase *tx = tcase_create("crash");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, unlink_removes_an_idle_lock, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, unlink_refuses_a_lock_in_use, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, unlink_refuses_a_lock_held_shared, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_test(tc, unlink_of_a_dead_holders_lock);
+	tcase_add_test(tc, unlink_bad_arguments);
+	tcase_add_test(tc, unlink_needs_the_owner);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(tr, 120);
+	tcase_add_loop_test(tr, unlink_races_with_lockers, TK_ALGO_FIRST, TK_ALGO_END);
+	suite_add_tcase(s, tr);
+	tcase_set_timeout(tx, 60);
+	tcase_add_loop_test(tx, killed_unlinker_leaves_the_lock_or_a_free_entry, 0,
+	                    (int)(sizeof(crash_points) / sizeof(crash_points[0])));
+	suite_add_tcase(s, tx);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(lock_unlink_suite());
+}
