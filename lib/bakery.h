@@ -148,6 +148,10 @@ struct bakery_config {
 	mode_t   mode;             /* permission bits of the shm object, within 0666; 0 = 0600           */
 };
 
+/* The grace G (ms) after which a waiter that does not take its turn is
+ * passed, unless BAKERY_PASS_GRACE_MS says otherwise (bakery_lock). */
+#define BAKERY_PASS_GRACE_DEFAULT_MS 250L
+
 #define BAKERY_DEFAULT_SLOTS   64u
 #define BAKERY_DEFAULT_LOCKS   64u
 #define BAKERY_MAX_SLOTS       4096u   /* larger configs are refused with EINVAL */
@@ -268,9 +272,18 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * (at least twice as many tickets ahead as online CPUs) sleeps once, behind
  * the ticket just ahead of it, and is woken by that one's unlock, abort or
  * death alone.  Signals do not interrupt it.
- * FIFO holds among waiters that run: a waiter stopped in line (SIGSTOP, a
- * debugger, a frozen container) holds up every later ticket until it runs
- * again, as a holder would; a timed lock bounds how long the others wait.
+ * FIFO holds among waiters that take their turn within the grace G
+ * (BAKERY_PASS_GRACE_DEFAULT_MS, 250 ms; the environment variable
+ * BAKERY_PASS_GRACE_MS sets it per process, 0 turns passing off).  A waiter
+ * whose turn has come and that does not take it within G (stopped by
+ * SIGSTOP or Ctrl-Z, traced, frozen, starved of CPU) is passed by a waiter
+ * behind it: its place in line is given up on its behalf, and when it runs
+ * again it takes a new one, transparently (the call still returns only once
+ * the lock is held or the deadline passed).  A passed waiter never enters on
+ * its old place.  Not passed: a waiter stopped inside its doorway (a few
+ * instructions) or before its first wait, a holder, a trylock, and waiters
+ * of JAYANTI locks; a passer stopped in the middle of a pass (a few stores)
+ * holds up the one it passes.  bakery_lock_info() counts passes.
  * Takes a slot for the calling thread on its first call.
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
@@ -418,6 +431,7 @@ struct bakery_lock_info {
 	uint64_t recoveries;       /* dead slots cleared in this lock       */
 	uint64_t owner_deaths;     /* holders that died in the critical section */
 	uint64_t aborts;           /* trylock/timeout give-ups after the doorway */
+	uint64_t passes;           /* waiters passed: their turn came and they did not take it */
 };
 /* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
 BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);

@@ -109,6 +109,7 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 	out->not_recoverable = !!(flags & LOCK_NOT_RECOVERABLE);
 	out->recoveries = CMM_LOAD_SHARED(e->recoveries);
 	out->owner_deaths = CMM_LOAD_SHARED(e->owner_deaths);
+	out->passes = CMM_LOAD_SHARED(e->passes);
 	out->holder = -1;
 	for (unsigned s = 0; s < b->nslots; s++) {
 		struct bakery_shm_reg *r = reg_of(b, index, s);

@@ -17,6 +17,7 @@ bakery_sources = \
 	lib/region.h \
 	lib/registry.h \
 	lib/wait.h \
+	lib/pass.h \
 	lib/lock_recovery.h \
 	lib/futex.c \
 	lib/guard.c \
@@ -24,6 +25,7 @@ bakery_sources = \
 	lib/region.c \
 	lib/registry.c \
 	lib/wait.c \
+	lib/pass.c \
 	lib/lock.c \
 	lib/lock_recovery.c \
 	lib/lockadmin.c \

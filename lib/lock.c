@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "pass.h"
 #include "region.h"
 #include "registry.h"
 
@@ -100,7 +101,7 @@ static int table_create(struct bakery *b, const char *name, size_t len,
 		e->color = 0;
 		e->jayanti_x = 0;
 		e->flags = 0;
-		e->recoveries = e->owner_deaths = 0;
+		e->recoveries = e->owner_deaths = e->passes = 0;
 		CRASH_POINT("lock-create");
 		cmm_smp_wmb();  /* every field before READY publishes them */
 		CMM_STORE_SHARED(e->state, LOCK_READY);
@@ -214,9 +215,6 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, struc
 	p->lock = l->index;
 	p->mine = reg_of(b, l->index, p->self);
 	p->dl = dl;
-	p->also = p->also_waiters = NULL;
-	p->crowd = 0;
-	p->pred = BAKERY_NO_SLOT;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return EDEADLK;
 	/* held through another handle of the region: our other slot would
@@ -240,6 +238,32 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 /* (the only cancellation points on this path are in claiming a slot, where
  * bakery__slot_self disables cancellation: waiting makes no cancellable
  * call) */
+/* One place in line: doorway and wait.  0 when it is our turn; an error;
+ * or BAKERY_EPASSED when we were passed (pass.c) and must not enter. */
+static int passage_attempt(struct bakery_lock *l, struct passage *p)
+{
+	int err;
+
+	p->also = p->also_waiters = NULL;
+	p->crowd = 0;
+	p->pred = BAKERY_NO_SLOT;
+	p->pass_published = false;
+	/* a pass of our registers not finished yet (we were passed, or our
+	 * slot's previous owner was): none of our stores before it is */
+	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->pass) != PASS_IDLE) &&
+	    (err = bakery__pass_settle(p)))
+		return err;
+	if (l->ops->prepare && (err = l->ops->prepare(p)))
+		return err;
+	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_DOORWAY);
+	l->ops->doorway(p);
+	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_WAITING);
+	CRASH_POINT("waiting");
+	err = l->ops->wait(p);
+	/* before entering: make sure we were not passed (WAITING -> IDLE) */
+	return bakery__pass_close(p, err);
+}
+
 static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 {
 	struct passage p;
@@ -248,13 +272,9 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 
 	if (err)
 		return err;
-	if (l->ops->prepare && (err = l->ops->prepare(&p)))
-		return err;
-	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_DOORWAY);
-	l->ops->doorway(&p);
-	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_WAITING);
-	CRASH_POINT("waiting");
-	err = l->ops->wait(&p);
+	/* passed: a new place in line, with the deadline we had */
+	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED)
+		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 	if (err) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		return err;

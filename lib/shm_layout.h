@@ -31,7 +31,7 @@
 /* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
  * attach instead of misreading (LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 3u
+#define BAKERY_LAYOUT_VERSION 4u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -95,6 +95,8 @@ struct bakery_shm_lock {
 	uint32_t flags     __attribute__((aligned(CACHE_LINE)));  /* LOCK_OWNER_DIED ...   */
 	uint32_t reserved;         /* keeps the counters 8-byte aligned */
 	uint64_t recoveries, owner_deaths;
+	/* added in layout 4 (pass.c) */
+	uint64_t passes;           /* waiters passed in this lock */
 };
 
 /* Stage of a slot in one lock (enum bakery_pass_state values). */
@@ -111,7 +113,12 @@ struct bakery_shm_reg {
 	uint64_t acquisitions;
 	uint64_t aborts;
 	uint32_t door_waiters;     /* threads asleep on seq for choosing = 0    */
+	/* added in layout 4: the pass word (pass.h), written by the owner and
+	 * by a passer or recoverer with compare-and-swap; the futex word a
+	 * passed waiter sleeps on until its pass is finished */
+	uint32_t pass;
 } __attribute__((aligned(CACHE_LINE)));
+_Static_assert(sizeof(struct bakery_shm_reg) == CACHE_LINE, "one cache line of registers");
 
 /* ------------------------------------------------------------- layout -- */
 

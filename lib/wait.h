@@ -17,6 +17,17 @@ struct deadline {
 	struct timespec at;
 };
 
+/* Has the deadline passed?  (WAIT_NONE: always) */
+static inline bool bakery__deadline_passed(const struct deadline *dl)
+{
+	struct timespec now;
+
+	if (dl->mode != WAIT_DEADLINE)
+		return dl->mode == WAIT_NONE;
+	clock_gettime(dl->clock, &now);
+	return ts_cmp(&now, &dl->at) >= 0;
+}
+
 /* A condition on another slot's registers, re-evaluated on every wake-up. */
 typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);
 
@@ -35,6 +46,8 @@ struct passage {
 	 * register value the doorway read, or BAKERY_NO_SLOT */
 	unsigned pred;
 	uint64_t pred_number;
+	/* our pass word says WAITING (pass.h): we may be passed */
+	bool pass_published;
 };
 
 /* Note slot J, ticket register value NUMBER, as the latest ticket ahead of
@@ -47,7 +60,9 @@ static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t nu
 
 /*
  * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
- * when giving up.  If j's owner dies meanwhile, its slot is recovered here and
+ * when giving up; BAKERY_EPASSED (pass.h) when we were passed meanwhile.  A
+ * blocking or timed waiter that finds cond false becomes passable, and
+ * passes j if j's turn came and j has not taken it for the grace G.  If j's owner dies meanwhile, its slot is recovered here and
  * cond is evaluated again on the cleared registers.  Wakes on a change of j's
  * registers, on the death of j's owner, and on a change of p->also.
  */

@@ -73,7 +73,7 @@ class LockInfo(Structure):
                 ("participants", c_uint), ("owner_dead", c_int),
                 ("not_recoverable", c_int), ("acquisitions", c_uint64),
                 ("recoveries", c_uint64), ("owner_deaths", c_uint64),
-                ("aborts", c_uint64)]
+                ("aborts", c_uint64), ("passes", c_uint64)]
 
 
 class Timespec(Structure):

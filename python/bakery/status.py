@@ -97,7 +97,7 @@ def _lock_dict(li: _native.LockInfo, holder: Optional[_native.SlotInfo]) -> Dict
         "holder_command": _command_name(holder) if holder is not None else None,
         "waiters": li.waiters, "participants": li.participants,
         "acquisitions": li.acquisitions, "recoveries": li.recoveries,
-        "owner_deaths": li.owner_deaths, "aborts": li.aborts,
+        "owner_deaths": li.owner_deaths, "aborts": li.aborts, "passes": li.passes,
         "owner_dead": _owner_died(li, holder),
         "not_recoverable": bool(li.not_recoverable),
         "state": _lock_state(li, holder),
