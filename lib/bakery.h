@@ -280,9 +280,10 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * behind it: its place in line is given up on its behalf, and when it runs
  * again it takes a new one, transparently (the call still returns only once
  * the lock is held or the deadline passed).  A passed waiter never enters on
- * its old place.  Not passed: a waiter stopped inside its doorway (a few
- * instructions) or before its first wait, a holder, a trylock, and waiters
- * of JAYANTI locks; a passer stopped in the middle of a pass (a few stores)
+ * its old place.  Not passed: a waiter stopped inside its doorway or in the
+ * few instructions before its first wait or after its wait, a holder (until
+ * its unlock has cleared its ticket), a trylock, and waiters of JAYANTI
+ * locks; a passer stopped in the middle of a pass (a few stores)
  * holds up the one it passes.  bakery_lock_info() counts passes.
  * Takes a slot for the calling thread on its first call.
  * Returns 0, or:

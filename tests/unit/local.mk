@@ -26,6 +26,7 @@ unit_tests = \
 	tests/unit/test_guard \
 	tests/unit/test_token_list \
 	tests/unit/test_wakeups \
+	tests/unit/test_pass \
 	tests/unit/bug-trylock-dead \
 	tests/unit/bug-strerror-fixed \
 	tests/unit/test_version
@@ -44,6 +45,11 @@ tests_unit_test_region_crash_SOURCES = tests/unit/test_region_crash.c $(unit_hel
 tests_unit_test_region_crash_CPPFLAGS = $(bakery_test_cppflags)
 tests_unit_test_region_crash_CFLAGS = $(bakery_test_cflags)
 tests_unit_test_region_crash_LDADD = $(bakery_test_ldadd_tb)
+
+tests_unit_test_pass_SOURCES = tests/unit/test_pass.c $(unit_helpers)
+tests_unit_test_pass_CPPFLAGS = $(bakery_test_cppflags)
+tests_unit_test_pass_CFLAGS = $(bakery_test_cflags)
+tests_unit_test_pass_LDADD = $(bakery_test_ldadd_tb)
 
 tests_unit_test_wakeups_SOURCES = tests/unit/test_wakeups.c $(unit_helpers)
 tests_unit_test_wakeups_CPPFLAGS = $(bakery_test_cppflags)
