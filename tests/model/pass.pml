@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pass.pml -- SPIN model of passing a waiter that does not take its turn
- *             (lib/pass.c), on Lamport's Bakery (lib/algo/lamport.c), with
- *             crashes of passers and of the passed at every step.
+ *             (lib/pass.c), on Lamport's Bakery (lib/algo/lamport.c) or,
+ *             with -DBW=1, on the Black-White Bakery
+ *             (lib/algo/black_white.c), with crashes of passers and of the
+ *             passed at every step.
  *
  * Mirrors: lib/pass.c, lib/lock.c (passage_attempt), lib/wait.c (the
  *          publication of WAITING and the check for having been passed)
  *
  * Registers are atomic and sequentially consistent, one Promela step per
- * shared access, as in lamport.pml (whose steps L1..L9 are reused).  The
+ * shared access, as in lamport.pml (whose steps L1..L9 are reused) and
+ * black_white.pml (B1..B13, with -DBW=1; a ticket (colour, number) is one
+ * word, and a clear writes the whole word: colour 0, number 0).  The
  * pass word of slot k, pass[k]:
  *     IDLE 0, WAITING 1, PASSING(p) = 2 + p, CLEARED(p) = 2 + N + p
  * Steps of process i, added to Lamport's:
@@ -42,6 +46,7 @@
  *
  * Variant switches (-D):
  *   N=2|3        slots (default 2)
+ *   BW=1         Black-White instead of Lamport
  *   CRASHES=0..2 crash budget (default 0)
  *   PASSES=1..3  pass budget (default 2)
  *   MAXNUM=k     ticket bound, as in lamport.pml (default N+2)
@@ -72,6 +77,9 @@
 #ifndef NO_SETTLE
 #define NO_SETTLE 0
 #endif
+#ifndef BW
+#define BW 0
+#endif
 #ifndef NO_CLOSE
 #define NO_CLOSE 0
 #endif
@@ -89,6 +97,13 @@
 bit  choosing[N];
 byte number[N];
 byte pass[N];
+#if BW
+bit  color;          /* the shared colour bit                         */
+bit  mycolor[N];     /* ticket[k] = (mycolor[k], number[k]), one word */
+#define CLEAR_TICKET(k) d_step { number[k] = 0; mycolor[k] = 0 }
+#else
+#define CLEAR_TICKET(k) number[k] = 0
+#endif
 
 /* ---------------- ghost state (model only) ---------------- */
 byte ncs;            /* incarnations in the CS                          */
@@ -99,17 +114,25 @@ byte crashes = CRASHES;
 byte passes = PASSES;
 
 #define LESS(a,i,b,j) ((a) < (b) || ((a) == (b) && (i) < (j)))
+/* Black-White's B7 awaits, over the current ticket j (and color) */
+#define SAME_OK(j)   (number[j] == 0 || !LESS(number[j], j, num, i) || mycolor[j] != c)
+#define OTHER_OK(j)  (number[j] == 0 || c != color || mycolor[j] == c)
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
+#if BW
+#define RESET_NUMBER(k)  number[k] = 0; mycolor[k] = 0; \
+                         if :: in_cs[k] -> ncs--; in_cs[k] = 0 :: else fi
+#else
 #define RESET_NUMBER(k)  number[k] = 0; if :: in_cs[k] -> ncs--; in_cs[k] = 0 :: else fi
+#endif
 
 /* The passer's steps on waiter t, whose word says WAITING (P1..P3) */
 #define PASS(t)                                                             \
 	:: d_step { passes > 0 && t != i && pass[t] == WAITING ->           \
 		pass[t] = PASSING(i); passes--; k = t };       /* P1 */     \
 		if                                             /* P2 */     \
-		:: number[k] = 0; choosing[k] = 0                           \
-		:: choosing[k] = 0; number[k] = 0                           \
+		:: CLEAR_TICKET(k); choosing[k] = 0                         \
+		:: choosing[k] = 0; CLEAR_TICKET(k)                         \
 		fi;                                                         \
 		d_step { pass[k] = CLEARED(i); k = N }         /* P3 */
 
@@ -119,7 +142,11 @@ active [N] proctype P()
 	byte j;
 	byte num;
 	bit  published;
-	bit  ph;         /* L6 done for this j, L7 next */
+	byte ph;         /* Lamport: 1 = L6 done for this j, L7 next;
+	                    BW: 1 = B6 done, 2 = B7 same colour, 3 = other */
+#if BW
+	bit  c;          /* B2: own colour */
+#endif
 	byte k = N;      /* the waiter being passed, N = none */
 	byte r;          /* recovery's index */
 
@@ -137,6 +164,21 @@ incarnation:
 		:: d_step { pass[i] >= 2 + N -> pass[i] = IDLE }     /* CLEARED */
 		fi;
 #endif
+#if BW
+		/* B1 */ d_step { choosing[i] = 1; FIRST(j); num = 0; ph = 0 };
+		/* B2 */ c = color;
+		/* B3: the tickets of our colour; then (c, max + 1), one word */
+		do
+		:: d_step { j < N ->
+			if :: mycolor[j] == c && number[j] > num -> num = number[j] :: else fi;
+			NEXT(j) }
+		:: d_step { j >= N && num < MAXNUM -> num++; j = 0; mycolor[i] = c; number[i] = num };
+		   /* B4 */ d_step { choosing[i] = 0; FIRST(j) };
+		   break
+		:: d_step { j >= N && num >= MAXNUM -> choosing[i] = 0; retired[i] = 1; j = 0; num = 0 };
+		   goto gone
+		od;
+#else
 		/* L1 */ d_step { choosing[i] = 1; FIRST(j); num = 0; ph = 0 };
 		/* L2 */
 		do
@@ -147,6 +189,7 @@ incarnation:
 		od;
 		/* L3 */ number[i] = num;
 		/* L4 */ d_step { choosing[i] = 0; FIRST(j) };
+#endif
 		/* W: publish, or not (trylock, uncontended) */
 		if
 		:: pass[i] = WAITING; published = 1
@@ -154,9 +197,22 @@ incarnation:
 		fi;
 		/* L5..L7, with the passer's steps and the check X */
 		do
-		:: d_step { j < N && !ph && choosing[j] == 0 -> ph = 1 }          /* L6 */
-		:: d_step { j < N && ph && (number[j] == 0 || LESS(num, i, number[j], j)) ->
+#if BW
+		:: d_step { j < N && ph == 0 && choosing[j] == 0 -> ph = 1 }     /* B6 */
+		:: d_step { j < N && ph == 1 ->                                 /* B7: the branch */
+			if
+			:: mycolor[j] == c && SAME_OK(j) -> ph = 0; NEXT(j)
+			:: mycolor[j] == c && !SAME_OK(j) -> ph = 2
+			:: mycolor[j] != c && number[j] == 0 -> ph = 0; NEXT(j)
+			:: mycolor[j] != c && number[j] != 0 -> ph = 3
+			fi }
+		:: d_step { j < N && ph == 2 && SAME_OK(j) -> ph = 0; NEXT(j) }
+		:: d_step { j < N && ph == 3 && OTHER_OK(j) -> ph = 0; NEXT(j) }
+#else
+		:: d_step { j < N && ph == 0 && choosing[j] == 0 -> ph = 1 }     /* L6 */
+		:: d_step { j < N && ph == 1 && (number[j] == 0 || LESS(num, i, number[j], j)) ->
 			ph = 0; NEXT(j) }                                          /* L7 */
+#endif
 		:: atomic { published && pass[i] != WAITING ->                   /* X */
 			number[i] = 0; published = 0; j = 0; num = 0; ph = 0 };
 			goto settle
@@ -179,21 +235,31 @@ incarnation:
 #endif
 			fi;
 			d_step { assert(ncs == 0); ncs++; in_cs[i] = 1; j = 0 };
+#if BW
+			/* CS, then B12 and B13 */
+			d_step { ncs--; in_cs[i] = 0; color = 1 - c };
+			d_step { number[i] = 0; num = 0; c = 0 };
+#else
 			/* CS, then L9 */
 			d_step { ncs--; in_cs[i] = 0; number[i] = 0; num = 0 };
+#endif
 			break
 		od;
 settle:		skip
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor ---- */
-	d_step { dead[i] -> j = 0; num = 0; published = 0; ph = 0 };
+	d_step { dead[i] -> j = 0; num = 0; published = 0; ph = 0;
+#if BW
+		 c = 0
+#endif
+	};
 	/* R1 */ d_step { if :: pass[i] == WAITING -> pass[i] = IDLE :: else fi };
 	/* R2: the passes it left unfinished (dead: no store of its own follows) */
 	r = 0;
 	do
 	:: r < N && pass[r] == PASSING(i) ->
-		number[r] = 0; choosing[r] = 0;
+		CLEAR_TICKET(r); choosing[r] = 0;
 		pass[r] = CLEARED(i); r++
 	:: r < N && pass[r] != PASSING(i) -> r++
 	:: r >= N -> break

@@ -78,6 +78,8 @@ pass(lamport) N=2 crash=2 pass=2 safety     |pass       |-DN=2 -DCRASHES=2 -DPAS
 pass(lamport) N=3 pass=1 safety              |pass       |-DN=3 -DPASSES=1 -DMAXNUM=4|safety  |pass      |4
 pass-no-settle N=2                           |pass       |-DN=2 -DNO_SETTLE=1|safety  |fail:mutex|1
 pass-no-close N=2                            |pass       |-DN=2 -DNO_CLOSE=1|safety  |fail:mutex|1
+pass(black-white) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |6
+pass(black-white)-no-settle N=2              |pass       |-DN=2 -DBW=1 -DNO_SETTLE=1|safety  |fail:mutex|1
 store-buffer (TSO) both barriers             |store_buffer|-DPASSAGES=2|safety  |pass      |1
 store-buffer-no-barrier-1 (TSO)              |store_buffer|-DFENCE_START=0|safety  |fail:mutex|1
 store-buffer-no-barrier-2 (TSO)              |store_buffer|-DFENCE_END=0|safety  |fail:mutex|1
