@@ -249,7 +249,10 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	p->pred = BAKERY_NO_SLOT;
 	p->pass_published = false;
 	/* a pass of our registers not finished yet (we were passed, or our
-	 * slot's previous owner was): none of our stores before it is */
+	 * slot's previous owner was): none of our stores before it is.  A
+	 * plain load: IDLE is our own last store to the word (or a
+	 * recoverer's), which no passer can change: passers only take
+	 * WAITING. */
 	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->pass) != PASS_IDLE) &&
 	    (err = bakery__pass_settle(p)))
 		return err;
@@ -273,8 +276,16 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 	if (err)
 		return err;
 	/* passed: a new place in line, with the deadline we had */
-	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED)
+	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
+		if (dl->mode == WAIT_DEADLINE && bakery__deadline_passed(dl)) {
+			/* no new place past the deadline; the pass is settled
+			 * now if it is over, else before our next attempt */
+			err = bakery__pass_settle(&p);
+			err = err ? err : ETIMEDOUT;
+			break;
+		}
+	}
 	if (err) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		return err;

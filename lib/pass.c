@@ -175,8 +175,8 @@ int bakery__pass_close(struct passage *p, int err)
 	 * CAS either precedes ours (we fail, and never enter) or fails (it
 	 * never clears).  Our critical section's accesses stay after it. */
 	if (uatomic_cmpxchg(&p->mine->pass, PASS_WAITING, PASS_IDLE) == PASS_WAITING)
-		return err == BAKERY_EPASSED ? 0 : err;
-	return err && err != BAKERY_EPASSED ? err : BAKERY_EPASSED;
+		return err;
+	return err ? err : BAKERY_EPASSED;
 }
 
 /* Sleep on our pass word (woken by the passer's CLEARED) for a short while. */
@@ -365,7 +365,10 @@ void bakery__pass_recover(struct bakery *b, unsigned lock, unsigned slot)
 
 	/* a dead waiter is no longer passable: its registers are being reset
 	 * anyway.  (PASSING and CLEARED stay: the slot's next owner settles
-	 * them before its first doorway.) */
+	 * them before its first doorway.)  A CAS, not a store: a passer may
+	 * win the word at the same time, and then its clear must be settled.
+	 * Its full barrier orders nothing else that matters: the reset that
+	 * follows only writes zeros a passer would write too. */
 	uatomic_cmpxchg(own, PASS_WAITING, PASS_IDLE);
 	/* the passes it started and did not finish: it is dead, so no store
 	 * of its own can follow ours */

@@ -35,9 +35,11 @@
 #define PASS_BY(w)     ((w) >> 2)
 #define PASS_WORD(state, slot) ((uint32_t)(slot) << 2 | (state))
 
-/* Internal answer of a wait whose owner was passed: the algorithm aborts as
- * for a timeout, and lock.c settles and starts a new attempt.  Never seen
- * by a caller of the library (not an errno, not a BAKERY_E* code). */
+/* Internal answer of pass_close for an owner that was passed: it must not
+ * enter; lock.c settles and starts a new attempt.  (The waits of a passed
+ * owner return 0 at once, so that the algorithm's loop ends without an
+ * abort of its own: the passer cleared its ticket.)  Never seen by a caller
+ * of the library (not an errno, not a BAKERY_E* code). */
 #define BAKERY_EPASSED (-1)
 
 /* A passer's view of the waiter it waits on (both times CLOCK_MONOTONIC):
@@ -65,16 +67,18 @@ static inline void bakery__pass_publish(struct passage *p)
 		bakery__pass_publish_slow(p);
 }
 
-/* The owner, waiting: has it been passed?  (then its wait ends with
- * BAKERY_EPASSED instead of waiting on a stale view) */
+/* The owner, waiting: has it been passed?  (then its waits end at once
+ * instead of waiting on a stale view) */
 static inline bool bakery__pass_was_passed(const struct passage *p)
 {
 	return p->pass_published && CMM_LOAD_SHARED(p->mine->pass) != PASS_WAITING;
 }
 
 /* The owner, its wait over (ERR its answer): take the word back.  Returns
- * ERR, or BAKERY_EPASSED if it was passed meanwhile (it then must not enter:
- * settle, and start again). */
+ * ERR, or BAKERY_EPASSED if ERR is 0 and it was passed meanwhile (it then
+ * must not enter: settle, and start again).  A wait that failed (timeout,
+ * region lost) after a pass returns its error; the pass is settled before
+ * the next attempt. */
 BAKERY_HIDDEN int bakery__pass_close(struct passage *p, int err);
 
 /* The owner, before a doorway or after a pass: wait until no pass of its

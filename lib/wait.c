@@ -22,6 +22,10 @@
  * A waiter far back in line first parks (bakery__park_behind_slow): one
  * sleep on its predecessor's line and token, the same two words, ended by
  * the predecessor's exit, abort or death.
+ * A blocking or timed waiter that meets a false condition becomes passable
+ * (pass.c); it also sleeps on its own pass word, so that being passed wakes
+ * it, and it passes the slot it waits on if that one does not take its
+ * turn within the grace (its sleeps are then at most G/4 long).
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
  * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
  * A region cut short under us (guard.c) ends the wait with
@@ -261,9 +265,13 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	 * CPUs), spin for about one wake-up; with more, someone ahead is not
 	 * running, and a long spin only takes the CPU it needs. */
 	int spins = !transient && p->crowd < online_cpus() ? LONG_SPIN_POLLS : SPIN_POLLS;
-
 	struct pass_watch watch = { .started = false };
 
+	/* passed: our view is stale and we will not enter (lock.c's
+	 * pass_close says so); end the algorithm's loop without waiting and
+	 * without an abort of our own (the passer has cleared our ticket) */
+	if (caa_unlikely(bakery__pass_was_passed(p)))
+		return 0;
 	for (int i = 0; i < spins; i++) {
 		if (cond(b, p->lock, j, arg))
 			return 0;
@@ -294,9 +302,9 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 
 		if (region_lost(b))
 			return BAKERY_EBADREGION;
-		/* passed while we slept: our view is stale, start again */
+		/* passed while we slept: as above */
 		if (bakery__pass_was_passed(p))
-			return BAKERY_EPASSED;
+			return 0;
 		if (bakery__deadline_passed(p->dl))
 			return cond(b, p->lock, j, arg) ? 0 : ETIMEDOUT;
 		/* j's turn came and it has not taken it for G: pass it (its
@@ -393,9 +401,7 @@ int bakery__park_behind_slow(struct passage *p)
 
 		if (region_lost(b))
 			return BAKERY_EBADREGION;
-		if (bakery__pass_was_passed(p))
-			return BAKERY_EPASSED;
-		if (bakery__deadline_passed(p->dl))
+		if (bakery__pass_was_passed(p) || bakery__deadline_passed(p->dl))
 			return 0;
 		/* a predecessor that does not take its turn is passed here
 		 * too: then its ticket changed, and the park ends */

@@ -60,9 +60,10 @@ static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t nu
 
 /*
  * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
- * when giving up; BAKERY_EPASSED (pass.h) when we were passed meanwhile.  A
- * blocking or timed waiter that finds cond false becomes passable, and
- * passes j if j's turn came and j has not taken it for the grace G.  If j's owner dies meanwhile, its slot is recovered here and
+ * when giving up.  A blocking or timed waiter that finds cond false becomes
+ * passable (pass.c), and passes j if j's turn came and j has not taken it
+ * for the grace G.  Once we have been passed it returns 0 at once: the
+ * algorithm's loop ends, and lock.c finds out that we must not enter.  If j's owner dies meanwhile, its slot is recovered here and
  * cond is evaluated again on the cleared registers.  Wakes on a change of j's
  * registers, on the death of j's owner, and on a change of p->also.
  */

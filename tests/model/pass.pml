@@ -22,8 +22,8 @@
  *       condition; not published = a trylock or the uncontended path):
  *       pass[i] := WAITING                                (pass_publish)
  *   X   published and pass[i] != WAITING, at any step of the wait: the
- *       owner sees it was passed: number[i] := 0 (the algorithm's abort),
- *       then back to S                         (BAKERY_EPASSED in wait.c)
+ *       owner sees it was passed: its waits end at once, C fails, and it
+ *       goes back to S, with no store of its own (wait.c)
  *   C   before the CS, if published: CAS pass[i]: WAITING -> IDLE; if the
  *       word was not WAITING, it was passed: back to S   (pass_close)
  * and the passer's steps, which any process may take while it waits
@@ -214,7 +214,7 @@ incarnation:
 			ph = 0; NEXT(j) }                                          /* L7 */
 #endif
 		:: atomic { published && pass[i] != WAITING ->                   /* X */
-			number[i] = 0; published = 0; j = 0; num = 0; ph = 0 };
+			published = 0; j = 0; num = 0; ph = 0 };
 			goto settle
 		/* the passer's steps, on a waiter k (P1..P3) */
 		PASS(0)

@@ -157,6 +157,14 @@ static uint64_t lock_passes(bakery_t *b)
 	return li.passes;
 }
 
+static uint64_t lock_aborts(bakery_t *b)
+{
+	struct bakery_lock_info li;
+
+	ck_assert_int_eq(bakery_lock_info(b, 0, &li), 0);
+	return li.aborts;
+}
+
 struct scene {
 	struct arena *a;
 	bakery_t *b;
@@ -222,6 +230,8 @@ START_TEST(stopped_waiter_is_passed)
 	ck_assert_int_eq(tk_reap(a, 30), 0);
 	ck_assert(s.a->acquired_ns[1] > s.a->acquired_ns[2]);
 	ck_assert_uint_eq(s.a->entries, 3);
+	/* a pass is not a give-up of the passed one's */
+	ck_assert_uint_eq(lock_aborts(s.b), 0);
 	fprintf(stderr, "%s: B passed the stopped waiter %.3f s after the release "
 	        "(grace %.3f s, hand-over %.6f s)\n", bakery_algo_name(s.a->algo), took, G_S, baseline);
 	scene_close(&s);
