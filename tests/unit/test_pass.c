@@ -17,8 +17,9 @@
  *   - a storm: workers loop lock/unlock while one at a time is stopped; each
  *     time the stopped one is passable (its pass word says WAITING) or out
  *     of the line, the others must go on acquiring while it stays stopped
- *     (elsewhere, e.g. holding the lock, it holds them up by contract); at
- *     the end all finish.  Every holder swaps its id into an occupancy word on entry:
+ *     (elsewhere, e.g. holding the lock, it holds them up by contract);
+ *     every third such stopped worker is killed instead of continued and
+ *     replaced; at the end all finish.  Every holder swaps its id into an occupancy word on entry:
  *     never two holders.
  */
 #include "config.h"
@@ -370,14 +371,15 @@ static bool progressed(void *arg)
 START_TEST(storm_of_stops)
 {
 	struct scene s;
+	struct worker w[STORM_WORKERS + STORM_ROUNDS];
 	pid_t pid[STORM_WORKERS];
-	unsigned waited = 0;
+	unsigned waited = 0, killed = 0;
 
 	scene_open(&s, (enum bakery_algo)_i, "storm");
 	srand((unsigned)getpid());
 	for (unsigned k = 0; k < STORM_WORKERS; k++) {
-		s.w[k] = (struct worker){ s.a, k };
-		pid[k] = tk_fork(storm_worker, &s.w[k]);
+		w[k] = (struct worker){ s.a, k };
+		pid[k] = tk_fork(storm_worker, &w[k]);
 	}
 	for (unsigned r = 0; r < STORM_ROUNDS; r++) {
 		unsigned k = (unsigned)rand() % STORM_WORKERS;
@@ -397,15 +399,27 @@ START_TEST(storm_of_stops)
 			ck_assert_msg(went_on, "round %u: no progress while worker %u was stopped",
 			              r, k);
 			waited++;
+			/* every third such round it dies instead (not holding
+			 * the lock, so the occupancy word stays exact): a
+			 * waiter, maybe passed or passing, whose death the
+			 * others prove and recover; a new worker takes over */
+			if (r % 3 == 2) {
+				ck_assert(tk_kill(pid[k]));
+				w[STORM_WORKERS + r] = (struct worker){ s.a, STORM_WORKERS + r };
+				pid[k] = tk_fork(storm_worker, &w[STORM_WORKERS + r]);
+				killed++;
+				continue;
+			}
 		}
 		ck_assert_int_eq(kill(pid[k], SIGCONT), 0);
 	}
 	uatomic_set(&s.a->stop, 1);
 	for (unsigned k = 0; k < STORM_WORKERS; k++)
 		ck_assert_int_eq(tk_reap(pid[k], 60), 0);
-	fprintf(stderr, "%s storm: %llu entries, %llu passes, %u of %u stops waited out\n",
-	        bakery_algo_name(s.a->algo), (unsigned long long)s.a->entries,
-	        (unsigned long long)lock_passes(s.b), waited, STORM_ROUNDS);
+	fprintf(stderr, "%s storm: %llu entries, %llu passes, %u of %u stops waited out, "
+	        "%u of them killed\n", bakery_algo_name(s.a->algo),
+	        (unsigned long long)s.a->entries, (unsigned long long)lock_passes(s.b), waited,
+	        STORM_ROUNDS, killed);
 	scene_close(&s);
 }
 END_TEST
