@@ -286,16 +286,29 @@ static bool turn_is_due(struct passage *p, unsigned j, uint64_t *tj)
 	return holds_ticket(a, *tj) && turn_came(p->b, p->lock, a, j, *tj);
 }
 
+/* J is being passed by BY: if BY died before it finished, prove it; its
+ * recovery finishes the pass (bakery__pass_recover).  Nobody else may be
+ * watching BY's token: J, the passed, may be stopped. */
+static void finish_if_passer_dead(struct passage *p, unsigned by)
+{
+	if (by < p->b->nslots && by != p->self &&
+	    (CMM_LOAD_SHARED(*slot_token_word(p->b, by)) & FUTEX_OWNER_DIED))
+		bakery__slot_recover_if_dead(p->b, by);
+}
+
 static bool consider(struct passage *p, unsigned j, struct pass_watch *w)
 {
 	long grace = bakery__pass_grace_ns();
+	uint32_t word;
 	struct timespec now;
 	uint64_t tj;
 
 	if (!grace || p->self == BAKERY_NO_SLOT)
 		return false;
-	if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->pass) != PASS_WAITING ||
-	    !algo_passes(lock_algo(p->b, p->lock))) {
+	word = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->pass);
+	if (PASS_STATE(word) == PASS_PASSING)
+		finish_if_passer_dead(p, PASS_BY(word));
+	if (word != PASS_WAITING || !algo_passes(lock_algo(p->b, p->lock))) {
 		w->started = w->armed = false;
 		return false;
 	}
@@ -348,9 +361,11 @@ bool bakery__pass_consider_once(struct passage *p, unsigned j)
 long bakery__pass_sleep_cap(struct passage *p, unsigned j, long cap)
 {
 	long grace = bakery__pass_grace_ns();
+	uint32_t word = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->pass);
 
-	/* a quarter of G: the watch sees the turn come within G/4 of it */
-	if (grace && CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->pass) == PASS_WAITING &&
+	/* a quarter of G: the watch sees the turn come within G/4 of it, and
+	 * a passer's death within G/4 */
+	if (grace && (word == PASS_WAITING || PASS_STATE(word) == PASS_PASSING) &&
 	    grace / 4 < cap)
 		return grace / 4 > 0 ? grace / 4 : 1;
 	return cap;

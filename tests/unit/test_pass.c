@@ -13,6 +13,9 @@
  *   - a trylock is not told EBUSY for ever when the only one ahead of it is
  *     a stopped waiter: it passes it after G (by its own watch, kept
  *     between its calls), and its first call, before G, is EBUSY.
+ *   - a passer that dies right after winning the pass word: a later waiter
+ *     proves its death, the recovery finishes the pass (the test build's
+ *     crash point), and the passed one, continued, gets the lock too.
  *   - BAKERY_PASS_GRACE_MS=0 turns passing off: B then times out.
  *   - a storm: workers loop lock/unlock while one at a time is stopped; each
  *     time the stopped one is passable (its pass word says WAITING) or out
@@ -49,6 +52,8 @@ struct arena {
 	uint64_t acquired_ns[MAX_WORKERS]; /* CLOCK_MONOTONIC, by id */
 	int stop;                       /* storm: workers leave */
 	int grace_off;                  /* children set BAKERY_PASS_GRACE_MS=0 */
+	int grace_long;                 /* the next waiter never passes (10 min) */
+	char crash_at[32];              /* the next waiter's BAKERY_CRASH_AT */
 	double timeout_s;               /* a waiter's deadline, 0 = none */
 };
 
@@ -70,6 +75,8 @@ static int open_line(struct arena *a, bakery_t **b, bakery_lock_t **l)
 {
 	if (a->grace_off)
 		setenv("BAKERY_PASS_GRACE_MS", "0", 1);
+	if (a->grace_long)
+		setenv("BAKERY_PASS_GRACE_MS", "600000", 1);
 	return bakery_open(a->name, 0, NULL, b) || bakery_lock_open(*b, "line", a->algo, l);
 }
 
@@ -82,6 +89,8 @@ static int waiter_once(void *arg)
 	bakery_t *b;
 	int rc;
 
+	if (a->crash_at[0])
+		setenv("BAKERY_CRASH_AT", a->crash_at, 1);
 	if (open_line(a, &b, &l))
 		return 100;
 	if (a->timeout_s > 0) {
@@ -235,6 +244,37 @@ START_TEST(stopped_waiter_is_passed)
 	ck_assert_uint_eq(lock_aborts(s.b), 0);
 	fprintf(stderr, "%s: B passed the stopped waiter %.3f s after the release "
 	        "(grace %.3f s, hand-over %.6f s)\n", bakery_algo_name(s.a->algo), took, G_S, baseline);
+	scene_close(&s);
+}
+END_TEST
+
+/* A passer dies right after winning the pass word (the test build's crash
+ * point pass-won): the passed, stopped waiter's ticket is still in place
+ * and its word says PASSING.  A third waiter proves the passer's death and
+ * the recovery finishes the pass: it gets the lock, and so does the passed
+ * one once continued. */
+START_TEST(passer_dies_mid_pass)
+{
+	struct scene s;
+	pid_t a, passer, c;
+
+	scene_open(&s, (enum bakery_algo)_i, "passdie");
+	unit_holder_start(&s.h, s.l);
+	a = queue_waiter(s.a, &s.w[1], 1, s.b, 1);
+	stop_and_check(a);
+	snprintf(s.a->crash_at, sizeof(s.a->crash_at), "pass-won");
+	passer = queue_waiter(s.a, &s.w[2], 2, s.b, 2);
+	s.a->crash_at[0] = '\0';
+	s.a->grace_long = 1;            /* the passer must be the one that dies */
+	c = queue_waiter(s.a, &s.w[3], 3, s.b, 3);
+	unit_holder_stop(&s.h);
+	ck_assert_int_eq(tk_reap(passer, G_S + 30), 128 + SIGKILL);
+	ck_assert_int_eq(tk_reap(c, G_S + 30), 0);
+	ck_assert_uint_eq(lock_passes(s.b), 1);
+	ck_assert_uint_eq(s.a->acquired_ns[1], 0);
+	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(a, 30), 0);
+	ck_assert_uint_eq(s.a->entries, 2);
 	scene_close(&s);
 }
 END_TEST
@@ -431,6 +471,7 @@ static Suite *pass_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, stopped_waiter_is_passed, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_JAYANTI);
+	tcase_add_loop_test(tc, passer_dies_mid_pass, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_JAYANTI);
 	tcase_add_loop_test(tc, trylock_passes_a_stopped_waiter, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_JAYANTI);
 	tcase_add_loop_test(tc, grace_zero_turns_passing_off, BAKERY_ALGO_LAMPORT,
