@@ -235,9 +235,6 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 	l->ops->exit(p);
 }
 
-/* (the only cancellation points on this path are in claiming a slot, where
- * bakery__slot_self disables cancellation: waiting makes no cancellable
- * call) */
 /* One place in line: doorway and wait.  0 when it is our turn; an error;
  * or BAKERY_EPASSED when we were passed (pass.c) and must not enter. */
 static int passage_attempt(struct bakery_lock *l, struct passage *p)
@@ -267,6 +264,9 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	return bakery__pass_close(p, err);
 }
 
+/* (the only cancellation points on this path are in claiming a slot, where
+ * bakery__slot_self disables cancellation: waiting makes no cancellable
+ * call) */
 static int lock_acquire(struct bakery_lock *l, const struct deadline *dl)
 {
 	struct passage p;

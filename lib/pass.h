@@ -63,7 +63,7 @@ BAKERY_HIDDEN long bakery__pass_grace_ns(void);
 BAKERY_HIDDEN void bakery__pass_publish_slow(struct passage *p);
 static inline void bakery__pass_publish(struct passage *p)
 {
-	if (!p->pass_published)
+	if (!p->pass_published && p->dl->mode != WAIT_NONE)
 		bakery__pass_publish_slow(p);
 }
 
