@@ -37,7 +37,6 @@
  */
 #include "config.h"
 
-#include <limits.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
