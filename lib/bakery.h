@@ -150,6 +150,10 @@ struct bakery_config {
 	mode_t   mode;             /* permission bits of the shm object, within 0666; 0 = 0600           */
 };
 
+/* The grace G (ms) after which a waiter that does not take its turn is
+ * passed, unless BAKERY_PASS_GRACE_MS says otherwise (bakery_lock). */
+#define BAKERY_PASS_GRACE_DEFAULT_MS 250L
+
 #define BAKERY_DEFAULT_SLOTS   64u
 #define BAKERY_DEFAULT_LOCKS   64u
 #define BAKERY_MAX_SLOTS       4096u   /* larger configs are refused with EINVAL */
@@ -304,9 +308,19 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * (at least twice as many tickets ahead as online CPUs) sleeps once, behind
  * the ticket just ahead of it, and is woken by that one's unlock, abort or
  * death alone.  Signals do not interrupt it.
- * FIFO holds among waiters that run: a waiter stopped in line (SIGSTOP, a
- * debugger, a frozen container) holds up every later ticket until it runs
- * again, as a holder would; a timed lock bounds how long the others wait.
+ * FIFO holds among waiters that take their turn within the grace G
+ * (BAKERY_PASS_GRACE_DEFAULT_MS, 250 ms; the environment variable
+ * BAKERY_PASS_GRACE_MS sets it per process, 0 turns passing off).  A waiter
+ * whose turn has come and that does not take it within G (stopped by
+ * SIGSTOP or Ctrl-Z, traced, frozen, starved of CPU) is passed by a waiter
+ * behind it: its place in line is given up on its behalf, and when it runs
+ * again it takes a new one, transparently (the call still returns only once
+ * the lock is held or the deadline passed).  A passed waiter never enters on
+ * its old place.  Not passed: a waiter stopped inside its doorway or in the
+ * few instructions before its first wait or after its wait, a holder (until
+ * its unlock has cleared its ticket), a trylock, and waiters of JAYANTI
+ * locks; a passer stopped in the middle of a pass (a few stores)
+ * holds up the one it passes.  bakery_lock_info() counts passes.
  * Takes a slot for the calling thread on its first call; when every slot
  * of the region is taken, waits for one to be given back (woken one per
  * freed slot, the longest asleep first; looking again at least every
@@ -515,6 +529,7 @@ struct bakery_lock_info {
 	unsigned holding;          /* slots inside the critical section now */
 	unsigned readers;          /* of them, in shared mode               */
 	uint64_t reader_deaths;    /* readers that died inside: no owner-died */
+	uint64_t passes;           /* waiters passed: their turn came and they did not take it */
 };
 /* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
 BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);

@@ -116,6 +116,7 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 	out->capacity = CMM_LOAD_SHARED(e->holders);
 	if (out->capacity == 0 || out->capacity > BAKERY_MAX_HOLDERS)
 		out->capacity = 1;      /* (a corrupted value is not repeated) */
+	out->passes = CMM_LOAD_SHARED(e->passes);
 	out->holder = -1;
 	for (unsigned s = 0; s < b->nslots; s++) {
 		struct bakery_shm_reg *r = reg_of(b, index, s);

@@ -17,6 +17,7 @@ bakery_sources = \
 	lib/region.h \
 	lib/registry.h \
 	lib/wait.h \
+	lib/pass.h \
 	lib/lock_recovery.h \
 	lib/locktable.h \
 	lib/slotwait.h \
@@ -27,6 +28,7 @@ bakery_sources = \
 	lib/registry.c \
 	lib/wait.c \
 	lib/slotwait.c \
+	lib/pass.c \
 	lib/lock.c \
 	lib/lock_recovery.c \
 	lib/locktable.c \

@@ -18,6 +18,7 @@
 
 #include "algo.h"
 #include "locktable.h"
+#include "pass.h"
 #include "region.h"
 #include "registry.h"
 #include "slotwait.h"
@@ -69,7 +70,7 @@ static int table_create(struct bakery *b, const char *name, size_t len,
 		e->color = 0;
 		e->jayanti_x = 0;
 		e->flags = 0;
-		e->recoveries = e->owner_deaths = 0;
+		e->recoveries = e->owner_deaths = e->passes = 0;
 		CRASH_POINT("lock-create");
 		cmm_smp_wmb();  /* every field before READY publishes them */
 		CMM_STORE_SHARED(e->state, LOCK_READY);
@@ -285,9 +286,6 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	p->lock = l->index;
 	p->mine = reg_of(b, l->index, p->self);
 	p->dl = dl;
-	p->also = p->also_waiters = NULL;
-	p->crowd = 0;
-	p->pred = BAKERY_NO_SLOT;
 	p->shared = shared;
 	p->holders = l->holders;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
@@ -340,6 +338,50 @@ static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline 
 	return lock_acquire(l, dl, shared);
 }
 
+/* Our entry moved on before our doorway (an unlink): not an error the
+ * caller sees (lock_acquire_after_move sorts it out). */
+#define ENTRY_MOVED (-2)
+
+/* One place in line: doorway and wait.  0 when it is our turn; an error;
+ * BAKERY_EPASSED when we were passed (pass.c) and must not enter; or
+ * ENTRY_MOVED. */
+static int passage_attempt(struct bakery_lock *l, struct passage *p)
+{
+	int err;
+
+	p->also = p->also_waiters = NULL;
+	p->crowd = 0;
+	p->pred = BAKERY_NO_SLOT;
+	p->pass_published = false;
+	/* a pass of our registers not finished yet (we were passed, or our
+	 * slot's previous owner was): none of our stores before it is.  A
+	 * plain load: IDLE is our own last store to the word (or a
+	 * recoverer's), which no passer can change: passers only take
+	 * WAITING. */
+	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->pass) != PASS_IDLE) &&
+	    (err = bakery__pass_settle(p)))
+		return err;
+	if (l->ops->prepare && (err = l->ops->prepare(p)))
+		return err;
+	/* The passage's mode before its ticket: the doorway's first store_mb()
+	 * orders this store before the ticket's (store->store), so that whoever
+	 * reads our ticket and then, after a read barrier, our mode, reads this
+	 * passage's mode or a later one (reader_passes in algo/common.h). */
+	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->mode) != (p->shared ? REG_SHARED : REG_EXCLUSIVE)))
+		CMM_STORE_SHARED(p->mine->mode, p->shared ? REG_SHARED : REG_EXCLUSIVE);
+	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_DOORWAY);
+	if (caa_unlikely(entry_moved(l))) {
+		CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
+		return ENTRY_MOVED;
+	}
+	l->ops->doorway(p);
+	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_WAITING);
+	CRASH_POINT("waiting");
+	err = l->ops->wait(p);
+	/* before entering: make sure we were not passed (WAITING -> IDLE) */
+	return bakery__pass_close(p, err);
+}
+
 /* (the only cancellation points on this path are in claiming a slot, where
  * bakery__slot_self disables cancellation: waiting makes no cancellable
  * call) */
@@ -351,23 +393,19 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 
 	if (err)
 		return err;
-	if (l->ops->prepare && (err = l->ops->prepare(&p)))
-		return err;
-	/* The passage's mode before its ticket: the doorway's first store_mb()
-	 * orders this store before the ticket's (store->store), so that whoever
-	 * reads our ticket and then, after a read barrier, our mode, reads this
-	 * passage's mode or a later one (wait_shared_ok in algo/common.c). */
-	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->mode) != (shared ? REG_SHARED : REG_EXCLUSIVE)))
-		CMM_STORE_SHARED(p.mine->mode, shared ? REG_SHARED : REG_EXCLUSIVE);
-	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_DOORWAY);
-	if (caa_unlikely(entry_moved(l))) {
+	/* passed: a new place in line, with the deadline we had */
+	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
-		return lock_acquire_after_move(l, dl, shared);
+		if (dl->mode == WAIT_DEADLINE && bakery__deadline_passed(dl)) {
+			/* no new place past the deadline; the pass is settled
+			 * now if it is over, else before our next attempt */
+			err = bakery__pass_settle(&p);
+			err = err ? err : ETIMEDOUT;
+			break;
+		}
 	}
-	l->ops->doorway(&p);
-	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_WAITING);
-	CRASH_POINT("waiting");
-	err = l->ops->wait(&p);
+	if (caa_unlikely(err == ENTRY_MOVED))
+		return lock_acquire_after_move(l, dl, p.shared);
 	if (err) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		return err;

@@ -15,6 +15,7 @@
 
 #include "algo.h"
 #include "lock_recovery.h"
+#include "pass.h"
 
 /* Only entries in use have registers anyone wrote: testing the lock table
  * first keeps a per-slot sweep from touching (and faulting in) one register
@@ -71,6 +72,7 @@ static void clear_slot(struct bakery *b, unsigned slot, bool dead)
 			continue;
 		if (dead)
 			note_dead_slot(b, l, slot);
+		bakery__pass_recover(b, l, slot);   /* the passes it left unfinished */
 		if (ops->recover(b, l, slot) == 0) {
 			CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
 			CMM_STORE_SHARED(r->holder_inconsistent, 0);

@@ -114,6 +114,8 @@ struct bakery_shm_lock {
 	uint32_t exits __attribute__((aligned(CACHE_LINE)));
 	                           /* futex word of a k-holder lock: bumped by
 	                              every exit, abort and recovery in it     */
+	/* added in layout 4 (pass.c) */
+	uint64_t passes;           /* waiters passed in this lock */
 };
 
 /* Stage of a slot in one lock (enum bakery_pass_state values). */
@@ -131,7 +133,12 @@ struct bakery_shm_reg {
 	uint64_t acquisitions;
 	uint64_t aborts;
 	uint32_t door_waiters;     /* threads asleep on seq for choosing = 0    */
+	/* added in layout 4: the pass word (pass.h), written by the owner and
+	 * by a passer or recoverer with compare-and-swap; the futex word a
+	 * passed waiter sleeps on until its pass is finished */
+	uint32_t pass;
 } __attribute__((aligned(CACHE_LINE)));
+_Static_assert(sizeof(struct bakery_shm_reg) == CACHE_LINE, "one cache line of registers");
 
 /* The mode of a passage, written before its ticket (lock.c). */
 enum reg_mode {

@@ -22,6 +22,10 @@
  * A waiter far back in line first parks (bakery__park_behind_slow): one
  * sleep on its predecessor's line and token, the same two words, ended by
  * the predecessor's exit, abort or death.
+ * A blocking or timed waiter that meets a false condition becomes passable
+ * (pass.c); it also sleeps on its own pass word, so that being passed wakes
+ * it, and it passes the slot it waits on if that one does not take its
+ * turn within the grace (its sleeps are then at most G/4 long).
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
  * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
  * A region cut short under us (guard.c) ends the wait with
@@ -36,6 +40,7 @@
 #include <unistd.h>
 
 #include "futex.h"
+#include "pass.h"
 #include "registry.h"
 #include "wait.h"
 
@@ -107,16 +112,6 @@ static void ts_add_ns(struct timespec *t, long ns)
 		t->tv_nsec -= 1000000000L;
 		t->tv_sec++;
 	}
-}
-
-static bool deadline_passed(const struct deadline *dl)
-{
-	struct timespec now;
-
-	if (dl->mode != WAIT_DEADLINE)
-		return dl->mode == WAIT_NONE;
-	clock_gettime(dl->clock, &now);
-	return ts_cmp(&now, &dl->at) >= 0;
 }
 
 /* The absolute time to sleep until: the deadline, capped at CAP_NS from now
@@ -215,6 +210,10 @@ static int busy_unless_gone(struct passage *p, unsigned j, await_fn cond, void *
 	if ((w & FUTEX_OWNER_DIED) && bakery__slot_recover_if_dead(p->b, j) == SLOT_GONE &&
 	    cond(p->b, p->lock, j, arg))
 		return 0;
+	/* the same for a waiter that has not taken its turn for G (by this
+	 * thread's watch, kept between its trylocks) */
+	if (bakery__pass_consider_once(p, j) && cond(p->b, p->lock, j, arg))
+		return 0;
 	return EBUSY;
 }
 
@@ -266,12 +265,21 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	 * CPUs), spin for about one wake-up; with more, someone ahead is not
 	 * running, and a long spin only takes the CPU it needs. */
 	int spins = !transient && p->crowd < online_cpus() ? LONG_SPIN_POLLS : SPIN_POLLS;
+	struct pass_watch watch = { .started = false };
 
+	/* passed: our view is stale and we will not enter (lock.c's
+	 * pass_close says so); end the algorithm's loop without waiting and
+	 * without an abort of our own (the passer has cleared our ticket) */
+	if (caa_unlikely(bakery__pass_was_passed(p)))
+		return 0;
 	for (int i = 0; i < spins; i++) {
 		if (cond(b, p->lock, j, arg))
 			return 0;
 		if (p->dl->mode == WAIT_NONE && !transient)
 			return busy_unless_gone(p, j, cond, arg);
+		/* waiting for real: from now on we may be passed (not on the
+		 * uncontended path, where every condition holds at once) */
+		bakery__pass_publish(p);
 		/* A dead owner's registers never change: a blocking waiter
 		 * that finds the token marked dead recovers it at once
 		 * instead of spinning first (a late arrival after a crash). */
@@ -284,7 +292,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	if (p->dl->mode == WAIT_NONE)
 		return busy_unless_gone(p, j, cond, arg);
 	for (;;) {
-		struct waitv w[3];
+		struct waitv w[4];
 		unsigned n = 0;
 		/* the futex values are read before the condition: a change
 		 * after this point makes the sleep return at once */
@@ -294,8 +302,14 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 
 		if (region_lost(b))
 			return BAKERY_EBADREGION;
-		if (deadline_passed(p->dl))
+		/* passed while we slept: as above */
+		if (bakery__pass_was_passed(p))
+			return 0;
+		if (bakery__deadline_passed(p->dl))
 			return cond(b, p->lock, j, arg) ? 0 : ETIMEDOUT;
+		/* j's turn came and it has not taken it for G: pass it (its
+		 * registers are clear then, and cond holds below) */
+		bakery__pass_consider(p, j, &watch);
 		waiters_inc(r, on);
 		if (p->also_waiters)
 			uatomic_inc(p->also_waiters);
@@ -309,8 +323,12 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 			w[n++] = (struct waitv){ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 };
 		if (p->also)
 			w[n++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
+		/* our own pass word: a passer's CLEARED wakes us */
+		if (p->pass_published)
+			w[n++] = (struct waitv){ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 };
 		if (!cond(b, p->lock, j, arg)) {
-			futex_sleep(w, n, p->dl, orphan ? ORPHAN_POLL_NS : SLEEP_CAP_NS);
+			futex_sleep(w, n, p->dl, bakery__pass_sleep_cap(p, j, orphan ? ORPHAN_POLL_NS
+			                                                            : SLEEP_CAP_NS));
 			CRASH_POINT("wait-woken");
 			death_pass_on(b, j);
 		}
@@ -398,7 +416,7 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
 
 		if (region_lost(b))
 			return BAKERY_EBADREGION;
-		if (deadline_passed(p->dl))
+		if (bakery__deadline_passed(p->dl))
 			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : ETIMEDOUT;
 		uatomic_inc(p->also_waiters);
 		/* our sleeper count before our re-read of the tickets
@@ -449,11 +467,14 @@ int bakery__park_behind_slow(struct passage *p)
 {
 	struct bakery *b = p->b;
 	unsigned j = p->pred;
+	struct pass_watch watch = { .started = false };
 	struct bakery_shm_reg *r;
 
 	if (p->dl->mode == WAIT_NONE || p->crowd < park_threshold())
 		return 0;
 	r = reg_of(b, p->lock, j);
+	bakery__pass_publish(p);                /* waiting for real */
+
 	for (;;) {
 		/* the futex value before the condition, as in await_common */
 		uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
@@ -461,7 +482,11 @@ int bakery__park_behind_slow(struct passage *p)
 
 		if (region_lost(b))
 			return BAKERY_EBADREGION;
-		if (deadline_passed(p->dl))
+		if (bakery__pass_was_passed(p) || bakery__deadline_passed(p->dl))
+			return 0;
+		/* a predecessor that does not take its turn is passed here
+		 * too: then its ticket changed, and the park ends */
+		if (bakery__pass_consider(p, j, &watch))
 			return 0;
 		uatomic_inc(&r->waiters);
 		/* our waiter count before our re-read of the predecessor's
@@ -470,11 +495,14 @@ int bakery__park_behind_slow(struct passage *p)
 		tok = token_arm(b, j);
 		moved = !tok || pred_moved(b, p->lock, j, &p->pred_number);
 		if (!moved) {
-			struct waitv w[2] = {
+			struct waitv w[3] = {
 				{ seq, (uintptr_t)&r->seq, FUTEX_32, 0 },
 				{ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 },
+				/* our own pass word: a passer's CLEARED wakes us */
+				{ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 },
 			};
-			futex_sleep(w, 2, p->dl, SLEEP_CAP_NS);
+			futex_sleep(w, p->pass_published ? 3 : 2, p->dl,
+			            bakery__pass_sleep_cap(p, j, SLEEP_CAP_NS));
 			death_pass_on(b, j);
 		}
 		uatomic_dec(&r->waiters);

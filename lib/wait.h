@@ -17,6 +17,17 @@ struct deadline {
 	struct timespec at;
 };
 
+/* Has the deadline passed?  (WAIT_NONE: always) */
+static inline bool bakery__deadline_passed(const struct deadline *dl)
+{
+	struct timespec now;
+
+	if (dl->mode != WAIT_DEADLINE)
+		return dl->mode == WAIT_NONE;
+	clock_gettime(dl->clock, &now);
+	return ts_cmp(&now, &dl->at) >= 0;
+}
+
 /* A condition on another slot's registers, re-evaluated on every wake-up. */
 typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);
 
@@ -39,6 +50,8 @@ struct passage {
 	bool shared;
 	/* the lock's capacity k: more than 1 admits k holders at once */
 	unsigned holders;
+	/* our pass word says WAITING (pass.h): we may be passed */
+	bool pass_published;
 };
 
 /* Note slot J, ticket register value NUMBER, as the latest ticket ahead of
@@ -51,7 +64,10 @@ static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t nu
 
 /*
  * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
- * when giving up.  If j's owner dies meanwhile, its slot is recovered here and
+ * when giving up.  A blocking or timed waiter that finds cond false becomes
+ * passable (pass.c), and passes j if j's turn came and j has not taken it
+ * for the grace G.  Once we have been passed it returns 0 at once: the
+ * algorithm's loop ends, and lock.c finds out that we must not enter.  If j's owner dies meanwhile, its slot is recovered here and
  * cond is evaluated again on the cleared registers.  Wakes on a change of j's
  * registers, on the death of j's owner, and on a change of p->also.
  */

@@ -324,22 +324,22 @@ static void human_locks(const struct snapshot *s)
 	for (unsigned i = 0; i < s->nlocks; i++)
 		if ((int)strlen(s->locks[i].name) > w)
 			w = (int)strlen(s->locks[i].name);
-	printf("\n%-*s  %-11s %8s %7s %7s %8s %-15s %7s %12s %12s %10s %12s %13s %6s  %s\n", w,
+	printf("\n%-*s  %-11s %8s %7s %7s %8s %-15s %7s %12s %12s %10s %12s %13s %6s %6s  %s\n", w,
 	       "LOCK", "ALGORITHM", "CAPACITY", "HOLDING", "READERS", "HOLDER", "COMMAND", "WAITERS",
 	       "PARTICIPANTS", "ACQUISITIONS", "RECOVERIES", "OWNER-DEATHS", "READER-DEATHS",
-	       "ABORTS", "STATE");
+	       "ABORTS", "PASSES", "STATE");
 	for (unsigned i = 0; i < s->nlocks; i++) {
 		const struct bakery_lock_info *li = &s->locks[i];
 		const struct bakery_slot_info *h = slot_at(s, li->holder);
 
 		snprintf(holder, sizeof(holder), h ? "%ld" : "-", h ? (long)h->pid : 0L);
-		printf("%-*s  %-11s %8u %7u %7u %8s %-15s %7u %12u %12llu %10llu %12llu %13llu %6llu  "
-		       "%s\n", w, printable(li->name, buf, sizeof(buf)), algo_word(li->algo),
+		printf("%-*s  %-11s %8u %7u %7u %8s %-15s %7u %12u %12llu %10llu %12llu %13llu %6llu "
+		       "%6llu  %s\n", w, printable(li->name, buf, sizeof(buf)), algo_word(li->algo),
 		       li->capacity, li->holding, li->readers, holder, h ? command_name(h, comm, sizeof(comm)) : "-",
 		       li->waiters, li->participants, (unsigned long long)li->acquisitions,
 		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 		       (unsigned long long)li->reader_deaths, (unsigned long long)li->aborts,
-		       lock_state_word(s, li));
+		       (unsigned long long)li->passes, lock_state_word(s, li));
 	}
 }
 
@@ -497,6 +497,7 @@ static void json_lock(const struct snapshot *s, const struct bakery_lock_info *l
 	printf("\"recoveries\": %llu, \"owner_deaths\": %llu, \"aborts\": %llu, ",
 	       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 	       (unsigned long long)li->aborts);
+	printf("\"passes\": %llu, ", (unsigned long long)li->passes);
 	printf("\"owner_dead\": %s, \"not_recoverable\": %s, \"state\": \"%s\", ",
 	       owner_died(s, li) ? "true" : "false", li->not_recoverable ? "true" : "false",
 	       lock_state_word(s, li));

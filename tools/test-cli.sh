@@ -5,8 +5,8 @@
 # passing on the command's status and holding the lock while the command
 # runs, the wrapper and its command living and dying together, the
 # owner-died hand-over (also after a failed repair), `reset`, `recover`,
-# flock(1)'s options, `run --file`, shared mode (`run --shared`) and
-# locks of several holders (`run --holders`).
+# flock(1)'s options, `run --file`, shared mode (`run --shared`), locks
+# of several holders (`run --holders`), and a stopped waiter passed.
 #
 # Uses jq or python3 to parse JSON; exits 77 (skipped) if neither is there.
 set -u
@@ -848,6 +848,72 @@ test_help_and_unlink() {
 	fi
 }
 
+# waiters of LOCK in `status --json`, polled until N (10 s at most)
+wait_waiters() {
+	n=0
+	while [ "$(lock_json "$1" waiters)" != "$2" ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	[ "$(lock_json "$1" waiters)" = "$2" ] || fail "$1: never $2 waiters"
+	sleep 0.3       # asleep in the kernel
+}
+
+# A job for `bakery run`: an occupancy check (mkdir fails if another job is
+# inside), its acquisition time in ns into file $1.
+occupy_cmd() {
+	echo "mkdir '$tmp/inside' 2>/dev/null || touch '$tmp/overlap'; date +%s%N >'$1';
+		sleep 0.05; rmdir '$tmp/inside'"
+}
+
+# The issue's scenario: a holder, A queues behind it and is stopped, B
+# queues, the holder leaves: B gets the lock once A's turn has gone unused
+# for the grace (250 ms), within a generous margin over a hand-over measured
+# here; continued, A gets it after B.  Without passing, B would time out.
+test_stopped_waiter_passed() {
+	for algo in lamport boulangerie black-white; do
+		lock=pass-$algo
+		run 0 "$bakery" run "$region" "$lock" --algo "$algo" -- true
+		# the baseline: one hand-over to a sleeping waiter
+		hold "$lock"
+		"$bakery" run "$region" "$lock" -- sh -c "$(occupy_cmd "$tmp/t0")" &
+		w0=$!
+		wait_waiters "$lock" 1
+		released=$(date +%s%N)
+		touch "$tmp/release"
+		wait "$holder"
+		holder=
+		wait "$w0" || fail "$algo: the baseline waiter exited $?"
+		base_ns=$(($(cat "$tmp/t0") - released))
+
+		hold "$lock"
+		"$bakery" run "$region" "$lock" -- sh -c "$(occupy_cmd "$tmp/ta")" &
+		a=$!
+		wait_waiters "$lock" 1
+		kill -STOP "$a"
+		"$bakery" run "$region" "$lock" --timeout 30 -- sh -c "$(occupy_cmd "$tmp/tb")" &
+		b=$!
+		wait_waiters "$lock" 2
+		released=$(date +%s%N)
+		touch "$tmp/release"
+		wait "$holder"
+		holder=
+		wait "$b" || fail "$algo: B, behind a stopped waiter, exited $?"
+		took_ns=$(($(cat "$tmp/tb") - released))
+		[ "$took_ns" -ge 250000000 ] ||
+			fail "$algo: B passed the stopped waiter after $took_ns ns, within the grace"
+		[ "$took_ns" -lt $((3250000000 + 100 * base_ns)) ] ||
+			fail "$algo: B waited $took_ns ns (hand-over $base_ns ns)"
+		same "$algo passes" "$(lock_json "$lock" passes)" 1
+		[ -e "$tmp/ta" ] && fail "$algo: the stopped waiter got the lock"
+		kill -CONT "$a"
+		wait "$a" || fail "$algo: A, passed, exited $?"
+		[ "$(cat "$tmp/ta")" -gt "$(cat "$tmp/tb")" ] || fail "$algo: A before B"
+		[ -e "$tmp/overlap" ] && fail "$algo: two jobs inside at once"
+		rm -f "$tmp/t0" "$tmp/ta" "$tmp/tb"
+	done
+}
+
 test_usage_errors
 test_missing_region
 test_create_and_json
@@ -869,6 +935,7 @@ test_holders
 test_shared_deaths
 test_readers
 test_run_room
+test_stopped_waiter_passed
 test_completion
 test_help_and_unlink
 

@@ -239,7 +239,7 @@ unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot)
 #ifdef BAKERY_TESTING
 bool bakery__lock_faulted(struct bakery *b, unsigned lock)
 {
-	if (CMM_LOAD_SHARED(b->locks[lock].recoveries))
+	if (CMM_LOAD_SHARED(b->locks[lock].recoveries) || CMM_LOAD_SHARED(b->locks[lock].passes))
 		return true;
 	for (unsigned s = 0; s < b->nslots; s++)
 		if (CMM_LOAD_SHARED(reg_of(b, lock, s)->aborts))

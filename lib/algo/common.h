@@ -80,7 +80,7 @@ BAKERY_HIDDEN int bakery__holders_wait(struct passage *p);
 BAKERY_HIDDEN unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot);
 
 #ifdef BAKERY_TESTING
-/* Has LOCK seen a crash recovery or an abort?  (bounds loosen after one) */
+/* Has LOCK seen a crash recovery, a pass or an abort?  (bounds loosen after one) */
 BAKERY_HIDDEN bool bakery__lock_faulted(struct bakery *b, unsigned lock);
 #endif
 

@@ -78,7 +78,7 @@ class LockInfo(Structure):
                 ("aborts", c_uint64),
                 # extension: k holders and shared mode
                 ("capacity", c_uint), ("holding", c_uint), ("readers", c_uint),
-                ("reader_deaths", c_uint64)]
+                ("reader_deaths", c_uint64), ("passes", c_uint64)]
 
 
 class LockConfig(Structure):

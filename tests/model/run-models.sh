@@ -74,6 +74,12 @@ jayanti-plain-reset N=2 crash=1              |jayanti    |-DN=2 -DCRASHES=1 -DPL
 jayanti-plain-abort N=2 abort=1              |jayanti    |-DN=2 -DABORTS=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
 jayanti-x-then-reset N=2 crash=1             |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=2 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
 jayanti-keep-incs N=2 crash=2                |jayanti    |-DN=2 -DCRASHES=2 -DKEEP_INCS=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
+pass(lamport) N=2 crash=2 pass=2 safety     |pass       |-DN=2 -DCRASHES=2 -DPASSES=2|safety  |pass      |3
+pass(lamport) N=3 pass=1 safety              |pass       |-DN=3 -DPASSES=1 -DMAXNUM=4|safety  |pass      |4
+pass-no-settle N=2                           |pass       |-DN=2 -DNO_SETTLE=1|safety  |fail:mutex|1
+pass-no-close N=2                            |pass       |-DN=2 -DNO_CLOSE=1|safety  |fail:mutex|1
+pass(black-white) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |6
+pass(black-white)-no-settle N=2              |pass       |-DN=2 -DBW=1 -DNO_SETTLE=1|safety  |fail:mutex|1
 store-buffer (TSO) both barriers             |store_buffer|-DPASSAGES=2|safety  |pass      |1
 store-buffer-no-barrier-1 (TSO)              |store_buffer|-DFENCE_START=0|safety  |fail:mutex|1
 store-buffer-no-barrier-2 (TSO)              |store_buffer|-DFENCE_END=0|safety  |fail:mutex|1

@@ -528,6 +528,10 @@ int main(int argc, char **argv)
 		perror("fifo: mmap");
 		return 99;
 	}
+	/* FIFO is promised among waiters that take their turn within the
+	 * grace (bakery.h): a machine loaded enough to keep a woken waiter off
+	 * the CPU for 250 ms must not turn this test into one of passing */
+	setenv("BAKERY_PASS_GRACE_MS", "600000", 0);
 	if (argc > 1 && !strcmp(argv[1], "--survey"))
 		return survey(sh, argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 20);
 	return check(sh);
