@@ -64,6 +64,19 @@ tests_crash_crash_chaos_SOURCES = tests/crash/crash-chaos.c $(crash_kit)
 tests_crash_crash_chaos_CPPFLAGS = $(bakery_test_cppflags)
 tests_crash_crash_chaos_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
 
+# The chaos harness's other programs, one concern each (crash-chaos above:
+# SIGKILL and SIGSTOP of processes).  Short by default; BAKERY_CHAOS_SECONDS
+# makes each a soak of that many seconds.
+chaos_tests = \
+	tests/crash/chaos-cancel
+
+check_PROGRAMS += $(chaos_tests)
+TESTS += $(chaos_tests)
+
+tests_crash_chaos_cancel_SOURCES = tests/crash/chaos-cancel.c $(crash_kit)
+tests_crash_chaos_cancel_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_chaos_cancel_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
+
 # Reproducers of library bugs, fixed: they stay as regression tests.
 crash_bug_tests = \
 	tests/crash/bug-recover-count
