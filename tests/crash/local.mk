@@ -68,7 +68,8 @@ tests_crash_crash_chaos_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS
 # SIGKILL and SIGSTOP of processes).  Short by default; BAKERY_CHAOS_SECONDS
 # makes each a soak of that many seconds.
 chaos_tests = \
-	tests/crash/chaos-cancel
+	tests/crash/chaos-cancel \
+	tests/crash/chaos-dlopen
 
 check_PROGRAMS += $(chaos_tests)
 TESTS += $(chaos_tests)
@@ -76,6 +77,11 @@ TESTS += $(chaos_tests)
 tests_crash_chaos_cancel_SOURCES = tests/crash/chaos-cancel.c $(crash_kit)
 tests_crash_chaos_cancel_CPPFLAGS = $(bakery_test_cppflags)
 tests_crash_chaos_cancel_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
+
+# chaos-dlopen dlopen()s the built shared library: it must not link it
+tests_crash_chaos_dlopen_SOURCES = tests/crash/chaos-dlopen.c tests/common/occupancy.h
+tests_crash_chaos_dlopen_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_chaos_dlopen_LDADD = $(BAKERY_LIBS)
 
 # Reproducers of library bugs, fixed: they stay as regression tests.
 crash_bug_tests = \
