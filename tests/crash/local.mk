@@ -69,7 +69,8 @@ tests_crash_crash_chaos_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS
 # makes each a soak of that many seconds.
 chaos_tests = \
 	tests/crash/chaos-cancel \
-	tests/crash/chaos-dlopen
+	tests/crash/chaos-dlopen \
+	tests/crash/chaos-regions
 
 check_PROGRAMS += $(chaos_tests)
 TESTS += $(chaos_tests)
@@ -77,6 +78,10 @@ TESTS += $(chaos_tests)
 tests_crash_chaos_cancel_SOURCES = tests/crash/chaos-cancel.c $(crash_kit)
 tests_crash_chaos_cancel_CPPFLAGS = $(bakery_test_cppflags)
 tests_crash_chaos_cancel_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
+
+tests_crash_chaos_regions_SOURCES = tests/crash/chaos-regions.c $(crash_kit)
+tests_crash_chaos_regions_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_chaos_regions_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
 
 # chaos-dlopen dlopen()s the built shared library: it must not link it
 tests_crash_chaos_dlopen_SOURCES = tests/crash/chaos-dlopen.c tests/common/occupancy.h
