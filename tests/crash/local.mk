@@ -70,7 +70,8 @@ tests_crash_crash_chaos_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS
 chaos_tests = \
 	tests/crash/chaos-cancel \
 	tests/crash/chaos-dlopen \
-	tests/crash/chaos-regions
+	tests/crash/chaos-regions \
+	tests/crash/chaos-nested
 
 check_PROGRAMS += $(chaos_tests)
 TESTS += $(chaos_tests)
@@ -82,6 +83,10 @@ tests_crash_chaos_cancel_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIB
 tests_crash_chaos_regions_SOURCES = tests/crash/chaos-regions.c $(crash_kit)
 tests_crash_chaos_regions_CPPFLAGS = $(bakery_test_cppflags)
 tests_crash_chaos_regions_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
+
+tests_crash_chaos_nested_SOURCES = tests/crash/chaos-nested.c $(crash_kit)
+tests_crash_chaos_nested_CPPFLAGS = $(bakery_test_cppflags)
+tests_crash_chaos_nested_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
 
 # chaos-dlopen dlopen()s the built shared library: it must not link it
 tests_crash_chaos_dlopen_SOURCES = tests/crash/chaos-dlopen.c tests/common/occupancy.h
