@@ -292,6 +292,7 @@ static int hammer(void)
 	char name[8];
 	int rc;
 
+	prctl(PR_SET_PDEATHSIG, SIGKILL);      /* dies with the cycles' process */
 	if (!h || resolve(h, &a) || a.open(region, 0, NULL, &b))
 		return 1;
 	for (unsigned k = 0; k < NLOCKS; k++) {
