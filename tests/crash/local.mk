@@ -2,8 +2,9 @@
 # rules for tests/crash (included from the top Makefile.am)
 # Crash recovery and abort tests: SIGKILL at every crash point of the test
 # build, recovery latency, idempotent recovery, abort, thread death, PID
-# reuse and PID namespaces, and the chaos harness (crash-chaos, chaos-*).  crashkit.c/h: helpers shared by all of
-# them; scene.c/h: the stage of the Check tests.
+# reuse and PID namespaces, and the chaos harness (crash-chaos, chaos-*).
+# crashkit.c/h: helpers shared by all of them; scene.c/h: the stage of the
+# Check tests.
 crash_kit = tests/crash/crashkit.c tests/crash/crashkit.h tests/common/tk.c tests/common/tk.h \
 	tests/common/occupancy.h
 
