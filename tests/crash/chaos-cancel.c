@@ -391,7 +391,7 @@ static void check_leaks(unsigned fds, unsigned maps)
 
 	if ((n = crash_count_fds()) != fds)
 		fail("descriptors leaked (after, before)", n, fds);
-	if ((n = crash_count_maps()) != maps)
+	if (CRASH_MAPS_COMPARABLE && (n = crash_count_maps()) != maps)
 		fail("mappings leaked (after, before)", n, maps);
 	if ((n = crash_shm_objects(rd->private_prefix)) != 0)
 		fail("private regions left in /dev/shm", n, 0);
