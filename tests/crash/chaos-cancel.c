@@ -38,7 +38,8 @@
  *                               soak: rounds of every algorithm (at most
  *                               ROUND_MAX seconds each) for N seconds in all
  *
- * Exit status: 0 pass, 1 fail, 99 hard error.
+ * Exit status: 0 pass, 1 fail, 77 skip (under AddressSanitizer, which
+ * misreports cleanup handlers run by cancellation), 99 hard error.
  */
 #include "config.h"
 
@@ -526,6 +527,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [SECONDS per algorithm]\n", argv[0]);
 		return 99;
 	}
+#if defined(__SANITIZE_ADDRESS__)
+	/* a known false report of AddressSanitizer: when a cancelled thread
+	 * runs its pthread_cleanup_push handlers, it finds a "stack buffer
+	 * overflow" in its own sigaltstack call (google/sanitizers issue
+	 * 1399) */
+	printf("SKIP: AddressSanitizer misreports cancellation cleanup handlers\n");
+	return 77;
+#endif
 	srand((unsigned)getpid());
 	tk_run_begin();
 	mallopt(M_ARENA_MAX, 1);        /* no per-thread arenas: stable mappings */
