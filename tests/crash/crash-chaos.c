@@ -1,26 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * crash-chaos.c - random SIGKILLs and respawns against one lock, for every
- * algorithm, in a region with few slots (test build: its assertions on the
- * algorithms' bounds are on).
+ * crash-chaos.c - random SIGKILLs, SIGSTOPs and respawns against one lock,
+ * for every algorithm, in a region with few slots (test build: its
+ * assertions on the algorithms' bounds are on).
  *
  * CHAOS_WORKERS processes hammer one lock in a region of CHAOS_SLOTS slots
  * (bakery_lock, and one passage in four a bakery_clocklock with a deadline
- * of 0-1 ms, so that aborts meet deaths); every few milliseconds the test
- * SIGKILLs one at random and starts a fresh one, for SECONDS per algorithm.
- * A fresh worker may find no free slot while dead ones still await recovery
- * (BAKERY_ESLOTS): it retries, and the retries are counted.  Then:
+ * of 0-1 ms, so that aborts meet deaths); every 2-20 ms the test either
+ * SIGKILLs one at random and starts a fresh one, or (one time in three)
+ * SIGSTOPs one that runs, for 1-150 ms.  A stopped worker is continued at
+ * the first tick past its time, so within STOP_MAX_MS (bounded by the tick
+ * and the reaping of a kill); a stopped waiter or holder stalls the line
+ * (FIFO), which is not a hang.  A stopped worker may also be killed.  A
+ * fresh worker may find no free slot while dead ones still await recovery
+ * (BAKERY_ESLOTS): it retries, and the retries are counted.  Then, once
+ * every worker has been continued:
  *   - exclusion: no overlap seen by the kill-tolerant occupancy object, and
  *     no lost update;
- *   - progress: every worker alive after the last kill makes passages;
+ *   - progress (no hang): every worker alive after the last kill makes
+ *     passages within WAIT seconds;
  *   - no slot leak: once the workers have left and bakery_recover ran, no
  *     slot is in use;
  *   - owner deaths: kills inside the critical section <= owner deaths
  *     recorded by the lock <= kills, and EOWNERDEAD reported by the workers
  *     <= owner deaths; the lock ends consistent.
- * Prints kills, acquisitions, EOWNERDEAD, violations per algorithm.
+ * Prints kills, stops, acquisitions, EOWNERDEAD, violations per algorithm.
  *
  *   crash-chaos [SECONDS]       (default 5 per algorithm; CHAOS_SECONDS too)
+ *   BAKERY_CHAOS_SECONDS=N crash-chaos
+ *                               soak: rounds of every algorithm (at most
+ *                               ROUND_MAX seconds each) for N seconds in all
  *
  * Exit status: 0 pass, 1 fail, 99 hard error.
  */
@@ -45,6 +54,8 @@
 #define DEFAULT_SECONDS 5.0
 #define PROGRESS_PASSES 50      /* per live worker, after the last kill */
 #define WAIT 20.0
+#define STOP_MAX_MS 150         /* a stop lasts 1..STOP_MAX_MS ms (plus a tick) */
+#define ROUND_MAX 30.0          /* soak: seconds of one round (serials last) */
 
 struct worker {
 	unsigned serial;           /* index in the table and occupancy serial */
@@ -134,6 +145,12 @@ static int worker_run(void *arg)
 struct live {
 	pid_t pid;
 	unsigned serial;
+	uint64_t cont_at;          /* tk_ns() to SIGCONT it at; 0: running */
+};
+
+/* What one round did. */
+struct tally {
+	unsigned kills, inside, stops, stops_inside;
 };
 
 static int failed;
@@ -152,9 +169,8 @@ static void spawn(struct live *lv, unsigned *next_serial)
 }
 
 /* Kill one worker at random and start another; false when out of serials. */
-static bool kill_one(struct live *lv, unsigned *next_serial, unsigned *kills, unsigned *inside)
+static bool kill_one(struct live *v, unsigned *next_serial, struct tally *t)
 {
-	struct live *v = &lv[rand() % CHAOS_WORKERS];
 	int st;
 
 	if (*next_serial >= CRASH_SERIALS)
@@ -164,10 +180,55 @@ static bool kill_one(struct live *lv, unsigned *next_serial, unsigned *kills, un
 	st = tk_reap(v->pid, WAIT);
 	if (st != CRASH_SIGKILLED)
 		fail("a worker ended otherwise than by the kill", st, ch->w[v->serial].err);
-	++*kills;
-	*inside += ch->w[v->serial].in_cs;
+	t->kills++;
+	t->inside += ch->w[v->serial].in_cs;
+	v->cont_at = 0;
 	spawn(v, next_serial);
 	return true;
+}
+
+static bool is_stopped(void *arg)
+{
+	return crash_proc_state(*(pid_t *)arg) == 'T';
+}
+
+/* SIGSTOP a running worker for 1..STOP_MAX_MS ms; once it is stopped, note
+ * whether it holds the lock (everyone else then waits for it). */
+static void stop_one(struct live *v, struct tally *t)
+{
+	if (v->cont_at)
+		return;
+	kill(v->pid, SIGSTOP);
+	v->cont_at = tk_ns() + (uint64_t)(1 + rand() % STOP_MAX_MS) * 1000000u;
+	t->stops++;
+	if (tk_wait_until(is_stopped, &v->pid, 1.0))
+		t->stops_inside += ch->w[v->serial].in_cs;
+}
+
+/* SIGCONT the stopped workers whose time has come (all with ALL). */
+static void continue_due(struct live *lv, bool all)
+{
+	uint64_t now = tk_ns();
+
+	for (int k = 0; k < CHAOS_WORKERS; k++)
+		if (lv[k].cont_at && (all || lv[k].cont_at <= now)) {
+			kill(lv[k].pid, SIGCONT);
+			lv[k].cont_at = 0;
+		}
+}
+
+/* One tick's event: a kill and respawn, or a stop; false when out of
+ * serials. */
+static bool strike(struct live *lv, unsigned *next_serial, struct tally *t)
+{
+	struct live *v = &lv[rand() % CHAOS_WORKERS];
+
+	continue_due(lv, false);
+	if (rand() % 3 == 0) {
+		stop_one(v, t);
+		return true;
+	}
+	return kill_one(v, next_serial, t);
 }
 
 /* Every live worker makes PROGRESS_PASSES passages from now on. */
@@ -212,10 +273,17 @@ static void totals(unsigned serials, uint64_t *passes, uint64_t *owner_dead, uin
 	}
 }
 
+/* Figures over the whole run. */
+static struct {
+	unsigned rounds, kills, inside, stops, stops_inside;
+	uint64_t passes, owner_dead, violations;
+} sum;
+
 static void run_algo(enum bakery_algo algo, double seconds)
 {
 	struct live lv[CHAOS_WORKERS];
-	unsigned next_serial = 1, kills = 0, inside = 0, reclaimed;
+	struct tally t = { 0 };
+	unsigned next_serial = 1, reclaimed;
 	uint64_t end, passes, owner_dead, eslots, at_last_kill;
 	struct bakery_lock_info li;
 	bakery_t *b;
@@ -237,12 +305,13 @@ static void run_algo(enum bakery_algo algo, double seconds)
 	end = tk_ns() + (uint64_t)(seconds * 1e9);
 	while (tk_ns() < end && !failed) {
 		tk_sleep_ms(2 + rand() % 18);
-		if (!kill_one(lv, &next_serial, &kills, &inside))
+		if (!strike(lv, &next_serial, &t))
 			break;
 	}
+	continue_due(lv, true);
 	totals(next_serial, &at_last_kill, &owner_dead, &eslots);
 	if (!progress(lv)) {
-		fail("no progress after the last kill", kills, 0);
+		fail("no progress after the last kill", t.kills, 0);
 		dump(b, l);
 	}
 	CMM_STORE_SHARED(ch->stop, 1);
@@ -256,30 +325,54 @@ static void run_algo(enum bakery_algo algo, double seconds)
 
 	totals(next_serial, &passes, &owner_dead, &eslots);
 	li = crash_lock_info(b, l);
-	printf("%-12s %4.1f s  kills %4u (inside %3u)  acquisitions %7llu (%llu after the last "
-	       "kill)  EOWNERDEAD %3llu  owner deaths %3llu  recoveries %4llu  no-slot retries "
-	       "%5llu  violations %llu  stale %llu\n", bakery_algo_name(algo), seconds, kills,
-	       inside, (unsigned long long)passes, (unsigned long long)(passes - at_last_kill),
+	printf("%-12s %4.1f s  kills %4u (inside %3u)  stops %4u (holding %3u)  acquisitions %7llu "
+	       "(%llu after the last kill)  EOWNERDEAD %3llu  owner deaths %3llu  recoveries %4llu  "
+	       "no-slot retries %5llu  violations %llu  stale %llu\n", bakery_algo_name(algo),
+	       seconds, t.kills, t.inside, t.stops, t.stops_inside, (unsigned long long)passes,
+	       (unsigned long long)(passes - at_last_kill),
 	       (unsigned long long)owner_dead,
 	       (unsigned long long)li.owner_deaths, (unsigned long long)li.recoveries,
 	       (unsigned long long)eslots, (unsigned long long)ch->occ.violations,
 	       (unsigned long long)ch->occ.stale);
 	if (ch->occ.violations)
 		fail("overlaps in the critical section", (long long)ch->occ.violations, 0);
-	if (ch->occ.counter < ch->occ.entries || ch->occ.counter > ch->occ.entries + kills)
+	if (ch->occ.counter < ch->occ.entries)
 		fail("lost updates", (long long)ch->occ.counter, (long long)ch->occ.entries);
+	if (ch->occ.counter > ch->occ.entries + t.kills)
+		fail("more updates than entries and kills", (long long)ch->occ.counter,
+		     (long long)ch->occ.entries);
 	if (crash_slots_used(b) != 0)
 		fail("slots left in use after recovery", crash_slots_used(b), reclaimed);
-	if (inside > li.owner_deaths || li.owner_deaths > kills)
-		fail("owner deaths out of bounds", (long long)li.owner_deaths, kills);
+	if (t.inside > li.owner_deaths || li.owner_deaths > t.kills)
+		fail("owner deaths out of bounds", (long long)li.owner_deaths, t.kills);
 	if (owner_dead > li.owner_deaths)
 		fail("more EOWNERDEAD than owner deaths", (long long)owner_dead,
 		     (long long)li.owner_deaths);
 	if (li.owner_dead || li.not_recoverable)
 		fail("the lock ended inconsistent", li.owner_dead, li.not_recoverable);
+	sum.rounds++;
+	sum.kills += t.kills;
+	sum.inside += t.inside;
+	sum.stops += t.stops;
+	sum.stops_inside += t.stops_inside;
+	sum.passes += passes;
+	sum.owner_dead += owner_dead;
+	sum.violations += ch->occ.violations;
 	bakery_lock_close(l);
 	bakery_close(b);
 	bakery_unlink(ch->region);
+}
+
+/* Soak: rounds of every algorithm until TOTAL seconds have passed. */
+static void soak(double total)
+{
+	double round = total / CRASH_NALGOS < ROUND_MAX ? total / CRASH_NALGOS : ROUND_MAX;
+	uint64_t end = tk_ns() + (uint64_t)(total * 1e9);
+
+	do
+		for (unsigned i = 0; i < CRASH_NALGOS && !failed; i++)
+			run_algo(crash_algos[i], round);
+	while (tk_ns() < end && !failed);
 }
 
 int main(int argc, char **argv)
@@ -287,15 +380,23 @@ int main(int argc, char **argv)
 	const char *env = getenv("CHAOS_SECONDS");
 	double seconds = argc > 1 ? atof(argv[1]) : env ? atof(env) : DEFAULT_SECONDS;
 
-	if (seconds <= 0 || seconds > 600) {
+	if (!crash_chaos_soak() && (seconds <= 0 || seconds > 600)) {
 		fprintf(stderr, "usage: %s [SECONDS per algorithm]\n", argv[0]);
 		return 99;
 	}
 	srand((unsigned)getpid());
 	ch = tk_shared(sizeof(*ch));
-	printf("chaos: %d workers, %d slots, random SIGKILL every 2-20 ms and respawn\n",
-	       CHAOS_WORKERS, CHAOS_SLOTS);
-	for (unsigned i = 0; i < CRASH_NALGOS; i++)
-		run_algo(crash_algos[i], seconds);
+	printf("chaos: %d workers, %d slots, every 2-20 ms a SIGKILL and respawn or a SIGSTOP "
+	       "of 1-%d ms\n", CHAOS_WORKERS, CHAOS_SLOTS, STOP_MAX_MS);
+	if (crash_chaos_soak())
+		soak(crash_chaos_seconds(0));
+	else
+		for (unsigned i = 0; i < CRASH_NALGOS; i++)
+			run_algo(crash_algos[i], seconds);
+	printf("chaos total: %u configurations, %u SIGKILLs (%u inside), %u SIGSTOPs (%u holding), "
+	       "%llu acquisitions, %llu EOWNERDEAD, %llu violations: %s\n", sum.rounds, sum.kills,
+	       sum.inside, sum.stops, sum.stops_inside, (unsigned long long)sum.passes,
+	       (unsigned long long)sum.owner_dead, (unsigned long long)sum.violations,
+	       failed ? "FAIL" : "ok");
 	return failed ? 1 : 0;
 }

@@ -48,12 +48,79 @@ unsigned crash_orphans(const char *name)
 	if (!d)
 		return 0;
 	/* temporary objects are named after the region, plus a suffix that
-	 * starts with a dot: "NAME." cannot match another test's region */
-	len = (size_t)snprintf(prefix, sizeof(prefix), "%s.", name + (name[0] == '/'));
+	 * starts with DEL (0x7f), a character no region name may contain */
+	len = (size_t)snprintf(prefix, sizeof(prefix), "%s\x7f", name + (name[0] == '/'));
 	while ((e = readdir(d)))
 		n += strncmp(e->d_name, prefix, len) == 0;
 	closedir(d);
 	return n;
+}
+
+unsigned crash_shm_objects(const char *prefix)
+{
+	struct dirent *e;
+	DIR *d = opendir("/dev/shm");
+	size_t len = strlen(prefix + (prefix[0] == '/'));
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix + (prefix[0] == '/'), len) == 0;
+	closedir(d);
+	return n;
+}
+
+/* ---------------------------------------------------------- resources -- */
+
+static unsigned count_entries(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;   /* the directory stream's own descriptor */
+}
+
+unsigned crash_count_fds(void)
+{
+	return count_entries("/proc/self/fd");
+}
+
+unsigned crash_count_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned n = 0;
+	int c;
+
+	if (!f)
+		return 0;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* ---------------------------------------------------------------- soak -- */
+
+double crash_chaos_seconds(double short_run)
+{
+	const char *env = getenv("BAKERY_CHAOS_SECONDS");
+	double s = env ? atof(env) : 0;
+
+	return s > 0 ? s : short_run;
+}
+
+bool crash_chaos_soak(void)
+{
+	const char *env = getenv("BAKERY_CHAOS_SECONDS");
+
+	return env && atof(env) > 0;
 }
 
 /* ---------------------------------------------------------------- time -- */

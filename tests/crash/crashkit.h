@@ -40,6 +40,34 @@ int crash_create(const char *name, unsigned slots, bakery_t **out);
  * died mid-way leaves one until the next creator removes it). */
 unsigned crash_orphans(const char *name);
 
+/* How many objects in /dev/shm have a name starting with PREFIX (a leading
+ * '/' is ignored): regions and temporaries a test left behind. */
+unsigned crash_shm_objects(const char *prefix);
+
+/* ----------------------------------------------------------- resources -- */
+
+/* Open descriptors and mappings (lines of /proc/self/maps) of the calling
+ * process, for leak checks: take both before and after, with the same
+ * threads alive, and compare. */
+unsigned crash_count_fds(void);
+unsigned crash_count_maps(void);
+/* AddressSanitizer's allocator maps memory as the program goes (and keeps
+ * freed blocks in quarantine): there, mapping counts say nothing. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CRASH_MAPS_COMPARABLE 0
+#else
+#define CRASH_MAPS_COMPARABLE 1
+#endif
+
+/* ---------------------------------------------------------------- soak -- */
+
+/* The chaos programs run a short mode by default (make check) and a soak
+ * when the environment sets BAKERY_CHAOS_SECONDS: the seconds the whole
+ * program should take (its configurations share them).  SHORT_RUN when
+ * unset. */
+double crash_chaos_seconds(double short_run);
+bool crash_chaos_soak(void);
+
 /* ---------------------------------------------------------------- stats -- */
 
 /* median and maximum of N values (sorts V) */

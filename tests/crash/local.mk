@@ -2,8 +2,9 @@
 # rules for tests/crash (included from the top Makefile.am)
 # Crash recovery and abort tests: SIGKILL at every crash point of the test
 # build, recovery latency, idempotent recovery, abort, thread death, PID
-# reuse and PID namespaces, chaos.  crashkit.c/h: helpers shared by all of
-# them; scene.c/h: the stage of the Check tests.
+# reuse and PID namespaces, and the chaos harness (crash-chaos, chaos-*).
+# crashkit.c/h: helpers shared by all of them; scene.c/h: the stage of the
+# Check tests.
 # The crash kit (crashkit.c) serves every program here; the Check stage
 # (scene.c) only the Check suites.  Crash points need the test build of the
 # library (_tb) in most.
@@ -50,6 +51,24 @@ TESTS += $(crash_plain_tests)
 tests_crash_crash_latency_LDADD = $(crash_ldadd)
 tests_crash_crash_pidns_LDADD = $(crash_ldadd)
 tests_crash_crash_chaos_LDADD = $(crash_ldadd_tb)
+
+# The chaos harness's other programs, one concern each (crash-chaos above:
+# SIGKILL and SIGSTOP of processes).  Short by default; BAKERY_CHAOS_SECONDS
+# makes each a soak of that many seconds.
+chaos_tests = \
+	tests/crash/chaos-cancel \
+	tests/crash/chaos-dlopen \
+	tests/crash/chaos-regions \
+	tests/crash/chaos-nested
+
+check_PROGRAMS += $(chaos_tests)
+TESTS += $(chaos_tests)
+
+tests_crash_chaos_cancel_LDADD = $(crash_ldadd_tb)
+tests_crash_chaos_regions_LDADD = $(crash_ldadd_tb)
+tests_crash_chaos_nested_LDADD = $(crash_ldadd_tb)
+# chaos-dlopen dlopen()s the built shared library: it must not link it
+tests_crash_chaos_dlopen_LDADD = $(BAKERY_LIBS)
 
 # Reproducers of library bugs, fixed: they stay as regression tests.
 crash_bug_tests = \
