@@ -43,6 +43,17 @@
  *   NO_PHASE1=1     MUST FAIL: no K5 (a sweep may miss a ticket still
  *                   being chosen, smaller than its own).
  *   LE=1            MUST FAIL: the sweep stops at cnt <= K (off by one).
+ *   SEQ=1           choosing[k] is a doorway counter (odd: in the doorway;
+ *                   never wraps in practice: a 32/64-bit word), not a bit.
+ *                   The choosing wait passes when the counter is even or
+ *                   differs from the odd value first read: a doorway of j
+ *                   that started after that read started after this
+ *                   waiter's number was published, so it takes a bigger
+ *                   ticket and need not be waited for.  Modelled by a
+ *                   ghost bit per waiter (the slot it waits on finished
+ *                   a doorway since it read it odd), set by every
+ *                   choosing[j] := 0 (doorway end, retirement, reset by a
+ *                   survivor): that is exactly an unbounded counter.
  *   FIFO=0, DEAD_HOLDS=0, LIVENESS as in lamport.pml.
  *
  * Properties:
@@ -84,6 +95,9 @@
 #ifndef LE
 #define LE 0
 #endif
+#ifndef SEQ
+#define SEQ 0
+#endif
 #ifndef FIFO
 #define FIFO 1
 #endif
@@ -111,6 +125,8 @@ bit  reach;          /* REACH: K inside                                 */
 byte overtaken;      /* ticket order: an earlier waiter still blocked   */
 byte crashes = CRASHES;
 byte aborts  = ABORTS;
+byte watch[N];       /* SEQ: 1 + the slot k's choosing wait is on, or 0 */
+bit  changed[N];     /* SEQ: that slot ended a doorway since            */
 byte g, h, c;        /* ghost loop indices and count (inside d_steps)   */
 
 #define BIT(k)        (1 << (k))
@@ -153,7 +169,18 @@ byte g, h, c;        /* ghost loop indices and count (inside d_steps)   */
 #define CHECK_ORDER     skip
 #endif
 
-#define RESET_CHOOSING(k)  choosing[k] = 0
+
+/* SEQ: a waiter g that read choosing[k] odd has watch[g] = k + 1; every
+   choosing[k] := 0 (the counter moves on) sets changed[g] */
+#if SEQ
+#define DOORWAY_DONE(k) \
+	for (g : 0 .. N-1) { if :: watch[g] == k + 1 -> changed[g] = 1 :: else fi }; g = 0
+#define UNWATCH(k)       watch[k] = 0; changed[k] = 0
+#else
+#define DOORWAY_DONE(k)  skip
+#define UNWATCH(k)       skip
+#endif
+#define RESET_CHOOSING(k)  choosing[k] = 0; DOORWAY_DONE(k)
 #define RESET_NUMBER(k)    number[k] = 0; if :: in_cs[k] -> ncs--; in_cs[k] = 0 :: else fi
 
 /* a new sweep only if a number differs from the failed sweep's copy */
@@ -174,6 +201,7 @@ active [N] proctype P()
 	byte num;      /* own number                                   */
 	byte cnt;      /* K6: tickets ahead seen in this sweep         */
 	bit  tried;    /* K6: the last sweep failed                    */
+	bit  busy;     /* K5 (SEQ): choosing[j] was read odd           */
 	byte seen[N];  /* K6: the numbers read by the last sweep       */
 
 incarnation:
@@ -186,16 +214,22 @@ incarnation:
 		:: d_step { j >= N && num < MAXNUM -> num++; j = 0 };
 		   break
 		:: d_step { j >= N && num >= MAXNUM ->
-			choosing[i] = 0; retired[i] = 1; AHEAD_CLR(i); j = 0; num = 0 };
+			choosing[i] = 0; DOORWAY_DONE(i); retired[i] = 1; AHEAD_CLR(i); j = 0; num = 0 };
 		   goto gone
 		od;
 		/* K3 */ number[i] = num;
-		/* K4 */ d_step { choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
+		/* K4 */ d_step { choosing[i] = 0; DOORWAY_DONE(i); wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
 		{
 #if !NO_PHASE1
 		/* K5 */
 		do
-		:: d_step { j < N && choosing[j] == 0 -> NEXT(j) }
+		:: d_step { j < N && !busy && choosing[j] == 0 -> NEXT(j) }
+#if SEQ
+		/* K5 with a doorway counter: odd first read, wait for a change */
+		:: d_step { j < N && !busy && choosing[j] == 1 -> watch[i] = j + 1; busy = 1 }
+		:: d_step { j < N && busy && (choosing[j] == 0 || changed[i]) ->
+			UNWATCH(i); busy = 0; NEXT(j) }
+#endif
 		:: d_step { j >= N -> FIRST(j) }; break
 		od;
 #endif
@@ -220,7 +254,7 @@ incarnation:
 			reach = (ncs >= K); assert(!reach);    /* witness */
 #endif
 			wmask = wmask & ~BIT(i); UNAHEAD(i); pend[i] = 0;
-			j = 0; cnt = 0; tried = 0; CLEAR_SEEN };
+			j = 0; cnt = 0; tried = 0; busy = 0; CLEAR_SEEN; UNWATCH(i) };
 			/* CS, then K9 */
 			d_step { ncs--; in_cs[i] = 0; number[i] = 0; num = 0 };
 			break
@@ -229,16 +263,16 @@ incarnation:
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; num = 0; cnt = 0; tried = 0; CLEAR_SEEN }
+				pend[i] = 0; j = 0; num = 0; cnt = 0; tried = 0; busy = 0; CLEAR_SEEN; UNWATCH(i) }
 		}
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor (see lamport.pml) ---- */
 	if
-	:: d_step { dead[i] -> j = 0; num = 0; cnt = 0; tried = 0; CLEAR_SEEN;
+	:: d_step { dead[i] -> j = 0; num = 0; cnt = 0; tried = 0; busy = 0; CLEAR_SEEN; UNWATCH(i);
 		RESET_CHOOSING(i) };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
-	:: d_step { dead[i] -> j = 0; num = 0; cnt = 0; tried = 0; CLEAR_SEEN;
+	:: d_step { dead[i] -> j = 0; num = 0; cnt = 0; tried = 0; busy = 0; CLEAR_SEEN; UNWATCH(i);
 		RESET_NUMBER(i) };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;

@@ -56,6 +56,17 @@
  *   MODE_LATE=2     MUST FAIL: mode[i] is written after the doorway (S4,
  *                   then S1m): a reader behind a writer's ticket may read
  *                   the slot's stale shared mode and pass it.
+ *   SEQ=1           choosing[k] is a doorway counter (odd: in the doorway;
+ *                   never wraps in practice: a 32/64-bit word), not a bit.
+ *                   The choosing wait passes when the counter is even or
+ *                   differs from the odd value first read: a doorway of j
+ *                   that started after that read started after this
+ *                   waiter's number was published, so it takes a bigger
+ *                   ticket and need not be waited for.  Modelled by a
+ *                   ghost bit per waiter (the slot it waits on finished
+ *                   a doorway since it read it odd), set by every
+ *                   choosing[j] := 0 (doorway end, retirement, reset by a
+ *                   survivor): that is exactly an unbounded counter.
  *   FIFO=0, DEAD_HOLDS=0, LIVENESS as in lamport.pml.
  *
  * Properties:
@@ -100,6 +111,9 @@
 #ifndef MODE_LATE
 #define MODE_LATE 0
 #endif
+#ifndef SEQ
+#define SEQ 0
+#endif
 #ifndef FIFO
 #define FIFO 1
 #endif
@@ -131,6 +145,8 @@ bit  retired[N];     /* k hit MAXNUM and retired (run cut for k)        */
 bit  reach;          /* REACH: two readers inside                       */
 byte crashes = CRASHES;
 byte aborts  = ABORTS;
+byte watch[N];       /* SEQ: 1 + the slot k's choosing wait is on, or 0 */
+bit  changed[N];     /* SEQ: that slot ended a doorway since            */
 byte g;              /* ghost loop index (inside d_steps only)          */
 
 #define BIT(k)        (1 << (k))
@@ -160,7 +176,18 @@ byte g;              /* ghost loop index (inside d_steps only)          */
 /* ghost: leave the CS (the mode register still holds the passage's mode:
    it changes only in the slot's next doorway) */
 #define LEAVE_CS(k)  if :: mode[k] == R -> nr-- :: else -> nw-- fi; in_cs[k] = 0
-#define RESET_CHOOSING(k)  choosing[k] = 0
+
+/* SEQ: a waiter g that read choosing[k] odd has watch[g] = k + 1; every
+   choosing[k] := 0 (the counter moves on) sets changed[g] */
+#if SEQ
+#define DOORWAY_DONE(k) \
+	for (g : 0 .. N-1) { if :: watch[g] == k + 1 -> changed[g] = 1 :: else fi }; g = 0
+#define UNWATCH(k)       watch[k] = 0; changed[k] = 0
+#else
+#define DOORWAY_DONE(k)  skip
+#define UNWATCH(k)       skip
+#endif
+#define RESET_CHOOSING(k)  choosing[k] = 0; DOORWAY_DONE(k)
 #define RESET_NUMBER(k)    number[k] = 0; if :: in_cs[k] -> LEAVE_CS(k) :: else fi
 
 #if MODE_LATE == 1
@@ -217,17 +244,23 @@ incarnation:
 		:: d_step { j >= N && num < MAXNUM -> num++; j = 0 };
 		   break
 		:: d_step { j >= N && num >= MAXNUM ->
-			choosing[i] = 0; retired[i] = 1; AHEAD_CLR(i); j = 0; num = 0 };
+			choosing[i] = 0; DOORWAY_DONE(i); retired[i] = 1; AHEAD_CLR(i); j = 0; num = 0 };
 		   goto gone
 		od;
 		/* S3 */ number[i] = num;
 		/* S1m (MODE_LATE) */ WRITE_MODE_LATE;
-		/* S4 */ d_step { choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
+		/* S4 */ d_step { choosing[i] = 0; DOORWAY_DONE(i); wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
 		/* S1m (MODE_LATE=2) */ WRITE_MODE_AFTER;
 		{
 		do
 		/* S6 */
 		:: d_step { j < N && ph == 0 && CHOOSING_OK(j) -> ph = 1 }
+#if SEQ
+		/* S6 with a doorway counter: odd first read, wait for a change */
+		:: d_step { j < N && ph == 0 && choosing[j] == 1 -> watch[i] = j + 1; ph = 4 }
+		:: d_step { j < N && ph == 4 && (choosing[j] == 0 || changed[i]) ->
+			UNWATCH(i); ph = 1 }
+#endif
 		/* S7 */
 #if MODE_FIRST
 		:: d_step { j < N && ph == 1 && m == W && TICKET_OK(number[j]) -> PASS(j) }
@@ -269,17 +302,17 @@ incarnation:
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0 }
+				pend[i] = 0; j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; UNWATCH(i) }
 		}
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor (see lamport.pml);
 	   mode[i] is not touched ---- */
 	if
-	:: d_step { dead[i] -> j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0;
+	:: d_step { dead[i] -> j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0; UNWATCH(i);
 		RESET_CHOOSING(i) };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
-	:: d_step { dead[i] -> j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0;
+	:: d_step { dead[i] -> j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0; UNWATCH(i);
 		RESET_NUMBER(i) };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;
