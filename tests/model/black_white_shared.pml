@@ -62,7 +62,8 @@
  *
  * Properties: exclusion (nw, nr), FIFO between conflicting modes, bounded
  * tickets, no deadlock, starvation freedom: as lamport_shared.pml and
- * black_white.pml.
+ * black_white.pml.  With SAME_COLOR=1, also: every passage inside has the
+ * colour of the one entering (assert !mixed).
  */
 
 #ifndef N
@@ -119,6 +120,7 @@ bit  dead[N];        /* slot crashed, recovery not finished             */
 bit  in_cs[N];       /* incarnation in the CS (dead: until its reset)   */
 bit  abort_req[N];   /* Fault asked k to give up                        */
 bit  reach;          /* REACH: two readers inside                       */
+bit  mixed;          /* SAME_COLOR: two colours inside                  */
 byte crashes = CRASHES;
 byte aborts  = ABORTS;
 byte g;              /* ghost loop index (inside d_steps only)          */
@@ -231,6 +233,15 @@ incarnation:
 			assert(nw == 0 && (m == R || nr == 0));   /* exclusion */
 #if FIFO
 			assert(ahead[i] == 0);                    /* FIFO      */
+#endif
+#if SAME_COLOR
+			/* one colour inside at a time (what keeps the colour from
+			   flipping back under a reader) */
+			mixed = 0;
+			for (g : 0 .. N-1) {
+				if :: in_cs[g] && mycolor[g] != c -> mixed = 1 :: else fi
+			}; g = 0;
+			assert(!mixed);
 #endif
 			if :: m == R -> nr++ :: else -> nw++ fi;
 #if REACH
