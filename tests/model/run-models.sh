@@ -119,7 +119,7 @@ lamport-shared N=3 RRW crash=1 liveness      |lamport_shared|-DN=3 -DSEQ=1 -DCRA
 lamport-shared-choosing-bit N=3 RRW crash=1 writer liveness|lamport_shared|-DN=3 -DCRASHES=1 -DRMASK=3 -DWMASK=4 -DFIFO=0 -DLIVE_MASK=4|liveness|pass|10
 black-white-shared N=3 RRW same-colour crash=1|black_white_shared|-DN=3 -DSAME_COLOR=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4|safety  |pass      |12
 black-white-shared N=2 same-colour crash=2 abort=2 liveness|black_white_shared|-DN=2 -DSAME_COLOR=1 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass|20
-black-white-shared N=3 same-colour liveness  |black_white_shared|-DN=3 -DSAME_COLOR=1 -DFIFO=0|liveness|pass      |60
+black-white-shared N=3 RRW same-colour crash=1 liveness|black_white_shared|-DN=3 -DSAME_COLOR=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass|60
 k-holders K=2 N=3 crash=1 safety             |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1|safety  |pass      |40
 k-holders K=2 N=3 abort=1 safety             |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DABORTS=1 -DFIFO=0|safety  |pass      |30
 k-holders K=2 N=3 crash=1 liveness (numbers<=4)|lamport_k|-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1 -DFIFO=0 -DMAXNUM=4|liveness|pass      |60
