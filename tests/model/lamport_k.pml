@@ -54,6 +54,8 @@
  *                   a doorway since it read it odd), set by every
  *                   choosing[j] := 0 (doorway end, retirement, reset by a
  *                   survivor): that is exactly an unbounded counter.
+ *                   Default 0 (a bit): safety holds, but a waiter can
+ *                   starve at the choosing wait (README).
  *   FIFO=0, DEAD_HOLDS=0, LIVENESS as in lamport.pml.
  *
  * Properties:

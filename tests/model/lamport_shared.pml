@@ -67,7 +67,11 @@
  *                   a doorway since it read it odd), set by every
  *                   choosing[j] := 0 (doorway end, retirement, reset by a
  *                   survivor): that is exactly an unbounded counter.
+ *                   Default 0 (a bit): safety holds, but readers behind
+ *                   readers starve at the choosing wait (README).
  *   FIFO=0, DEAD_HOLDS=0, LIVENESS as in lamport.pml.
+ *   LIVE_MASK=m     the liveness property checks the slots of mask m only
+ *                   (default: all), e.g. only the writer's.
  *
  * Properties:
  *   - exclusion     : ghost nw, nr (writers, readers in the CS; a process
