@@ -123,8 +123,6 @@ black-white-shared N=3 RRW same-colour crash=1 liveness|black_white_shared|-DN=3
 k-holders K=2 N=3 crash=1 safety             |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1|safety  |pass      |40
 k-holders K=2 N=3 abort=1 safety             |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DABORTS=1 -DFIFO=0|safety  |pass      |30
 k-holders K=2 N=3 crash=1 liveness (numbers<=4)|lamport_k|-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1 -DFIFO=0 -DMAXNUM=4|liveness|pass      |60
-k-holders K=2 N=4 safety                     |lamport_k  |-DN=4 -DK=2 -DSEQ=1 -DFIFO=0|safety  |pass      |120
-k-holders K=3 N=4 safety                     |lamport_k  |-DN=4 -DK=3 -DSEQ=1 -DFIFO=0|safety  |pass      |120
 EOF
 }
 
