@@ -387,9 +387,9 @@ BAKERY_API int bakery_consistent(bakery_lock_t *l);
  * reader waits only for the writers whose tickets are ahead of its own,
  * and a reader that arrives after a waiting writer waits behind it, so
  * neither readers nor writers starve.  Release with bakery_unlock().
- * Supported by Lamport, Boulangerie and Black-White (whose readers overlap
- * only with readers of the same colour: once one of them has left, new
- * readers wait for the older ones, see docs/algorithms.md); Jayanti's
+ * Supported by Lamport, Boulangerie and Black-White (whose numbers, while
+ * readers overlap without a pause, grow as Lamport's do: its bound n holds
+ * for exclusive passages, see docs/algorithms.md); Jayanti's
  * bounded tokens admit one holder at a time (ENOTSUP, see
  * docs/algorithms.md), as do locks of k > 1 holders.
  * Owner death: a dead reader only gives its share back (no data was

@@ -120,7 +120,7 @@ static bool reg_idle(struct bakery *b, unsigned lock, unsigned slot)
 	const struct bakery_shm_reg *r = reg_of(b, lock, slot);
 
 	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_IDLE &&
-	       CMM_LOAD_SHARED(r->choosing) == 0 &&
+	       (CMM_LOAD_SHARED(r->choosing) & 1) == 0 &&
 	       TICKET_VALUE(CMM_LOAD_SHARED(r->number)) == 0 &&
 	       CMM_LOAD_SHARED(r->proxy) == 0;
 }

@@ -141,7 +141,7 @@ static bool turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsig
 
 		if (k == j || !CMM_LOAD_SHARED(r->joined))
 			continue;
-		if (CMM_LOAD_SHARED(r->choosing) ||
+		if ((CMM_LOAD_SHARED(r->choosing) & 1) ||
 		    CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL)
 			return false;
 		tk = CMM_LOAD_SHARED(r->number);

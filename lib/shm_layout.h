@@ -89,6 +89,7 @@ enum lock_entry_state {
 /* lock flags */
 #define LOCK_OWNER_DIED       0x1u
 #define LOCK_NOT_RECOVERABLE  0x2u
+#define LOCK_SHARED_SEEN      0x4u   /* test build: a shared passage was taken */
 
 struct bakery_shm_lock {
 	uint32_t state;            /* enum lock_entry_state */

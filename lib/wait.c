@@ -345,9 +345,9 @@ int bakery__await_slot(struct passage *p, unsigned j, await_fn cond, void *arg)
 	return await_common(p, j, cond, arg, ON_TICKET);
 }
 
-int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond)
+int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond, void *arg)
 {
-	return await_common(p, j, cond, NULL, ON_DOORWAY);
+	return await_common(p, j, cond, arg, ON_DOORWAY);
 }
 
 int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *arg)

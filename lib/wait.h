@@ -78,7 +78,7 @@ BAKERY_HIDDEN int bakery__await_slot(struct passage *p, unsigned j, await_fn con
  * trylock that failed on every doorway in progress would livelock a storm of
  * trylocks (each one's doorway failing all the others).
  */
-BAKERY_HIDDEN int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond);
+BAKERY_HIDDEN int bakery__await_doorway(struct passage *p, unsigned j, await_fn cond, void *arg);
 /* bakery__await_slot for a condition on j's choosing as well as its ticket
  * (a proxy passage's scan): woken by j's doorway too. */
 BAKERY_HIDDEN int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *arg);

@@ -62,7 +62,9 @@ static void bw_doorway(struct passage *p)
 
 	/* line 2, then a full barrier: forbids loading color and the tickets
 	 * before choosing[i] = 1 is visible (store->load), as in Lamport's */
-	store_mb(&me->choosing, 1);
+	uint32_t count = doorway_count_open(CMM_LOAD_SHARED(me->choosing));
+
+	store_mb(&me->choosing, count);
 	CRASH_POINT("doorway");
 	mycolor = shared_color(p->b, p->lock);                    /* line 4 */
 	for_each_other(p, j, bound) {                             /* lines 3, 5 */
@@ -90,11 +92,20 @@ static void bw_doorway(struct passage *p)
 		passage_note_ahead(p, other_pred, other_number);
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
-	BAKERY_ASSERT(max + 1 <= p->b->nslots || bakery__lock_faulted(p->b, p->lock));
+#ifdef BAKERY_TESTING
+	/* readers overlapping without end keep numbers growing within a
+	 * colour, as Lamport's: the bound is for exclusive passages only.
+	 * The mark before our ticket (store->store, the store_mb below), so
+	 * that whoever reads the ticket reads the mark */
+	if (p->shared && !(CMM_LOAD_SHARED(p->b->locks[p->lock].flags) & LOCK_SHARED_SEEN))
+		uatomic_or(&p->b->locks[p->lock].flags, LOCK_SHARED_SEEN);
+#endif
+	BAKERY_ASSERT(max + 1 <= p->b->nslots || bakery__lock_faulted(p->b, p->lock) ||
+	              (CMM_LOAD_SHARED(p->b->locks[p->lock].flags) & LOCK_SHARED_SEEN));
 	CMM_STORE_SHARED(me->number, ticket(mycolor, max + 1));  /* line 5 */
 	/* line 6, fenced on both sides: the ticket before choosing = 0
 	 * (store->store), both before the loads of line 7 on (store->load) */
-	store_mb(&me->choosing, 0);
+	store_mb(&me->choosing, count + 1);
 	bakery__reg_signal_doorway(me);
 }
 
@@ -117,11 +128,9 @@ static bool bw_passed(struct bakery *b, unsigned lock, unsigned j, void *arg)
 		w->branch = t_color(tj) == mycolor ? 0 : 1;               /* line 10 */
 	if (t_number(tj) == 0)
 		return true;
-	/* both shared and of one colour: no conflict.  Readers of two colours
-	 * never share the critical section: the exit of one (line 15) would
-	 * flip the colour under the other, and a writer of the newer colour
-	 * waiting on line 12 for the older reader would pass it */
-	if (t_color(tj) == mycolor && reader_passes(b, lock, j, w->shared))
+	/* both shared: no conflict, whatever the colours (readers never
+	 * write the colour, bw_exit) */
+	if (reader_passes(b, lock, j, w->shared))
 		return true;
 	if (w->branch == 0)                                               /* line 11 */
 		return !ticket_before(t_number(tj), j, t_number(w->mine), w->self) ||
@@ -155,7 +164,7 @@ static int bw_wait(struct passage *p)
 	for_each_other(p, j, bound) {                                   /* lines 7-8 */
 		struct bw_wait w = { mine, p->self, p->shared, -1 };
 
-		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* line 9 */
+		err = bakery__await_doorway_end(p, j);             /* line 9 */
 		if (!err)
 			err = bakery__await_slot(p, j, bw_passed, &w);          /* lines 10-12 */
 		if (err) {
@@ -166,39 +175,28 @@ static int bw_wait(struct passage *p)
 	return 0;
 }
 
-/* Line 15 for one of several readers inside.  A full barrier comes with
- * the compare-and-swap (uatomic_cmpxchg); line 16's store_mb orders the two
- * as for the holder. */
-static void color_flip_shared(struct bakery_shm_lock *e, unsigned mycolor)
-{
-	uint32_t old = CMM_LOAD_SHARED(e->color), seen;
-
-	while ((seen = uatomic_cmpxchg(&e->color, old,
-	                               (((old >> 1) + 1) << 1) | (mycolor ^ 1))) != old)
-		old = seen;
-}
-
 static void bw_exit(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
 	unsigned mycolor = t_color(CMM_LOAD_SHARED(p->mine->number));
 	uint32_t word = CMM_LOAD_SHARED(e->color);
 
-	/* every access of the critical section before the colour write */
-	bakery_release();
-	/* line 15: color := the other colour.  One writer at a time, the
-	 * holder; readers inside together exit together, so theirs is a
-	 * compare-and-swap that keeps the write count growing */
-	if (caa_likely(!p->shared))
+	/* line 15: color := the other colour, by the one holder.  A reader
+	 * leaves the colour as it is (readers inside together may be of both
+	 * colours; a flip by one would hand the older colour's priority to
+	 * the newer while the older is still inside: see docs/algorithms.md) */
+	if (caa_likely(!p->shared)) {
+		/* every access of the critical section before the colour write */
+		bakery_release();
 		CMM_STORE_SHARED(e->color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
-	else
-		color_flip_shared(e, mycolor);
+	}
 	/* line 16, fenced on both sides: after the colour (store->store, the
-	 * paper stresses lines 15 and 16 must stay in order), and both before
-	 * the loads of the waiter counts (store->load) */
+	 * paper stresses lines 15 and 16 must stay in order; for a reader,
+	 * after its critical section), and both before the loads of the
+	 * waiter counts (store->load) */
 	store_mb(&p->mine->number, ticket(mycolor, 0));
 	bakery__reg_signal(p->mine);
-	if (CMM_LOAD_SHARED(e->color_sleepers))
+	if (!p->shared && CMM_LOAD_SHARED(e->color_sleepers))
 		bakery__futex_wake_all(&e->color);
 }
 

@@ -62,7 +62,7 @@ static int boulangerie_wait(struct passage *p)
 
 		if (j >= limit)
 			break;
-		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* 7_j */
+		err = bakery__await_doorway_end(p, j);             /* 7_j */
 		if (!err)
 			err = bakery__await_slot(p, j, priority_gained, &t);    /* 8_j b-e */
 		if (err) {

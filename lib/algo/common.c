@@ -63,11 +63,33 @@ void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot)
 
 /* ------------------------------------------------------- shared steps -- */
 
-bool bakery__not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused)
+/* j's doorway seen in progress (its odd count), or none seen yet */
+struct doorway_seen {
+	bool seen;
+	uint32_t count;
+};
+
+static bool doorway_ended(struct bakery *b, unsigned lock, unsigned j, void *arg)
 {
-	return CMM_LOAD_SHARED(reg_of(b, lock, j)->choosing) == 0;
+	struct doorway_seen *d = arg;
+	uint32_t c = CMM_LOAD_SHARED(reg_of(b, lock, j)->choosing);
+
+	if (!(c & 1))
+		return true;
+	if (!d->seen) {
+		d->seen = true;
+		d->count = c;
+		return false;
+	}
+	return c != d->count;
 }
 
+int bakery__await_doorway_end(struct passage *p, unsigned j)
+{
+	struct doorway_seen d = { false, 0 };
+
+	return bakery__await_doorway(p, j, doorway_ended, &d);
+}
 void bakery__number_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
@@ -77,7 +99,9 @@ void bakery__number_doorway(struct passage *p)
 	 * before choosing[i] = 1 is visible (store->load): j could read
 	 * choosing[i] = 0, number[i] = 0 and enter while we pick a number from
 	 * stale values below its own. */
-	store_mb(&me->choosing, 1);
+	uint32_t count = doorway_count_open(CMM_LOAD_SHARED(me->choosing));
+
+	store_mb(&me->choosing, count);
 	CRASH_POINT("doorway");
 	for_each_other(p, j, bound) {                       /* max(number[1..n]) */
 		uint64_t n = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
@@ -101,7 +125,7 @@ void bakery__number_doorway(struct passage *p)
 	 * before choosing = 0 (store->store: a waiter passing choosing[i] = 0
 	 * must read the new number), and both before we load anyone's
 	 * choosing/number in the waiting loop or the waiter count (store->load). */
-	store_mb(&me->choosing, 0);
+	store_mb(&me->choosing, count + 1);
 	bakery__reg_signal_doorway(me);
 }
 
@@ -199,7 +223,7 @@ int bakery__holders_wait(struct passage *p)
 	/* phase 1: every doorway in progress ends, so that no ticket can
 	 * still be taken ahead of ours (Lamport's line 10, for every j) */
 	for_each_other(p, j, bound) {
-		err = bakery__await_doorway(p, j, bakery__not_choosing);
+		err = bakery__await_doorway_end(p, j);
 		if (err)
 			goto abort;
 	}

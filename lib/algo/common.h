@@ -60,8 +60,24 @@ static inline void count_abort(struct passage *p)
 	cmm_smp_wmb();
 }
 
-/* await choosing[j] = 0 */
-BAKERY_HIDDEN bool bakery__not_choosing(struct bakery *b, unsigned lock, unsigned j, void *unused);
+/*
+ * `choosing` is a doorway counter, not a bit: odd while its owner is in the
+ * doorway, one more at each end of it (a recoverer or passer resets it to
+ * 0).  "await choosing[j] = 0" becomes "await choosing[j] even, or another
+ * value than the odd one first read": a doorway seen in progress has ended
+ * even if j is already in its next one.  With the bit, a waiter could find
+ * j choosing every time it looked while j, a reader passing a reader or a
+ * holder of a k-holder lock, came back again and again: the waiter starved
+ * (model-checked: tests/model, shared and k-holder configurations).
+ */
+static inline uint32_t doorway_count_open(uint32_t c)
+{
+	return (c & 1) ? c + 2 : c + 1;         /* odd, and another value */
+}
+
+/* await the end of j's doorway in progress, if any (the line of each paper
+ * that awaits choosing[j] = false) */
+BAKERY_HIDDEN int bakery__await_doorway_end(struct passage *p, unsigned j);
 
 /* The doorway of Lamport and Boulangerie: choosing, max + 1, publish. */
 BAKERY_HIDDEN void bakery__number_doorway(struct passage *p);

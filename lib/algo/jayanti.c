@@ -403,7 +403,7 @@ static int jay_wait(struct passage *p)
 		return err;
 	}
 	for_each_other(p, j, bound) {
-		err = bakery__await_doorway(p, j, gettoken_clear);           /* line 6 */
+		err = bakery__await_doorway(p, j, gettoken_clear, NULL);           /* line 6 */
 		if (!err)
 			err = wait_turn(p, j, &t);                      /* line 7 */
 		if (err) {

@@ -53,7 +53,7 @@ static int lamport_wait(struct passage *p)
 		return err;
 	}
 	for_each_other(p, j, bound) {                                   /* line 8 */
-		err = bakery__await_doorway(p, j, bakery__not_choosing);             /* line 10 */
+		err = bakery__await_doorway_end(p, j);             /* line 10 */
 		if (!err)
 			err = bakery__await_slot(p, j, goes_after_us, &me);     /* line 13 */
 		if (err) {

@@ -9,9 +9,10 @@
 # line "P passed, F failed".  Exit status: 0 if everything matched, 1 if not,
 # 77 (automake SKIP) if spin or a C compiler is missing.
 #
-# Usage:  run-models.sh [-k] [-j JOBS] [-l] [FILTER...]
+# Usage:  run-models.sh [-k] [-j JOBS] [-l] [--full] [FILTER...]
 #   FILTER   run only the configurations whose name contains one of them
 #   -l       list the configurations and exit
+#   --full   also the heavy configurations (a minute or more each, GBs)
 #   -k       keep the work directory (trails for failures: see its path)
 #   -j JOBS  parallel pan runs, 1 or 2 (default 2; env MODEL_JOBS)
 # Environment: srcdir (set by automake; top source dir or this directory),
@@ -30,7 +31,8 @@ export LC_ALL
 #         liveness = spin -DLIVENESS, pan -a -f: the LTL starvation_free
 #                    property under weak fairness (assertions are checked too)
 # expect: pass | fail:KIND, KIND one of mutex fifo bound monitor liveness
-#         deadlock (the first error pan finds must be of that kind)
+#         deadlock reach (the first error pan finds must be of that kind;
+#         reach: a reachability witness, e.g. two readers inside)
 # cost:   rough seconds of one pan run here; the longest start first
 # ---------------------------------------------------------------------------
 configs() {
@@ -87,16 +89,68 @@ unlink (TSO) crash safety                    |unlink     |-DPASSAGES=3|safety  |
 unlink-no-recheck (TSO)                      |unlink     |-DNO_RECHECK=1|safety  |fail:monitor|1
 unlink-no-membarrier (TSO)                   |unlink     |-DNO_MEMBARRIER=1|safety  |fail:monitor|1
 unlink-no-settle crash                       |unlink     |-DNO_SETTLE=1|safety  |fail:deadlock|1
+lamport-shared N=3 modes=any safety          |lamport_shared|-DN=3 -DSEQ=1|safety  |pass      |4
+lamport-shared N=2 modes=any crash=2 abort=2 |lamport_shared|-DN=2 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |2
+lamport-shared N=3 RRW crash=1 safety        |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4|safety  |pass      |7
+lamport-shared N=2 modes=any crash=2 abort=2 liveness|lamport_shared|-DN=2 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass|6
+lamport-shared N=3 RRW liveness              |lamport_shared|-DN=3 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass      |3
+lamport-shared-overlap N=3 (reachable)       |lamport_shared|-DN=3 -DREACH=1|safety  |fail:reach|1
+lamport-shared-skip-choosing N=3             |lamport_shared|-DN=3 -DSKIP_CHOOSING=1 -DFIFO=0|safety  |fail:mutex|1
+lamport-shared-mode-after-doorway N=2        |lamport_shared|-DN=2 -DMODE_LATE=2 -DFIFO=0|safety  |fail:mutex|1
+lamport-shared-choosing-bit N=3 RRW liveness |lamport_shared|-DN=3 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|fail:liveness|1
+black-white-shared-same-colour-overlap N=3 (reachable)|black_white_shared|-DN=3 -DSAME_COLOR=1 -DREACH=1|safety|fail:reach|1
+black-white-shared-any-colour N=3            |black_white_shared|-DN=3 -DBOUND=99 -DFIFO=0|safety  |fail:mutex|1
+black-white-shared-any-colour-bound N=2      |black_white_shared|-DN=2|safety  |fail:bound|1
+k-holders K=2 N=3 safety                     |lamport_k  |-DN=3 -DK=2 -DSEQ=1|safety  |pass      |2
+k-holders K=2 N=3 crash=1 safety (numbers<=4)|lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1 -DFIFO=0 -DMAXNUM=4|safety  |pass      |8
+k-holders K=1 N=2 crash=2 abort=2 safety     |lamport_k  |-DN=2 -DK=1 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |1
+k-holders K=2 N=3 liveness                   |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DFIFO=0|liveness|pass      |6
+k-holders-k-inside K=2 N=3 (reachable)       |lamport_k  |-DN=3 -DK=2 -DREACH=1|safety  |fail:reach|1
+k-holders-no-phase1 K=2 N=3                  |lamport_k  |-DN=3 -DK=2 -DNO_PHASE1=1 -DFIFO=0|safety  |fail:mutex|1
+k-holders-le K=2 N=3                         |lamport_k  |-DN=3 -DK=2 -DLE=1 -DFIFO=0|safety  |fail:mutex|1
+k-holders-choosing-bit K=2 N=3 liveness      |lamport_k  |-DN=3 -DK=2 -DFIFO=0|liveness|fail:liveness|1
+black-white-shared N=3 readers keep colour, 6 passages|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=6|safety|pass|20
+black-white-shared N=2 readers keep colour crash=2 abort=2, 8 passages|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=8 -DCRASHES=2 -DABORTS=2|safety|pass|25
 EOF
 }
 
-# ---------------------------------------------------------------------------
-usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
+# heavy configurations: run-models.sh --full
+full_configs() {
+cat <<'EOF'
+black-white-shared N=3 same-colour safety    |black_white_shared|-DN=3 -DSAME_COLOR=1|safety  |pass      |5
+black-white-shared N=2 same-colour crash=2 abort=2|black_white_shared|-DN=2 -DSAME_COLOR=1 -DCRASHES=2 -DABORTS=2|safety|pass|3
+black-white-shared N=2 same-colour crash=1 abort=1 liveness|black_white_shared|-DN=2 -DSAME_COLOR=1 -DCRASHES=1 -DABORTS=1 -DFIFO=0|liveness|pass|3
+black-white-shared N=3 RRW same-colour liveness|black_white_shared|-DN=3 -DSAME_COLOR=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass|3
+lamport-shared N=3 modes=any bit safety      |lamport_shared|-DN=3|safety  |pass      |3
+lamport-shared N=3 modes=any crash=1 safety  |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1|safety  |pass      |60
+lamport-shared N=3 RWW crash=1 abort=1 safety|lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DABORTS=1 -DRMASK=1 -DWMASK=6|safety  |pass      |40
+lamport-shared N=3 RRW crash=1 mode-first    |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4 -DMODE_FIRST=1|safety  |pass      |10
+lamport-shared N=3 RRW crash=1 mode-late     |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4 -DMODE_LATE=1|safety  |pass      |10
+lamport-shared N=3 modes=any liveness        |lamport_shared|-DN=3 -DSEQ=1 -DFIFO=0|liveness|pass      |30
+lamport-shared N=3 RRW crash=1 liveness      |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass      |50
+lamport-shared-choosing-bit N=3 RRW crash=1 writer liveness|lamport_shared|-DN=3 -DCRASHES=1 -DRMASK=3 -DWMASK=4 -DFIFO=0 -DLIVE_MASK=4|liveness|pass|10
+black-white-shared N=3 RRW same-colour crash=1|black_white_shared|-DN=3 -DSAME_COLOR=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4|safety  |pass      |12
+black-white-shared N=2 same-colour crash=2 abort=2 liveness|black_white_shared|-DN=2 -DSAME_COLOR=1 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass|20
+black-white-shared N=3 RRW same-colour crash=1 liveness|black_white_shared|-DN=3 -DSAME_COLOR=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass|60
+k-holders K=2 N=3 crash=1 safety             |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1|safety  |pass      |40
+k-holders K=2 N=3 abort=1 safety             |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DABORTS=1 -DFIFO=0|safety  |pass      |30
+k-holders K=2 N=3 crash=1 liveness (numbers<=4)|lamport_k|-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1 -DFIFO=0 -DMAXNUM=4|liveness|pass      |60
+EOF
+}
 
-keep=0 list=0 jobs=${MODEL_JOBS:-2}
+all_configs() {
+	configs
+	if [ "$full" = 1 ]; then full_configs; fi
+}
+
+# ---------------------------------------------------------------------------
+usage() { sed -n '2,21s/^# \{0,1\}//p' "$0"; }
+
+keep=0 list=0 full=0 jobs=${MODEL_JOBS:-2}
 while [ $# -gt 0 ]; do
 	case $1 in
 	-k) keep=1 ;;
+	--full) full=1 ;;
 	-l) list=1 ;;
 	-j) shift; jobs=$1 ;;
 	-j*) jobs=${1#-j} ;;
@@ -124,7 +178,7 @@ selected() {   # $1 = configuration name; the remaining args are filters
 }
 
 if [ $list = 1 ]; then
-	configs | while IFS='|' read -r name model defs mode expect cost; do
+	all_configs | while IFS='|' read -r name model defs mode expect cost; do
 		selected "$name" "$@" || continue
 		printf '%s  [%s.pml %s; %s; %s]\n' "$(trim "$name")" "$(trim "$model")" \
 			"$(trim "$defs")" "$(trim "$mode")" "$(trim "$expect")"
@@ -209,7 +263,11 @@ run_one() {   # idx name model defs mode expect cost
 	kind=
 	if grep -q 'acceptance cycle' pan.out; then kind=liveness
 	elif grep -q 'assertion violated (ncs==0)' pan.out; then kind=mutex
+	elif grep -q 'assertion violated ((nw==0)' pan.out; then kind=mutex
+	elif grep -q 'assertion violated (ncs<' pan.out; then kind=mutex
 	elif grep -q 'assertion violated (ahead\[i\]==0)' pan.out; then kind=fifo
+	elif grep -q 'assertion violated (overtaken==0)' pan.out; then kind=fifo
+	elif grep -q 'assertion violated *!(reach)' pan.out; then kind=reach
 	elif grep -q 'assertion violated (num<=' pan.out; then kind=bound
 	elif grep -q 'assertion violated' pan.out; then kind=monitor
 	elif grep -q 'invalid end state' pan.out; then kind=deadlock
@@ -241,7 +299,7 @@ run_one() {   # idx name model defs mode expect cost
 # read the selected configurations; $jobs lanes share them out
 # ---------------------------------------------------------------------------
 i=0
-configs | while IFS='|' read -r name model defs mode expect cost; do
+all_configs | while IFS='|' read -r name model defs mode expect cost; do
 	name=$(trim "$name") model=$(trim "$model") mode=$(trim "$mode") expect=$(trim "$expect")
 	selected "$name" "$@" || continue
 	i=$((i + 1))

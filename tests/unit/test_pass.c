@@ -376,7 +376,7 @@ static bool cannot_block(bakery_t *b, pid_t pid)
 		if (CMM_LOAD_SHARED(b->slots[k].pid) != pid)
 			continue;
 		return CMM_LOAD_SHARED(r->pass) == 1 /* WAITING */ ||
-		       (!ticket && !CMM_LOAD_SHARED(r->choosing));
+		       (!ticket && !(CMM_LOAD_SHARED(r->choosing) & 1));
 	}
 	return true;
 }

@@ -339,8 +339,7 @@ START_TEST(readers_and_a_writer)
 	ck_assert_int_eq(bakery_trylock(f.l), EBUSY);
 	at = tk_in(CLOCK_MONOTONIC, 0.05);
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &at), ETIMEDOUT);
-	/* readers overlap (once we leave, Black-White's colour flips: a
-	 * reader of the next colour would wait for the one inside) */
+	/* readers overlap */
 	at = tk_in(CLOCK_REALTIME, 5);
 	ck_assert_int_eq(bakery_timedrdlock(f.l, &at), 0);
 	ck_assert_uint_eq(lock_info(&f).readers, 2);
@@ -678,14 +677,8 @@ START_TEST(a_stopped_reader_holds_up_writers_only)
 	ck_assert_int_eq(tk_reap(reader, 30), 0);      /* past the stopped one */
 	at = tk_in(CLOCK_MONOTONIC, 0.2);
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &at), ETIMEDOUT);
-	if (f.algo != BAKERY_ALGO_BLACK_WHITE) {
-		ck_assert_int_eq(bakery_tryrdlock(f.l), 0);   /* readers still pass */
-		ck_assert_int_eq(bakery_unlock(f.l), 0);
-	} else {
-		/* the reader that left flipped the colour: a new reader is
-		 * of the other one and waits for the older readers */
-		ck_assert_int_eq(bakery_tryrdlock(f.l), EBUSY);
-	}
+	ck_assert_int_eq(bakery_tryrdlock(f.l), 0);           /* readers still pass */
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(kill(stopped, SIGCONT), 0);
 	ck_assert_int_eq(tk_reap(stopped, 30), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
