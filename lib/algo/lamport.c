@@ -9,7 +9,8 @@
  *   numbers the comments below cite.
  *
  * Properties: mutual exclusion, lockout (starvation) freedom, FIFO after the
- * wait-free doorway.  Registers: choosing (bit), number (64-bit, unbounded in
+ * wait-free doorway.  Registers: choosing (a doorway counter: odd in the
+ * doorway, see common.h; the paper's bit starves readers), number (64-bit, unbounded in
  * the paper; see NUMBER_LIMIT).  Crash: a dead slot is reset to choosing = 0,
  * number = 0, and reused only after the reset (model-checked: tests/model).
  * Abort: number := 0.
