@@ -155,7 +155,9 @@ static bool turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsig
 
 void bakery__pass_publish_slow(struct passage *p)
 {
-	if (p->dl->mode == WAIT_NONE || !bakery__pass_grace_ns() ||
+	/* not in a lock of k > 1 holders: "its turn came" means something
+	 * else there, and a stopped waiter only takes one of the k places */
+	if (p->dl->mode == WAIT_NONE || p->holders > 1 || !bakery__pass_grace_ns() ||
 	    !algo_passes(lock_algo(p->b, p->lock)))
 		return;
 	/* A plain store: no other access needs ordering against it.  Whether

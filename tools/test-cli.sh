@@ -214,18 +214,18 @@ test_missing_region() {
 }
 
 test_create_and_json() {
-	run 0 "$bakery" create "$region" --slots 8 --locks 16 --mode 0640
+	run 0 "$bakery" create "$region" --slots 8 --locks 32 --mode 0640
 	error 1 "$bakery" create "$region"
 	same "create twice" "$(cat "$tmp/err")" "bakery: create $region: region exists"
 	same "region" "$(status_json .region)" "$region"
 	same "slots_capacity" "$(status_json .slots_capacity)" 8
-	same "locks_capacity" "$(status_json .locks_capacity)" 16
+	same "locks_capacity" "$(status_json .locks_capacity)" 32
 	same "mode" "$(status_json .mode)" 0640
 	same "creator_pid > 0" "$(status_json .creator_pid | grep -c '^[1-9]')" 1
 	same "slots" "$(status_json '.slots | length')" 0
 	same "locks" "$(status_json '.locks | length')" 0
 	run 0 "$bakery" status "$region"
-	grep -q "^slots: 0 of 8 in use; locks: 0 of 16 in use" "$tmp/out" ||
+	grep -q "^slots: 0 of 8 in use; locks: 0 of 32 in use" "$tmp/out" ||
 		fail "status table: $(cat "$tmp/out")"
 	if [ -w /dev/full ]; then
 		"$bakery" status "$region" >/dev/full 2>/dev/null && fail "status >/dev/full succeeded"
