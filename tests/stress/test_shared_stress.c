@@ -12,8 +12,11 @@
  *     is waiting (its doorway done, seen through its slot's stage), each
  *     reader gets in at most once (a reader that saw it waiting takes its
  *     next ticket after it), so a writer is bypassed by at most R reader
- *     entries per passage; the same for a reader among W writers, and for
- *     a taker of a k-holder lock among N others.
+ *     entries per passage; the same for a reader among W writers.  A
+ *     taker of a k-holder lock among N others hammering without end makes
+ *     all its passages (an entry bound does not hold there: a later ticket
+ *     may enter before an earlier one whose turn has come but that has not
+ *     run yet).
  * Every wait here is for an event, with a generous limit that only a
  * broken lock reaches.
  */
@@ -358,6 +361,18 @@ static void bounded_bypass(enum bakery_algo algo, bool watched_shared, unsigned 
 	for (unsigned k = 0; k <= n; k++)
 		expect_exit(a, pid[k], k);
 	ck_assert_uint_eq(a->watched_passages, 40);
+	/* With k > 1 holders a later ticket rightly enters before an earlier
+	 * one whose turn has come (fewer than k ahead of it) but that has not
+	 * run yet: nobody has to wait for it, so the entries it misses are
+	 * bounded by its scheduling, not by the lock.  No starvation is the
+	 * 40 passages above, made while the others hammer without end. */
+	if (holders > 1) {
+		printf("%s: a waiting k-holder was bypassed by at most %llu entries\n",
+		       bakery_algo_name(algo), (unsigned long long)a->worst_bypass);
+		expect_no_violation(a);
+		arena_free(a);
+		return;
+	}
 	ck_assert_msg(a->worst_bypass <= n,
 	              "%s: a waiting %s was bypassed by %llu entries of the others (bound %u)",
 	              bakery_algo_name(algo),
@@ -379,7 +394,8 @@ START_TEST(a_writer_stream_does_not_starve_a_reader)
 }
 END_TEST
 
-/* k = 2, a taker among four: passed by at most the four, each once */
+/* k = 2, a taker among four hammering without end: it makes its 40
+ * passages (the entry count is reported, not bounded: see bounded_bypass) */
 START_TEST(k_holders_do_not_starve)
 {
 	bounded_bypass(holder_algos[_i], false, 4, 2);
