@@ -169,6 +169,8 @@ int main(int argc, char **argv)
 		printf("writer %d: done at version %llu\n", (int)getpid(),
 		       (unsigned long long)t->version);
 	}
+	bakery_lock_close(l);
+	bakery_close(b);
 	if (err == TORN_SEEN)           /* the lock let a reader in too soon */
 		return 1;
 	if (!err)

@@ -112,6 +112,13 @@ static int open_locks(bakery_t *b, struct worker *w)
 	return err;
 }
 
+static void close_locks(struct worker *w)
+{
+	bakery_lock_close(w->pool);
+	for (unsigned i = 0; i < w->k; i++)
+		bakery_lock_close(w->resource[i]);
+}
+
 int main(int argc, char **argv)
 {
 	struct worker w = { .k = argc > 3 ? (unsigned)atoi(argv[3]) : 0 };
@@ -135,6 +142,8 @@ int main(int argc, char **argv)
 		err = turn(&w, i + 1 == stop_at);
 	printf("worker %d: %d turns, told of a dead holder %d times\n", (int)getpid(),
 	       i - (err != 0), w.told);
+	close_locks(&w);
+	bakery_close(b);
 	if (!err)
 		return 0;
 fail:
