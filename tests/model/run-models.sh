@@ -111,6 +111,7 @@ k-holders-le K=2 N=3                         |lamport_k  |-DN=3 -DK=2 -DLE=1 -DF
 k-holders-choosing-bit K=2 N=3 liveness      |lamport_k  |-DN=3 -DK=2 -DFIFO=0|liveness|fail:liveness|1
 black-white-shared N=3 readers keep colour, 6 passages|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=6|safety|pass|20
 black-white-shared N=2 readers keep colour crash=2 abort=2, 8 passages|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=8 -DCRASHES=2 -DABORTS=2|safety|pass|25
+black-white-shared-readers-keep-colour-overlap N=3 (reachable)|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=6 -DREACH=1|safety|fail:reach|1
 EOF
 }
 
