@@ -116,6 +116,25 @@ int cli_open(const struct cli *c, const char *region, unsigned flags,
 	return err ? cli_open_fail(c, region, err) : 0;
 }
 
+int cli_lock_command(struct cli *c, int argc, char **argv, cli_lock_act act)
+{
+	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL } };
+	struct cli_args a;
+	bakery_t *b;
+	int err;
+
+	if ((err = cli_parse(c, argc, argv, opts, NULL, 2, false, &a)))
+		return err < 0 ? 0 : err;
+	if ((err = cli_region_arg(c, a.pos[0])))
+		return err;
+	cli_set_what(c, a.pos[0], a.pos[1]);
+	if ((err = cli_open(c, a.pos[0], 0, NULL, &b)))
+		return err;
+	err = act(c, b, a.pos[1]);
+	bakery_close(b);
+	return err;
+}
+
 /* ------------------------------------------------------------- options -- */
 
 /* getopt_long's tables for OPTS: long options in LONGOPTS, and

@@ -91,6 +91,11 @@ void cli_set_what(struct cli *c, const char *region, const char *lock);
 int cli_open(const struct cli *c, const char *region, unsigned flags,
              const struct bakery_config *cfg, bakery_t **out);
 
+/* A command of the form `bakery CMD REGION LOCK` (no options): parse,
+ * open the region, ACT on the named lock, close.  ACT's exit code. */
+typedef int (*cli_lock_act)(struct cli *c, bakery_t *b, const char *lock);
+int cli_lock_command(struct cli *c, int argc, char **argv, cli_lock_act act);
+
 int cmd_status(struct cli *c, int argc, char **argv);
 int cmd_list(struct cli *c, int argc, char **argv);
 int cmd_run(struct cli *c, int argc, char **argv);

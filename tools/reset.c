@@ -36,19 +36,5 @@ static int reset_lock(struct cli *c, bakery_t *b, const char *name)
 
 int cmd_reset(struct cli *c, int argc, char **argv)
 {
-	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL } };
-	struct cli_args a;
-	bakery_t *b;
-	int err;
-
-	if ((err = cli_parse(c, argc, argv, opts, NULL, 2, false, &a)))
-		return err < 0 ? 0 : err;
-	if ((err = cli_region_arg(c, a.pos[0])))
-		return err;
-	cli_set_what(c, a.pos[0], a.pos[1]);
-	if ((err = cli_open(c, a.pos[0], 0, NULL, &b)))
-		return err;
-	err = reset_lock(c, b, a.pos[1]);
-	bakery_close(b);
-	return err;
+	return cli_lock_command(c, argc, argv, reset_lock);
 }
