@@ -107,45 +107,15 @@ static int waiter_once(void *arg)
 	return bakery_unlock(l) ? 103 : 0;
 }
 
-static char proc_state(pid_t pid)
-{
-	char path[64], comm[64], state = '?';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	if (fscanf(f, "%*d %63s %c", comm, &state) != 2)
-		state = '?';
-	fclose(f);
-	return state;
-}
-
-struct queued {
-	bakery_t *b;
-	pid_t pid;
-	unsigned count;                 /* waiters that must be in line */
-};
-
-static bool queued_asleep(void *arg)
-{
-	struct queued *q = arg;
-	struct bakery_lock_info li;
-
-	return bakery_lock_info(q->b, 0, &li) == 0 && li.waiters == q->count &&
-	       proc_state(q->pid) == 'S';
-}
-
 /* Fork waiter ID and wait until it is asleep in line, COUNT waiting. */
 static pid_t queue_waiter(struct arena *a, struct worker *w, unsigned id, bakery_t *b,
                           unsigned count)
 {
-	struct queued q = { b, 0, count };
+	struct unit_queued q = { b, 0, count };
 
 	*w = (struct worker){ a, id };
 	q.pid = tk_fork(waiter_once, w);
-	ck_assert_msg(tk_wait_until(queued_asleep, &q, 30), "waiter %u never slept in line", id);
+	ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30), "waiter %u never slept in line", id);
 	tk_sleep_ms(50);
 	return q.pid;
 }

@@ -84,37 +84,6 @@ static int waiter_run(void *arg)
 	return 0;
 }
 
-/* state field of /proc/PID/stat: 'S' while asleep (in its futex wait) */
-static char proc_state(pid_t pid)
-{
-	char path[64], comm[64], state = '?';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	if (fscanf(f, "%*d %63s %c", comm, &state) != 2)
-		state = '?';
-	fclose(f);
-	return state;
-}
-
-struct queued {
-	bakery_t *b;
-	pid_t pid;
-	unsigned count;                 /* waiters that must be in line */
-};
-
-static bool queued_asleep(void *arg)
-{
-	struct queued *q = arg;
-	struct bakery_lock_info li;
-
-	return bakery_lock_info(q->b, 0, &li) == 0 && li.waiters == q->count &&
-	       proc_state(q->pid) == 'S';
-}
-
 START_TEST(one_release_wakes_one_waiter)
 {
 	struct arena *a = tk_shared(sizeof(*a));
@@ -130,11 +99,11 @@ START_TEST(one_release_wakes_one_waiter)
 	l = unit_lock(b, "line", a->algo);
 	ck_assert_int_eq(bakery_lock(l), 0);
 	for (unsigned k = 0; k < WAITERS; k++) {
-		struct queued q = { b, 0, k + 1 };
+		struct unit_queued q = { b, 0, k + 1 };
 
 		w[k] = (struct waiter){ a, k };
 		pid[k] = q.pid = tk_fork(waiter_run, &w[k]);
-		ck_assert_msg(tk_wait_until(queued_asleep, &q, 30),
+		ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30),
 		              "waiter %u never went to sleep in line", k);
 	}
 	before = bakery__test_futex_woken();

@@ -132,6 +132,30 @@ pid_t unit_holder_process(const char *region, const char *lock, enum bakery_algo
 	return pid;
 }
 
+char unit_proc_state(pid_t pid)
+{
+	char path[64], comm[64], state = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	if (fscanf(f, "%*d %63s %c", comm, &state) != 2)
+		state = '?';
+	fclose(f);
+	return state;
+}
+
+bool unit_queued_asleep(void *arg)
+{
+	struct unit_queued *q = arg;
+	struct bakery_lock_info li;
+
+	return bakery_lock_info(q->b, 0, &li) == 0 && li.waiters == q->count &&
+	       unit_proc_state(q->pid) == 'S';
+}
+
 /* ---------------------------------------------------------------- main -- */
 
 int unit_run(Suite *s)

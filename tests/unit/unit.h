@@ -64,6 +64,19 @@ void unit_holder_stop(struct unit_holder *h);
  */
 pid_t unit_holder_process(const char *region, const char *lock, enum bakery_algo algo);
 
+/* The state field of /proc/PID/stat ('S' asleep, as in a futex wait; 'T'
+ * stopped), '?' if it cannot be read. */
+char unit_proc_state(pid_t pid);
+
+/* For tk_wait_until: is PID asleep while COUNT slots wait for the lock at
+ * table index 0 of B (a waiter that has taken its place in line)? */
+struct unit_queued {
+	bakery_t *b;
+	pid_t pid;
+	unsigned count;
+};
+bool unit_queued_asleep(void *arg);
+
 /* ---------------------------------------------------------------- main -- */
 
 /* Run one suite in fork mode; the exit status for main(). */
