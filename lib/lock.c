@@ -123,10 +123,12 @@ static int config_check(const struct bakery_lock_config *cfg)
 	return 0;
 }
 
-/* Find or create NAME, waiting out an unlink under way; *GEN is the
- * generation of the entry that held it. */
+/* Find NAME (or create it, if CREATE), waiting out an unlink under way;
+ * *GEN is the generation of the entry that held it.  Without CREATE, a name
+ * removed between the find and the generation check is looked for again
+ * and reported ENOENT: never made anew. */
 static int entry_get(struct bakery *b, const char *name, const struct bakery_lock_config *cfg,
-                     unsigned *index, uint32_t *gen)
+                     bool create, unsigned *index, uint32_t *gen)
 {
 	size_t len = strlen(name);
 	unsigned k = cfg->holders ? cfg->holders : 1;
@@ -134,12 +136,13 @@ static int entry_get(struct bakery *b, const char *name, const struct bakery_loc
 
 	for (;;) {
 		err = table_find(b, name, len, index);
-		if (err == ENOENT)
+		if (err == ENOENT && create)
 			err = table_create(b, name, len, creation_algo(cfg->algo, k), k, index);
 		if (!err && region_lost(b))
 			err = BAKERY_EBADREGION;
 		if (err)
 			return err;
+		CRASH_POINT("open-found");
 		*gen = CMM_LOAD_SHARED(b->locks[*index].gen);
 		/* the generation before the name that it vouches for (load->load;
 		 * an unlinker moves it on before it frees the entry) */
@@ -154,9 +157,10 @@ static int entry_get(struct bakery *b, const char *name, const struct bakery_loc
 /* Find or create the entry; its algorithm, capacity and generation into
  * *HAVE, *HOLDERS, *GEN. */
 static int entry_open(struct bakery *b, const char *lock_name, const struct bakery_lock_config *cfg,
-                      unsigned *index, enum bakery_algo *have, unsigned *holders, uint32_t *gen)
+                      bool create, unsigned *index, enum bakery_algo *have, unsigned *holders,
+                      uint32_t *gen)
 {
-	int err = entry_get(b, lock_name, cfg, index, gen);
+	int err = entry_get(b, lock_name, cfg, create, index, gen);
 
 	if (err)
 		return err;
@@ -174,7 +178,7 @@ static int entry_open(struct bakery *b, const char *lock_name, const struct bake
 }
 
 static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_lock_config *cfg,
-                     bakery_lock_t **out)
+                     bool create, bakery_lock_t **out)
 {
 	struct bakery_lock *l;
 	enum bakery_algo have, run;
@@ -193,7 +197,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
-	err = entry_open(b, lock_name, cfg, &index, &have, &holders, &gen);
+	err = entry_open(b, lock_name, cfg, create, &index, &have, &holders, &gen);
 	if (err)
 		return err;
 	err = algo_join(have, cfg->algo, &run);
@@ -219,7 +223,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, bakery_lock_t **out)
 {
 	const struct bakery_lock_config cfg = { .algo = algo };
-	int old = cancel_off(), err = lock_open(b, lock_name, &cfg, out);
+	int old = cancel_off(), err = lock_open(b, lock_name, &cfg, true, out);
 
 	cancel_restore(old);
 	return err;
@@ -228,7 +232,20 @@ int bakery_lock_open(bakery_t *b, const char *lock_name, enum bakery_algo algo, 
 int bakery_lock_open_config(bakery_t *b, const char *lock_name,
                             const struct bakery_lock_config *cfg, bakery_lock_t **out)
 {
-	int old = cancel_off(), err = lock_open(b, lock_name, cfg, out);
+	int old = cancel_off(), err = lock_open(b, lock_name, cfg, true, out);
+
+	cancel_restore(old);
+	return err;
+}
+
+/* Open only if it exists: the same path with creation off, so that a lock
+ * removed and re-created between a look at the table and the open is never
+ * created here (the find and the generation check decide together). */
+int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo,
+                       bakery_lock_t **out)
+{
+	const struct bakery_lock_config cfg = { .algo = algo };
+	int old = cancel_off(), err = lock_open(b, lock_name, &cfg, false, out);
 
 	cancel_restore(old);
 	return err;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lockadmin.c - calls around a lock's life that the lock protocol does not
- * need: opening a lock only if it exists, (for the region's owner) making a
- * not-recoverable lock usable again, and removing a lock.
+ * need: (for the region's owner) making a not-recoverable lock usable
+ * again, and removing a lock.
  *
  * ENOTRECOVERABLE is final for the participants, as for a robust pthread
  * mutex: a holder was told the previous one died, did not repair, and
@@ -85,27 +85,6 @@ int bakery_lock_reset(bakery_lock_t *l)
 		new = (old & ~LOCK_NOT_RECOVERABLE) | LOCK_OWNER_DIED;
 	} while (uatomic_cmpxchg(flags, old, new) != old);
 	return 0;
-}
-
-/*
- * Open LOCK_NAME only if it exists.  A lock removed between the look and
- * the open is made anew by bakery_lock_open, as if it had been looked up
- * just after the open.
- */
-int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo,
-                       bakery_lock_t **out)
-{
-	struct bakery_lock_info li;
-	int err;
-
-	if (!b || !lock_name || !out || b->closed)
-		return EINVAL;
-	if ((err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX)))
-		return err;
-	for (unsigned i = 0; i < b->nlocks; i++)
-		if (bakery_lock_info(b, i, &li) == 0 && strcmp(li.name, lock_name) == 0)
-			return bakery_lock_open(b, lock_name, algo, out);
-	return region_lost(b) ? BAKERY_EBADREGION : ENOENT;
 }
 
 /* ------------------------------------------------------------ removing -- */

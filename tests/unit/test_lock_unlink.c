@@ -432,6 +432,47 @@ START_TEST(killed_unlinker_leaves_the_lock_or_a_free_entry)
 }
 END_TEST
 
+/* A look-up stopped between finding the name and opening it while the lock
+ * is removed: it must say ENOENT, and not create the lock again. */
+static int stopped_lookup(void *arg)
+{
+	const char *name = arg;
+	bakery_lock_t *l;
+	bakery_t *b;
+	int rc;
+
+	setenv("BAKERY_STOP_AT", "open-found", 1);
+	if (bakery_open(name, 0, NULL, &b))
+		return 1;
+	rc = bakery_lock_lookup(b, "victim", BAKERY_ALGO_DEFAULT, &l);
+	return rc == ENOENT ? 0 : rc == 0 ? 2 : 3;
+}
+
+static bool is_stopped(void *arg)
+{
+	return unit_proc_state(*(pid_t *)arg) == 'T';
+}
+
+START_TEST(lookup_racing_an_unlink_creates_nothing)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "lookuprace", 4, 4);
+	bakery_lock_t *l = unit_lock(b, "victim", BAKERY_ALGO_DEFAULT);
+	pid_t pid;
+
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	pid = tk_fork(stopped_lookup, name);
+	ck_assert_msg(tk_wait_until(is_stopped, &pid, 20), "the look-up never reached its stop");
+	ck_assert_int_eq(bakery_lock_unlink(b, "victim"), 0);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	/* 2: the look-up opened a lock that was removed after it found it */
+	ck_assert_int_eq(tk_reap(pid, 20), 0);
+	ck_assert_int_eq(bakery_lock_lookup(b, "victim", BAKERY_ALGO_DEFAULT, &l), ENOENT);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 static Suite *lock_unlink_suite(void)
 {
 	Suite *s = suite_create("lock-unlink");
@@ -449,6 +490,7 @@ static Suite *lock_unlink_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(tr, 120);
 	tcase_add_loop_test(tr, unlink_races_with_lockers, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_test(tr, lookup_racing_an_unlink_creates_nothing);
 	suite_add_tcase(s, tr);
 	tcase_set_timeout(tx, 60);
 	tcase_add_loop_test(tx, killed_unlinker_leaves_the_lock_or_a_free_entry, 0,
