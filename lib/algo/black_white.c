@@ -146,27 +146,43 @@ static void bw_abort(struct passage *p)
 	bakery__reg_signal(p->mine);
 }
 
+/* Lines 10-12 for J.  The branch is taken on the first read of j's ticket
+ * (line 10, after j's doorway: line 9).  Only line 12 reads the shared
+ * colour, so only its wait also sleeps on the colour word: a waiter of
+ * line 11 is woken by j's exit alone, not by every exit's flip. */
+static int bw_await_ticket(struct passage *p, struct bakery_shm_lock *e, unsigned j,
+                           struct bw_wait *w)
+{
+	int err;
+
+	(void)bw_passed(p->b, p->lock, j, w);                             /* line 10 */
+	if (w->branch == 1) {
+		p->also = &e->color;
+		p->also_waiters = &e->color_sleepers;
+	}
+	err = bakery__await_slot(p, j, bw_passed, w);
+	p->also = p->also_waiters = NULL;
+	return err;
+}
+
 static int bw_wait(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
 	uint64_t mine = CMM_LOAD_SHARED(p->mine->number);
 	int err;
 
-	/* line 12 waits on the shared colour too: sleep on its word as well */
 	/* far back: sleep once behind our predecessor first */
 	err = bakery__park_behind(p);
 	if (err) {
 		bw_abort(p);
 		return err;
 	}
-	p->also = &e->color;
-	p->also_waiters = &e->color_sleepers;
 	for_each_other(p, j, bound) {                                   /* lines 7-8 */
 		struct bw_wait w = { mine, p->self, p->shared, -1 };
 
 		err = bakery__await_doorway_end(p, j);             /* line 9 */
 		if (!err)
-			err = bakery__await_slot(p, j, bw_passed, &w);          /* lines 10-12 */
+			err = bw_await_ticket(p, e, j, &w);                     /* lines 10-12 */
 		if (err) {
 			bw_abort(p);
 			return err;
