@@ -287,11 +287,9 @@ static int slot_enter(struct bakery *b, const struct deadline *dl, unsigned *sel
 {
 	int err;
 
-	do {
+	do
 		err = bakery__slot_self_wait(b, self, dl);
-		if (err)
-			return err;
-	} while (caa_unlikely((err = bakery__slot_busy_begin(b)) == ESTALE));
+	while (caa_unlikely(err == ESTALE));
 	return err;
 }
 
@@ -536,26 +534,30 @@ int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime)
 /* ------------------------------------------------------------ releasing -- */
 
 /* The calling thread's registers in L if it holds L, else NULL. */
-static struct bakery_shm_reg *held_reg(struct bakery_lock *l, unsigned *self, bool *pinned)
+static struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thread_slot **rec,
+                                       bool *pinned)
 {
 	struct bakery_shm_reg *r;
+	unsigned self;
 
 	*pinned = false;
+	*rec = bakery__slot_record_busy(l->b);
 	/* By our own count we hold nothing of the region: the slot may not
 	 * even be ours any more.  Only registers that say otherwise (written
 	 * by someone else: a corrupted region) need a look, with the slot
 	 * kept ours meanwhile; the caller then ends that with
-	 * bakery__slot_busy_end. */
-	if (caa_unlikely(bakery__slot_self_busy(l->b, self))) {
-		if (bakery__slot_self_peek(l->b, self) || bakery__slot_busy_begin(l->b))
+	 * bakery__record_busy_end. */
+	if (caa_unlikely(!*rec)) {
+		if (bakery__slot_self_peek(l->b, &self) || bakery__slot_busy_begin(l->b) ||
+		    !(*rec = bakery__slot_record_busy(l->b)))
 			return NULL;
 		*pinned = true;
 	}
-	r = reg_of(l->b, l->index, *self);
+	r = reg_of(l->b, l->index, (*rec)->slot);
 	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL)
 		return r;
 	if (*pinned)
-		bakery__slot_busy_end(l->b);
+		bakery__record_busy_end(*rec);
 	*pinned = false;
 	return NULL;
 }
@@ -571,14 +573,16 @@ int bakery_unlock(bakery_lock_t *l)
 {
 	struct passage p = { 0 };
 	const struct deadline dl = { .mode = WAIT_NONE };
+	struct thread_slot *rec;
 	bool pinned;
 
 	if (!l || !l->b)
 		return EINVAL;
-	p.mine = held_reg(l, &p.self, &pinned);
+	p.mine = held_reg(l, &rec, &pinned);
 	if (!p.mine)
 		return not_held(l->b);
 	(void)pinned;   /* the busy_end below ends that too */
+	p.self = rec->slot;
 	p.b = l->b;
 	p.lock = l->index;
 	p.dl = &dl;
@@ -590,7 +594,7 @@ int bakery_unlock(bakery_lock_t *l)
 		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
 	}
 	passage_release(l, &p);
-	bakery__slot_busy_end(p.b);
+	bakery__record_busy_end(rec);
 	/* a thread is waiting for a slot: ours may go back (slotwait.c) */
 	if (caa_unlikely(CMM_LOAD_SHARED(p.b->hdr->slot_wanted)))
 		bakery__slot_give_back_if_wanted(p.b);
@@ -601,13 +605,13 @@ int bakery_unlock(bakery_lock_t *l)
 int bakery_consistent(bakery_lock_t *l)
 {
 	struct bakery_shm_reg *r;
-	unsigned self;
+	struct thread_slot *rec;
 	bool pinned;
 	int err = 0;
 
 	if (!l || !l->b)
 		return EINVAL;
-	r = held_reg(l, &self, &pinned);
+	r = held_reg(l, &rec, &pinned);
 	if (!r)
 		return not_held(l->b);
 	if (!CMM_LOAD_SHARED(r->holder_inconsistent))
@@ -620,6 +624,6 @@ int bakery_consistent(bakery_lock_t *l)
 		CMM_STORE_SHARED(r->holder_inconsistent, 0);
 	}
 	if (pinned)
-		bakery__slot_busy_end(l->b);
+		bakery__record_busy_end(rec);
 	return err;
 }

@@ -443,8 +443,9 @@ static int slot_try_take(struct bakery *b, unsigned slot, struct thread_slot *t)
 	}
 	CRASH_POINT("claim");
 	t->tok = slot_token_index(b, slot);
+	t->busy_word = token_busy_word(b, t->tok);
 	/* a dead holder's busy word is not ours */
-	CMM_STORE_SHARED(*token_busy_word(b, t->tok), 0);
+	CMM_STORE_SHARED(*t->busy_word, 0);
 	s->token = t->tok;
 	/* even, moved on: a record of the slot's last owner tells it is not
 	 * its own any more */
@@ -570,7 +571,7 @@ static int record_pin(struct thread_slot *t)
 	struct bakery *b = t->b;
 	uint32_t *gen = &b->slots[t->slot].gen;
 
-	CMM_STORE_SHARED(*token_busy_word(b, t->tok), 1);
+	CMM_STORE_SHARED(*t->busy_word, 1);
 	/* the busy store before the generation load (store->load) with a
 	 * compiler barrier only, so that a lock call pays one load: the
 	 * reclaimer's membarrier (slot_revoke) makes it a full barrier when
@@ -582,7 +583,7 @@ static int record_pin(struct thread_slot *t)
 	revocation_settle(b, t->slot);
 	if (CMM_LOAD_SHARED(*gen) == t->gen)
 		return 0;       /* the revocation gave up: still ours */
-	CMM_STORE_SHARED(*token_busy_word(b, t->tok), 0);
+	CMM_STORE_SHARED(*t->busy_word, 0);
 	return ESTALE;
 }
 
@@ -759,13 +760,12 @@ static void record_forget_mine(struct thread_slot *t)
 		}
 }
 
-int bakery__slot_busy_begin(struct bakery *b)
+/* One more lock call (or lock held) through record T: 0, or ESTALE when
+ * its slot had been revoked (T is gone then). */
+static int record_busy_begin(struct thread_slot *t)
 {
-	struct thread_slot *t = record_of(b);
 	int old;
 
-	if (caa_unlikely(!t))
-		return ESTALE;
 	CMM_STORE_SHARED(t->busy, t->busy + 1);
 	/* already inside a lock call or holding one: pinned already */
 	if (t->busy > 1 || caa_likely(record_pin(t) == 0))
@@ -777,27 +777,48 @@ int bakery__slot_busy_begin(struct bakery *b)
 	return ESTALE;
 }
 
+int bakery__slot_busy_begin(struct bakery *b)
+{
+	struct thread_slot *t = record_of(b);
+
+	return caa_likely(t) ? record_busy_begin(t) : ESTALE;
+}
+
+int bakery__slot_enter(struct bakery *b, unsigned *slot)
+{
+	struct thread_slot *t = tls_slots;
+	int err;
+
+	/* the common case (bakery__slot_self's) in one call */
+	if (caa_likely(t && t->b == b && bakery__region_closes() == closes_seen &&
+	               !uatomic_read(&norphans))) {
+		*slot = t->slot;
+		return record_busy_begin(t);
+	}
+	err = bakery__slot_self(b, slot);
+	return err ? err : bakery__slot_busy_begin(b);
+}
+
 void bakery__slot_busy_end(struct bakery *b)
 {
 	struct thread_slot *t = record_of(b);
 
-	if (!t || !t->busy)
-		return;
-	CMM_STORE_SHARED(t->busy, t->busy - 1);
-	if (t->busy)
-		return;
-	/* our last register stores before the word that says we are idle
-	 * (store->store; pairs with the read barrier between the busy word
-	 * and the registers in slot_idle) */
-	cmm_smp_wmb();
-	CMM_STORE_SHARED(*token_busy_word(b, t->tok), 0);
+	if (t && t->busy)
+		bakery__record_busy_end(t);
+}
+
+struct thread_slot *bakery__slot_record_busy(struct bakery *b)
+{
+	struct thread_slot *t = record_of(b);
+
+	return t && t->busy ? t : NULL;
 }
 
 int bakery__slot_self_busy(struct bakery *b, unsigned *slot)
 {
-	struct thread_slot *t = record_of(b);
+	struct thread_slot *t = bakery__slot_record_busy(b);
 
-	if (!t || !t->busy)
+	if (!t)
 		return ENOENT;
 	*slot = t->slot;
 	return 0;
@@ -848,8 +869,9 @@ static int spare_take(struct bakery *b, struct thread_slot *t)
 				bakery__token_give(&t->token);
 			continue;
 		}
-		CMM_STORE_SHARED(*token_busy_word(b, i), 0);
 		t->tok = i;
+		t->busy_word = token_busy_word(b, i);
+		CMM_STORE_SHARED(*t->busy_word, 0);
 		return 0;
 	}
 	return BAKERY_ESLOTS;
@@ -862,7 +884,7 @@ static bool slot_idle(struct bakery *b, unsigned slot, unsigned tok)
 	if (!token_live(b, tok) || CMM_LOAD_SHARED(*token_busy_word(b, tok)))
 		return false;
 	/* the busy word before the registers (load->load; pairs with the
-	 * write barrier in bakery__slot_busy_end) */
+	 * write barrier in bakery__record_busy_end) */
 	cmm_smp_rmb();
 	return b->recovery->slot_idle(b, slot);
 }

@@ -18,6 +18,7 @@ struct thread_slot {
 	unsigned slot;
 	struct token_hold token;        /* the slot's token, held */
 	unsigned tok;                   /* its index (the slot names it while ours) */
+	uint32_t *busy_word;            /* token_busy_word(b, tok) */
 	uint32_t gen;                   /* the slot's generation when we took it */
 	unsigned busy;                  /* lock calls under way and locks held through
 	                                   this record (its thread's; read by others
@@ -38,11 +39,31 @@ BAKERY_HIDDEN int bakery__slot_self_peek(struct bakery *b, unsigned *slot);
  * record is gone (the caller claims a slot again).
  */
 BAKERY_HIDDEN int bakery__slot_busy_begin(struct bakery *b);
+/* bakery__slot_self, then bakery__slot_busy_begin, in one call (the lock
+ * path's): 0, ESTALE, or bakery__slot_self's errors. */
+BAKERY_HIDDEN int bakery__slot_enter(struct bakery *b, unsigned *slot);
 /* The lock call ended without the lock, or the lock was released. */
 BAKERY_HIDDEN void bakery__slot_busy_end(struct bakery *b);
-/* This thread's slot in B if it is inside a lock call or holds a lock of B
- * (so the slot is its own for sure): 0, else ENOENT. */
+/* This thread's record of B if it is inside a lock call or holds a lock
+ * of B (so its slot is its own for sure), else NULL. */
+BAKERY_HIDDEN struct thread_slot *bakery__slot_record_busy(struct bakery *b);
+/* The same, as its slot: 0, else ENOENT. */
 BAKERY_HIDDEN int bakery__slot_self_busy(struct bakery *b, unsigned *slot);
+
+/* bakery__slot_busy_end on a record of bakery__slot_record_busy (the
+ * unlock path's).  When that was its last lock, its token's busy word
+ * says it is idle. */
+static inline void bakery__record_busy_end(struct thread_slot *t)
+{
+	CMM_STORE_SHARED(t->busy, t->busy - 1);
+	if (t->busy)
+		return;
+	/* our last register stores before the word that says we are idle
+	 * (store->store; pairs with the read barrier between the busy word
+	 * and the registers in registry.c's slot_idle) */
+	cmm_smp_wmb();
+	CMM_STORE_SHARED(*t->busy_word, 0);
+}
 /* Under pressure: take the slot of an idle owner (none of its registers in
  * use, not inside a lock call) for the calling thread, which has none in B.
  * 0 and *SLOT, or BAKERY_ESLOTS (no idle owner, no spare token, or no

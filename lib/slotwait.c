@@ -140,11 +140,12 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 
 int bakery__slot_self_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
 {
-	int err = bakery__slot_self(b, slot);
+	int err = bakery__slot_enter(b, slot);
 
 	if (caa_likely(err != BAKERY_ESLOTS && err != EAGAIN))
 		return err;
-	return slot_wait(b, slot, dl);
+	err = slot_wait(b, slot, dl);
+	return err ? err : bakery__slot_busy_begin(b);
 }
 
 void bakery__slot_give_back_if_wanted(struct bakery *b)
