@@ -8,7 +8,9 @@
  * waits its turn (an independent occupancy check); the SIGKILL of a revoked
  * sleeper is no owner death of its slot's new owner (no EOWNERDEAD, nothing
  * recovered, the holder stays inside); a revoked thread's exit or
- * bakery_close leaves its slot's new owner alone.
+ * bakery_close leaves its slot's new owner alone; a reclaimer killed in the
+ * middle of a revocation (crash points of the test build) leaves nothing
+ * that the owner's next lock call does not settle.
  */
 #include "config.h"
 
@@ -16,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "unit.h"
 #include "../common/occupancy.h"
@@ -222,6 +225,89 @@ START_TEST(revoked_thread_leaves_new_owner_alone)
 }
 END_TEST
 
+/* ------------------------------------------------ a reclaimer that dies -- */
+
+static const char *const revoke_points[] = { "revoke-odd", "revoke-named" };
+
+struct dying {
+	char name[TK_NAME_SIZE];
+	const char *point;
+	int rc;
+	struct tk_gate ready, wake;
+};
+
+/* Lock once, sleep until woken, lock again (within the timeout). */
+static int idle_owner_main(void *arg)
+{
+	struct dying *d = arg;
+	struct timespec until;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (bakery_open(d->name, 0, NULL, &b) || bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l))
+		return 1;
+	if (bakery_lock(l) || bakery_unlock(l))
+		return 2;
+	tk_gate_open(&d->ready);
+	if (!tk_gate_wait(&d->wake, 120))
+		return 3;
+	until = tk_in(CLOCK_MONOTONIC, RECLAIM_TIMEOUT_S);
+	d->rc = bakery_clocklock(l, CLOCK_MONOTONIC, &until);
+	if (d->rc || bakery_unlock(l))
+		return 4;
+	bakery_lock_close(l);
+	return bakery_close(b) ? 5 : 0;
+}
+
+/* Wait for a slot, and die (SIGKILL, the test build's crash point) in the
+ * middle of revoking the idle owner's. */
+static int dying_reclaimer_main(void *arg)
+{
+	struct dying *d = arg;
+	struct timespec until = tk_in(CLOCK_MONOTONIC, RECLAIM_TIMEOUT_S);
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	setenv("BAKERY_CRASH_AT", d->point, 1);
+	if (bakery_open(d->name, 0, NULL, &b) || bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l))
+		return 1;
+	bakery_clocklock(l, CLOCK_MONOTONIC, &until);
+	return 2;                  /* the crash point was never reached */
+}
+
+/* The owner's next lock call settles what the dead reclaimer left (undone
+ * before the commit, finished after it), and gets a slot and the lock; so
+ * does everyone after it, without an owner death. */
+START_TEST(dead_reclaimer_is_settled)
+{
+	struct dying *d = tk_shared(sizeof(*d));
+	bakery_t *b = unit_region(d->name, "revdead", 1, 1);
+	bakery_lock_t *l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	struct bakery_lock_info li;
+	pid_t owner, reclaimer;
+
+	d->point = revoke_points[_i];
+	tk_gate_init(&d->ready);
+	tk_gate_init(&d->wake);
+	owner = tk_fork(idle_owner_main, d);
+	ck_assert(tk_gate_wait(&d->ready, 20));
+	reclaimer = tk_fork(dying_reclaimer_main, d);
+	ck_assert_int_eq(tk_reap(reclaimer, RECLAIM_TIMEOUT_S + 10), 128 + SIGKILL);
+	tk_gate_open(&d->wake);
+	ck_assert_int_eq(tk_reap(owner, RECLAIM_TIMEOUT_S + 10), 0);
+	ck_assert_int_eq(d->rc, 0);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock_info(b, 0, &li), 0);
+	ck_assert_uint_eq(li.owner_deaths, 0);
+	tk_gate_close(&d->ready);
+	tk_gate_close(&d->wake);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(d->name), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("slot_reclaim");
@@ -230,6 +316,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, sleepers_slots_are_reclaimed);
 	tcase_add_loop_test(tc, revoked_thread_leaves_new_owner_alone, 0, 2);
+	tcase_add_loop_test(tc, dead_reclaimer_is_settled, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
