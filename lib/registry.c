@@ -3,7 +3,8 @@
  * registry.c - participant slots and their kernel-attested liveness tokens.
  *
  * A thread owns a slot for as long as it holds the slot's token, a robust
- * futex word (token.c).  The kernel marks it FUTEX_OWNER_DIED when its
+ * futex word (token.c), unless the slot is revoked while the thread is idle
+ * (below: the slot then names another token).  The kernel marks it FUTEX_OWNER_DIED when its
  * holder thread ends without giving it back (SIGKILL, crash, thread exit),
  * whatever PID namespace it ran in and however soon its PID is reused: the
  * proof of death is the kernel's, not a PID comparison.  Whoever then takes
