@@ -59,10 +59,13 @@ static int api_recover(bakery_t *b, unsigned *reclaimed)
 		return EPERM;
 	if (region_lost(b))
 		return BAKERY_EBADREGION;
-	/* a slot of our own lets us finish proxy passages; not required */
-	if (bakery__slot_self(b, &self))
+	/* a slot of our own lets us finish proxy passages; not required (and
+	 * kept ours meanwhile: registry.c may revoke an idle one) */
+	if (bakery__slot_self(b, &self) || bakery__slot_busy_begin(b))
 		self = BAKERY_NO_SLOT;
 	n = bakery__registry_reap(b, self);
+	if (self != BAKERY_NO_SLOT)
+		bakery__slot_busy_end(b);
 	if (reclaimed)
 		*reclaimed = n;
 	return 0;

@@ -236,7 +236,9 @@ BAKERY_API int bakery_open(const char *name, unsigned flags,
  * Close a region handle: gives back the calling thread's slot and, once no
  * thread of this process still has a slot in it, unmaps the region.  Other
  * threads' slots are given back when those threads exit or make their next
- * lock call (bakery_lock family, on any region).  Lock handles of B must be closed first (or are invalid after).
+ * lock call (bakery_lock family, on any region).  A slot that was taken
+ * from the thread while it was idle (see bakery_lock) is not the thread's
+ * any more and is left to its new owner.  Lock handles of B must be closed first (or are invalid after).
  * Returns 0, EINVAL (NULL), or EBUSY if a thread of this process holds a lock
  * of the region (nothing is closed then).
  */
@@ -329,7 +331,11 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * 250 ms, reclaiming dead owners' slots), as long as it would wait for the
  * lock: bakery_trylock then returns EBUSY, a timed lock ETIMEDOUT.  While
  * a thread waits for a slot, bakery_unlock gives the caller's slot back
- * when it holds no other lock of the region.
+ * when it holds no other lock of the region, and a waiter that has slept
+ * once takes the slot of a thread that is idle (holds no lock of the
+ * region, is not inside a lock call); that thread's next lock call claims
+ * a slot again, transparently.  (Not where membarrier(2) is refused: the
+ * waiters then wait for slots given back.)
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock

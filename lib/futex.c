@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * futex.c - the futex system calls the other files share: waking every
- * sleeper on a word (the test build counts the threads woken).  The lowest
+ * sleeper on a word (the test build counts the threads woken); and the
+ * system-wide barrier (membarrier) of two handshakes.  The lowest
  * layer with token.c's words above it.
  */
 #include "config.h"
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -52,4 +54,9 @@ void bakery__futex_wait_until(uint32_t *word, uint32_t val, clockid_t clock,
 	syscall(SYS_futex, word,
 	        FUTEX_WAIT_BITSET | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0),
 	        val, until, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+int bakery__barrier_everywhere(void)
+{
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0 ? 0 : ENOTSUP;
 }

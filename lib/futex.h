@@ -18,6 +18,12 @@ BAKERY_HIDDEN void bakery__futex_wake_one(uint32_t *word);
 BAKERY_HIDDEN void bakery__futex_wait_until(uint32_t *word, uint32_t val, clockid_t clock,
                                             const struct timespec *until);
 
+/* A full barrier in every running thread of the system
+ * (membarrier(MEMBARRIER_CMD_GLOBAL)): 0, or ENOTSUP where the kernel or a
+ * seccomp filter refuses it.  The other half of a handshake whose hot side
+ * has only a compiler barrier (lockadmin.c, registry.c). */
+BAKERY_HIDDEN int bakery__barrier_everywhere(void);
+
 #ifdef BAKERY_TESTING
 /* Threads woken so far by this process's bakery__futex_wake_all calls. */
 BAKERY_HIDDEN unsigned long bakery__test_futex_woken(void);

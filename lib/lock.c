@@ -265,7 +265,7 @@ int bakery_lock_close(bakery_lock_t *l)
 
 	if (!l)
 		return EINVAL;
-	if (bakery__slot_self_peek(l->b, &self) == 0 &&
+	if (bakery__slot_self_busy(l->b, &self) == 0 &&
 	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
 		return EBUSY;
 	free(l);
@@ -281,24 +281,41 @@ static int held_already(const struct bakery_lock *l)
 	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) == l->gen ? EDEADLK : BAKERY_EREMOVED;
 }
 
-static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                         struct passage *p)
+/* Can L be taken (in SHARED mode) at all? */
+static int lock_usable(const struct bakery_lock *l, bool shared)
 {
-	struct bakery *b;
-	int err;
-
 	if (!l || !l->b || l->b->closed)
 		return EINVAL;
 	/* shared mode: only where the algorithm's model allows it, and not
 	 * with k holders (a holder's unit is exclusive by definition) */
 	if (shared && (l->holders > 1 || !(l->ops->modes & ALGO_SHARED)))
 		return ENOTSUP;
-	b = l->b;
-	if (region_lost(b))
+	if (region_lost(l->b))
 		return BAKERY_EBADREGION;
-	err = bakery__slot_self_wait(b, &p->self, dl);
-	if (err)
-		return err;
+	return 0;
+}
+
+/*
+ * Our slot in B, claimed (waiting for one if need be) and kept ours for
+ * this lock call: a slot revoked while we were idle is noticed here
+ * (registry.c), and another one claimed.  bakery__slot_busy_end ends it.
+ */
+static int slot_enter(struct bakery *b, const struct deadline *dl, unsigned *self)
+{
+	int err;
+
+	do
+		err = bakery__slot_self_wait(b, self, dl);
+	while (caa_unlikely(err == ESTALE));
+	return err;
+}
+
+static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                         unsigned self, struct passage *p)
+{
+	struct bakery *b = l->b;
+
+	p->self = self;
 	p->b = b;
 	p->lock = l->index;
 	p->mine = reg_of(b, l->index, p->self);
@@ -339,12 +356,13 @@ static inline bool entry_moved(const struct bakery_lock *l)
 	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen;
 }
 
-static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool shared);
+static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                                unsigned self);
 
 /* L's entry moved on before our doorway: wait out an unlink under way;
  * the lock is still there if it gave up (then try again). */
 static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl,
-                                   bool shared)
+                                   bool shared, unsigned self)
 {
 	int err = bakery__entry_wait_settled(l->b);
 
@@ -352,7 +370,7 @@ static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline 
 		return err;
 	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
 		return BAKERY_EREMOVED;
-	return lock_acquire(l, dl, shared);
+	return lock_acquire_in_slot(l, dl, shared, self);
 }
 
 /* Our entry moved on before our doorway (an unlink): not an error the
@@ -399,14 +417,13 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	return bakery__pass_close(p, err);
 }
 
-/* (the only cancellation points on this path are in claiming a slot, where
- * bakery__slot_self disables cancellation: waiting makes no cancellable
- * call) */
-static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool shared)
+/* The lock call in our slot SELF, kept ours meanwhile (slot_enter). */
+static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                                unsigned self)
 {
 	struct passage p;
 	uint32_t flags;
-	int err = passage_begin(l, dl, shared, &p);
+	int err = passage_begin(l, dl, shared, self, &p);
 
 	if (err)
 		return err;
@@ -422,7 +439,7 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 		}
 	}
 	if (caa_unlikely(err == ENTRY_MOVED))
-		return lock_acquire_after_move(l, dl, p.shared);
+		return lock_acquire_after_move(l, dl, p.shared, self);
 	if (err) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		return err;
@@ -453,6 +470,27 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 		return EOWNERDEAD;
 	}
 	return 0;
+}
+
+/* (the only cancellation points on this path are in claiming a slot, where
+ * bakery__slot_self disables cancellation: waiting makes no cancellable
+ * call) */
+static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool shared)
+{
+	unsigned self;
+	int err = lock_usable(l, shared);
+
+	if (err)
+		return err;
+	err = slot_enter(l->b, dl, &self);
+	if (err)
+		return err;
+	err = lock_acquire_in_slot(l, dl, shared, self);
+	/* holding the lock (EOWNERDEAD too) keeps the slot ours until the
+	 * unlock */
+	if (err && err != EOWNERDEAD)
+		bakery__slot_busy_end(l->b);
+	return err;
 }
 
 static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime,
@@ -513,14 +551,32 @@ int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime)
 /* ------------------------------------------------------------ releasing -- */
 
 /* The calling thread's registers in L if it holds L, else NULL. */
-static struct bakery_shm_reg *held_reg(struct bakery_lock *l, unsigned *self)
+static struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thread_slot **rec,
+                                       bool *pinned)
 {
 	struct bakery_shm_reg *r;
+	unsigned self;
 
-	if (bakery__slot_self_peek(l->b, self))
-		return NULL;
-	r = reg_of(l->b, l->index, *self);
-	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL ? r : NULL;
+	*pinned = false;
+	*rec = bakery__slot_record_busy(l->b);
+	/* By our own count we hold nothing of the region: the slot may not
+	 * even be ours any more.  Only registers that say otherwise (written
+	 * by someone else: a corrupted region) need a look, with the slot
+	 * kept ours meanwhile; the caller then ends that with
+	 * bakery__record_busy_end. */
+	if (caa_unlikely(!*rec)) {
+		if (bakery__slot_self_peek(l->b, &self) || bakery__slot_busy_begin(l->b) ||
+		    !(*rec = bakery__slot_record_busy(l->b)))
+			return NULL;
+		*pinned = true;
+	}
+	r = reg_of(l->b, l->index, (*rec)->slot);
+	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL)
+		return r;
+	if (*pinned)
+		bakery__record_busy_end(*rec);
+	*pinned = false;
+	return NULL;
 }
 
 /* EPERM, unless the registers that said so were the SIGBUS guard's zero
@@ -534,12 +590,16 @@ int bakery_unlock(bakery_lock_t *l)
 {
 	struct passage p = { 0 };
 	const struct deadline dl = { .mode = WAIT_NONE };
+	struct thread_slot *rec;
+	bool pinned;
 
 	if (!l || !l->b)
 		return EINVAL;
-	p.mine = held_reg(l, &p.self);
+	p.mine = held_reg(l, &rec, &pinned);
 	if (!p.mine)
 		return not_held(l->b);
+	(void)pinned;   /* the busy_end below ends that too */
+	p.self = rec->slot;
 	p.b = l->b;
 	p.lock = l->index;
 	p.dl = &dl;
@@ -551,6 +611,7 @@ int bakery_unlock(bakery_lock_t *l)
 		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
 	}
 	passage_release(l, &p);
+	bakery__record_busy_end(rec);
 	/* a thread is waiting for a slot: ours may go back (slotwait.c) */
 	if (caa_unlikely(CMM_LOAD_SHARED(p.b->hdr->slot_wanted)))
 		bakery__slot_give_back_if_wanted(p.b);
@@ -561,19 +622,25 @@ int bakery_unlock(bakery_lock_t *l)
 int bakery_consistent(bakery_lock_t *l)
 {
 	struct bakery_shm_reg *r;
-	unsigned self;
+	struct thread_slot *rec;
+	bool pinned;
+	int err = 0;
 
 	if (!l || !l->b)
 		return EINVAL;
-	r = held_reg(l, &self);
+	r = held_reg(l, &rec, &pinned);
 	if (!r)
 		return not_held(l->b);
 	if (!CMM_LOAD_SHARED(r->holder_inconsistent))
 		/* a reader told EOWNERDEAD may not repair: it holds the lock
 		 * shared, others may be reading beside it */
-		return CMM_LOAD_SHARED(r->mode) == REG_SHARED &&
-		       (CMM_LOAD_SHARED(l->b->locks[l->index].flags) & LOCK_OWNER_DIED) ? EPERM : EINVAL;
-	uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
-	CMM_STORE_SHARED(r->holder_inconsistent, 0);
-	return 0;
+		err = CMM_LOAD_SHARED(r->mode) == REG_SHARED &&
+		      (CMM_LOAD_SHARED(l->b->locks[l->index].flags) & LOCK_OWNER_DIED) ? EPERM : EINVAL;
+	else {
+		uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
+		CMM_STORE_SHARED(r->holder_inconsistent, 0);
+	}
+	if (pinned)
+		bakery__record_busy_end(rec);
+	return err;
 }

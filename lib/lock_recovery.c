@@ -116,9 +116,29 @@ static bool holds_lock(struct bakery *b, unsigned slot)
 	return false;
 }
 
+/* Is SLOT out of LOCK: no stage, no doorway, no ticket (Black-White keeps
+ * its colour in bit 63 of an idle ticket), no proxy passage, no pass? */
+static bool reg_idle(const struct bakery_shm_reg *r)
+{
+	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_IDLE &&
+	       (CMM_LOAD_SHARED(r->choosing) & 1) == 0 &&
+	       (CMM_LOAD_SHARED(r->number) & ~(UINT64_C(1) << 63)) == 0 &&
+	       CMM_LOAD_SHARED(r->proxy) == 0 && CMM_LOAD_SHARED(r->pass) == PASS_IDLE;
+}
+
+/* Is SLOT out of every lock in use? */
+static bool slot_idle(struct bakery *b, unsigned slot)
+{
+	for (unsigned l = 0; l < b->nlocks; l++)
+		if (lock_in_use(b, l) && !reg_idle(reg_of(b, l, slot)))
+			return false;
+	return true;
+}
+
 const struct recovery_ops bakery__lock_recovery = {
 	.clear_slot = clear_slot,
 	.finish_proxies = finish_proxies,
 	.proxies_pending = proxies_pending,
 	.holds_lock = holds_lock,
+	.slot_idle = slot_idle,
 };

@@ -39,13 +39,13 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "private.h"
+#include "futex.h"
 #include "handle.h"
 #include "locktable.h"
 #include "shm_layout.h"
@@ -112,13 +112,6 @@ static bool entry_idle(struct bakery *b, unsigned lock)
 	return true;
 }
 
-/* A full barrier in every running thread of the system (the acquirers'
- * half of the handshake, step 2). */
-static int barrier_everywhere(void)
-{
-	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0 ? 0 : ENOTSUP;
-}
-
 /* Steps 1-4 on entry LOCK, the table's token held. */
 static int entry_remove(struct bakery *b, unsigned lock)
 {
@@ -132,7 +125,7 @@ static int entry_remove(struct bakery *b, unsigned lock)
 	 * in this thread and, through membarrier, against every acquirer's
 	 * stage store and generation load (lock.c, entry_moved) */
 	cmm_smp_mb();
-	err = barrier_everywhere();
+	err = bakery__barrier_everywhere();   /* the acquirers' half */
 	if (!err && !entry_idle(b, lock))
 		err = EBUSY;
 	CRASH_POINT("unlink-checked");

@@ -190,6 +190,27 @@ static void handle_set_layout(struct bakery *b, const struct layout *l)
 	b->page_size = l->page_size;
 }
 
+/*
+ * The slot table's token indices (layout 5), read from the region: each
+ * slot names one of the 2 nslots slot tokens, and a slot being revoked
+ * (odd generation) names its revoker's.  Checked once here, and again
+ * wherever they are used (registry.c: a participant may rewrite them
+ * later).
+ */
+static int slots_validate(const struct bakery *b)
+{
+	for (unsigned s = 0; s < b->nslots; s++) {
+		const struct bakery_shm_slot *sl = &b->slots[s];
+
+		if (CMM_LOAD_SHARED(sl->token) >= 2u * b->nslots)
+			return BAKERY_EBADREGION;
+		if ((CMM_LOAD_SHARED(sl->gen) & 1) &&
+		    CMM_LOAD_SHARED(sl->revoker) >= 2u * b->nslots)
+			return BAKERY_EBADREGION;
+	}
+	return 0;
+}
+
 /* Validate the object behind FD and map it into B. */
 static int region_attach(struct bakery *b, int fd)
 {
@@ -225,7 +246,14 @@ static int region_attach(struct bakery *b, int fd)
 	b->base = p;
 	b->fd = fd;
 	handle_set_layout(b, &l);
-	return 0;
+	err = slots_validate(b);
+	if (err) {
+		bakery__guard_remove(b->guard);
+		munmap(p, l.total_size);
+		b->base = NULL;
+		b->fd = -1;
+	}
+	return err;
 }
 
 /* ------------------------------------------------------------- creation -- */
@@ -255,6 +283,10 @@ static void region_format(unsigned char *base, const struct layout *l)
 	h->creator_uid = getuid();
 	clock_gettime(CLOCK_REALTIME, &now);
 	h->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	/* slot s stands for itself with token s; tokens nslots .. 2 nslots - 1
+	 * start as spares (registry.c) */
+	for (unsigned s = 0; s < l->nslots; s++)
+		((struct bakery_shm_slot *)(base + l->slots_off))[s].token = s;
 	CRASH_POINT("create-format");
 	h->magic = BAKERY_MAGIC;
 	h->init_state = REGION_READY;

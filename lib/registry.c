@@ -3,7 +3,8 @@
  * registry.c - participant slots and their kernel-attested liveness tokens.
  *
  * A thread owns a slot for as long as it holds the slot's token, a robust
- * futex word (token.c).  The kernel marks it FUTEX_OWNER_DIED when its
+ * futex word (token.c), unless the slot is revoked while the thread is idle
+ * (below: the slot then names another token).  The kernel marks it FUTEX_OWNER_DIED when its
  * holder thread ends without giving it back (SIGKILL, crash, thread exit),
  * whatever PID namespace it ran in and however soon its PID is reused: the
  * proof of death is the kernel's, not a PID comparison.  Whoever then takes
@@ -28,6 +29,7 @@
 #include <linux/futex.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "futex.h"
@@ -200,6 +202,109 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 		slot_clear(b, slot, true);
 }
 
+/* ----------------------------------------------------------- revocation -- */
+
+/*
+ * Slots of idle owners, revoked under pressure (bakery__slot_reclaim_idle,
+ * called by a thread that has waited for a slot).  A slot's generation is
+ * even while settled and odd while a revocation is under way; the token
+ * the slot names (struct bakery_shm_slot.token) changes only under an odd
+ * generation.  The handshake is that of removing a lock (lockadmin.c) and
+ * is modelled in tests/model/revoke.pml:
+ *
+ *   owner (record_pin, at a lock call that finds it holds no lock of the
+ *   region, and before giving its slot back): busy word of ITS TOKEN := 1,
+ *   compiler barrier, load the slot's generation: its own, go on (the slot
+ *   stays its own while the word reads 1); odd, wait for the end; another,
+ *   the slot was revoked: give the old token back (a spare now) and claim
+ *   a slot again.  The busy word lives with the token, not the slot, so
+ *   that neither it nor its clearing ever lands on registers the slot's
+ *   next owner uses.
+ *
+ *   reclaimer (slot_revoke), holding a spare token: names the spare as the
+ *   slot's revoker, CAS generation g -> g + 1, membarrier, then reads the
+ *   owner's busy word and its registers in every lock: anything in use,
+ *   back to g; all idle, the slot names the spare and the generation
+ *   moves to g + 2 (the commit): the slot is the reclaimer's.
+ *
+ * A reclaimer that dies leaves an odd generation and its token owner-died:
+ * whoever finds it (the owner's next call, a recoverer, a reap, another
+ * reclaimer) takes that token and undoes the revocation, or, if the slot
+ * already names it, finishes it and recovers the slot as a dead owner's.
+ */
+
+/* Is token I held by a thread that has not died? */
+static bool token_live(struct bakery *b, unsigned i)
+{
+	uint32_t v = CMM_LOAD_SHARED(*token_word(b, i));
+
+	return (v & FUTEX_TID_MASK) && !(v & FUTEX_OWNER_DIED);
+}
+
+static void pause_briefly(void)
+{
+	const struct timespec t = { 0, 100000 };
+
+	nanosleep(&t, NULL);
+}
+
+/* Give back a token that we took and that is not a slot's any
+ * more: a spare.  Its busy word is reset for its next holder. */
+static void spare_put_back(struct bakery *b, unsigned tok, struct token_hold *h)
+{
+	CMM_STORE_SHARED(*token_busy_word(b, tok), 0);
+	bakery__token_give(h);
+}
+
+/* SLOT's revocation to generation G + 1 was left by its revoker RV, whose
+ * token is not held by a live thread: settle it, its token in hand. */
+static void revocation_finish_dead(struct bakery *b, unsigned slot, uint32_t g, unsigned rv)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+	struct token_hold h;
+	int r = bakery__token_try(b, rv, &h);
+
+	if (r != 0 && r != EOWNERDEAD)
+		return;         /* someone else has it: look again */
+	if (CMM_LOAD_SHARED(s->gen) == g && CMM_LOAD_SHARED(s->token) == rv) {
+		/* committed but for the generation: the slot was the
+		 * revoker's, and its owner is dead */
+		uatomic_cmpxchg(&s->gen, g, g + 1);
+		slot_recover_dead(b, slot);
+		bakery__token_give(&h);
+		return;
+	}
+	if (CMM_LOAD_SHARED(s->gen) == g)
+		uatomic_cmpxchg(&s->gen, g, g - 1);     /* undone: the owner keeps it */
+	if (r == EOWNERDEAD && CMM_LOAD_SHARED(s->token) == rv)
+		bakery__token_abandon(&h);      /* the slot's now: its recovery is due */
+	else
+		spare_put_back(b, rv, &h);
+}
+
+/* Wait until SLOT's generation is even: its revoker ends the revocation,
+ * or we settle what a dead one left.  (A revocation lasts a membarrier.) */
+static void revocation_settle(struct bakery *b, unsigned slot)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+	uint32_t g;
+
+	while (((g = CMM_LOAD_SHARED(s->gen)) & 1) && !region_lost(b)) {
+		unsigned rv;
+
+		/* the odd generation before the revoker it names (load->load;
+		 * the revoker stores its name before its cmpxchg) */
+		cmm_smp_rmb();
+		rv = CMM_LOAD_SHARED(s->revoker);
+		if (rv >= 2u * b->nslots)
+			uatomic_cmpxchg(&s->gen, g, g - 1);     /* corrupted: undone */
+		else if (token_live(b, rv))
+			pause_briefly();
+		else
+			revocation_finish_dead(b, slot, g, rv);
+	}
+}
+
 /*
  * The one recovery worker.  Take SLOT's token unless a live thread holds
  * it; if its holder died, clear what it left in every lock; then, if
@@ -215,10 +320,19 @@ static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finis
                                  uint32_t *before, struct token_hold *h)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = bakery__token_try(b, slot, h);
+	unsigned tok = slot_token_index(b, slot);
+	int r = bakery__token_try(b, tok, h);
 
 	if (r != 0 && r != EOWNERDEAD)
 		return r;
+	/* With the token in hand: is it still the slot's?  A revocation under
+	 * way ends first; one that committed left it a spare, whose holder
+	 * (a revoked owner) died with nothing of the slot's to recover. */
+	revocation_settle(b, slot);
+	if (slot_token_index(b, slot) != tok) {
+		spare_put_back(b, tok, h);
+		return EBUSY;
+	}
 	/* read with the token held: nobody else frees it meanwhile */
 	if (before)
 		*before = CMM_LOAD_SHARED(s->state);
@@ -263,6 +377,7 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 
 	if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
 		return false;
+	revocation_settle(b, i);        /* a dead revoker's, most likely */
 	/* without a slot of our own, the one whose token we hold names the
 	 * finisher */
 	r = slot_take_and_recover(b, i, helper < b->nslots ? helper : i, &before, &h);
@@ -304,25 +419,40 @@ static void hwm_raise(struct bakery *b, unsigned slot)
 	}
 }
 
-/* Try to take SLOT: 0 if we now own it (token held in H, state ACTIVE),
+/* The slot is ours now: who we are, for display. */
+static void slot_sign(struct bakery_shm_slot *s)
+{
+	s->pid = getpid();
+	s->tid = (int32_t)syscall(SYS_gettid);
+	s->start_time = proc_start_time();
+}
+
+/* Try to take SLOT for record T: 0 if we now own it (token held in
+ * T->token, its index and the slot's generation in T, state ACTIVE),
  * EBUSY if it is not free, or what kept us from holding its token. */
-static int slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
+static int slot_try_take(struct bakery *b, unsigned slot, struct thread_slot *t)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	int r = slot_take_and_recover(b, slot, slot, NULL, h);
+	int r = slot_take_and_recover(b, slot, slot, NULL, &t->token);
 
 	if (r != 0 && r != EOWNERDEAD)
 		return r;
 	if (CMM_LOAD_SHARED(s->state) != SLOT_FREE) {
 		/* RECOVERING: a proxy passage still needs the registers */
-		bakery__token_give(h);
+		bakery__token_give(&t->token);
 		return EBUSY;
 	}
 	CRASH_POINT("claim");
-	s->gen++;
-	s->pid = getpid();
-	s->tid = (int32_t)syscall(SYS_gettid);
-	s->start_time = proc_start_time();
+	t->tok = slot_token_index(b, slot);
+	t->busy_word = token_busy_word(b, t->tok);
+	/* a dead holder's busy word is not ours */
+	CMM_STORE_SHARED(*t->busy_word, 0);
+	s->token = t->tok;
+	/* even, moved on: a record of the slot's last owner tells it is not
+	 * its own any more */
+	t->gen = (CMM_LOAD_SHARED(s->gen) | 1u) + 1u;
+	CMM_STORE_SHARED(s->gen, t->gen);
+	slot_sign(s);
 	hwm_raise(b, slot);
 	uatomic_set(&s->state, SLOT_ACTIVE);
 	return 0;
@@ -332,7 +462,7 @@ static int slot_try_take(struct bakery *b, unsigned slot, struct token_hold *h)
  * EAGAIN when the only ones not owned are still being recovered, or what
  * stopped us from holding any token at all (ENOMEM: no memory for
  * a token's window; ENOTSUP: this thread has no robust list). */
-static int slot_claim(struct bakery *b, unsigned *out, struct token_hold *h)
+static int slot_claim(struct bakery *b, struct thread_slot *t)
 {
 	bool recovering = false;
 
@@ -343,9 +473,9 @@ static int slot_claim(struct bakery *b, unsigned *out, struct token_hold *h)
 			/* a live owner's slot: skip without touching its line */
 			if (round == 0 && CMM_LOAD_SHARED(b->slots[i].state) != SLOT_FREE)
 				continue;
-			r = slot_try_take(b, i, h);
+			r = slot_try_take(b, i, t);
 			if (r == 0) {
-				*out = i;
+				t->slot = i;
 				return 0;
 			}
 			if (r != EBUSY)
@@ -412,16 +542,60 @@ bool bakery__registry_holds_lock(struct bakery *b)
 {
 	bool held = false;
 
+	/* only a record inside a lock call or holding a lock surely still
+	 * owns its slot (the others' registers may be a new owner's) */
 	pthread_mutex_lock(&b->recs_lock);
 	for (struct thread_slot *t = b->recs; t && !held; t = t->mnext)
-		held = slot_holds_lock(b, t->slot);
+		held = CMM_LOAD_SHARED(t->busy) && slot_holds_lock(b, t->slot);
 	pthread_mutex_unlock(&b->recs_lock);
 	return held;
 }
 
-/* Unlink record T from the thread and the mapping, give its slot back. */
+/* Drop record T, whose slot was revoked: the slot and its registers are
+ * someone else's; the token we still hold is a spare, given back. */
+static void record_drop_revoked(struct thread_slot *t)
+{
+	record_unlink(t);
+	spare_put_back(t->b, t->tok, &t->token);
+	bakery__region_put(t->b);
+	free(t);
+}
+
+/*
+ * Mark T's token busy, then make sure its slot is still T's: the owner's
+ * half of the revocation handshake (above).  0: it is, and stays T's while
+ * the busy word reads 1; ESTALE: it was revoked.  (A region cut short
+ * under us reads zeros: the slot counts as ours, the callers see the loss.)
+ */
+static int record_pin(struct thread_slot *t)
+{
+	struct bakery *b = t->b;
+	uint32_t *gen = &b->slots[t->slot].gen;
+
+	CMM_STORE_SHARED(*t->busy_word, 1);
+	/* the busy store before the generation load (store->load) with a
+	 * compiler barrier only, so that a lock call pays one load: the
+	 * reclaimer's membarrier (slot_revoke) makes it a full barrier when
+	 * it matters, so that either it sees us busy or we see its odd
+	 * generation */
+	cmm_barrier();
+	if (caa_likely(CMM_LOAD_SHARED(*gen) == t->gen) || region_lost(b))
+		return 0;
+	revocation_settle(b, t->slot);
+	if (CMM_LOAD_SHARED(*gen) == t->gen)
+		return 0;       /* the revocation gave up: still ours */
+	CMM_STORE_SHARED(*t->busy_word, 0);
+	return ESTALE;
+}
+
+/* Unlink record T from the thread and the mapping, give its slot back
+ * (or drop the record if the slot is not T's any more). */
 static void record_release(struct thread_slot *t)
 {
+	if (!t->busy && !region_lost(t->b) && record_pin(t) == ESTALE) {
+		record_drop_revoked(t);
+		return;
+	}
 	record_unlink(t);
 	slot_give_back(t->b, t->slot, &t->token);
 	bakery__region_put(t->b);
@@ -435,7 +609,7 @@ static void records_prune_closed(void)
 
 	while (*pp) {
 		struct thread_slot *t = *pp;
-		if (CMM_LOAD_SHARED(t->b->closed) && !slot_holds_lock(t->b, t->slot)) {
+		if (CMM_LOAD_SHARED(t->b->closed) && !t->busy) {
 			*pp = t->next;
 			record_release(t);
 		} else {
@@ -470,6 +644,18 @@ int bakery__slot_self_peek(struct bakery *b, unsigned *slot)
 	return 0;
 }
 
+/* T, with its slot and token, becomes one of the calling thread's
+ * records of B. */
+static void record_adopt(struct bakery *b, struct thread_slot *t)
+{
+	t->b = b;
+	bakery__region_get(b);
+	record_link(t);
+	t->next = tls_slots;
+	tls_slots = t;
+	pthread_setspecific(tls_key, (void *)1);
+}
+
 /* bakery__slot_self's work beyond the lookup: pruning, reaping orphans,
  * claiming.  C is the close count the caller read. */
 static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
@@ -494,17 +680,12 @@ static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ENOMEM;
-	err = slot_claim(b, &t->slot, &t->token);
+	err = slot_claim(b, t);
 	if (err) {
 		free(t);
 		return err;
 	}
-	t->b = b;
-	bakery__region_get(b);
-	record_link(t);
-	t->next = tls_slots;
-	tls_slots = t;
-	pthread_setspecific(tls_key, (void *)1);
+	record_adopt(b, t);
 	*slot = t->slot;
 	return 0;
 }
@@ -544,7 +725,7 @@ static bool same_region(struct bakery *a, struct bakery *b)
 bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock)
 {
 	for (struct thread_slot *t = tls_slots; t; t = t->next)
-		if (t->b != b && !t->b->closed && !t->b->lost && same_region(t->b, b) &&
+		if (t->busy && t->b != b && !t->b->closed && !t->b->lost && same_region(t->b, b) &&
 		    CMM_LOAD_SHARED(reg_of(t->b, lock, t->slot)->stage) == BAKERY_PASS_CRITICAL)
 			return true;
 	return false;
@@ -560,6 +741,227 @@ void bakery__slot_release_self(struct bakery *b)
 			return;
 		}
 	}
+}
+
+/* The calling thread's record of B (the common case first). */
+static struct thread_slot *record_of(struct bakery *b)
+{
+	struct thread_slot *t = tls_slots;
+
+	return caa_likely(t && t->b == b) ? t : record_find(b);
+}
+
+/* Take T off the calling thread's list. */
+static void record_forget_mine(struct thread_slot *t)
+{
+	for (struct thread_slot **pp = &tls_slots; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			return;
+		}
+}
+
+/* One more lock call (or lock held) through record T: 0, or ESTALE when
+ * its slot had been revoked (T is gone then). */
+static int record_busy_begin(struct thread_slot *t)
+{
+	int old;
+
+	CMM_STORE_SHARED(t->busy, t->busy + 1);
+	/* already inside a lock call or holding one: pinned already */
+	if (t->busy > 1 || caa_likely(record_pin(t) == 0))
+		return 0;
+	old = cancel_off();
+	record_forget_mine(t);
+	record_drop_revoked(t);
+	cancel_restore(old);
+	return ESTALE;
+}
+
+int bakery__slot_busy_begin(struct bakery *b)
+{
+	struct thread_slot *t = record_of(b);
+
+	return caa_likely(t) ? record_busy_begin(t) : ESTALE;
+}
+
+int bakery__slot_enter(struct bakery *b, unsigned *slot)
+{
+	struct thread_slot *t = tls_slots;
+	int err;
+
+	/* the common case (bakery__slot_self's) in one call */
+	if (caa_likely(t && t->b == b && bakery__region_closes() == closes_seen &&
+	               !uatomic_read(&norphans))) {
+		*slot = t->slot;
+		return record_busy_begin(t);
+	}
+	err = bakery__slot_self(b, slot);
+	return err ? err : bakery__slot_busy_begin(b);
+}
+
+void bakery__slot_busy_end(struct bakery *b)
+{
+	struct thread_slot *t = record_of(b);
+
+	if (t && t->busy)
+		bakery__record_busy_end(t);
+}
+
+struct thread_slot *bakery__slot_record_busy(struct bakery *b)
+{
+	struct thread_slot *t = record_of(b);
+
+	return t && t->busy ? t : NULL;
+}
+
+int bakery__slot_self_busy(struct bakery *b, unsigned *slot)
+{
+	struct thread_slot *t = bakery__slot_record_busy(b);
+
+	if (!t)
+		return ENOENT;
+	*slot = t->slot;
+	return 0;
+}
+
+/* -------------------------------------------------------- reclamation -- */
+
+/* Cleared for good once this system refuses membarrier (seccomp, an old
+ * kernel): without it the owner's side of the handshake is unsound, and
+ * no slot is revoked. */
+static int membarrier_works = 1;
+
+/* Does a slot name token I, as its token or as its revoker's? */
+static bool token_named(struct bakery *b, unsigned i)
+{
+	for (unsigned s = 0; s < b->nslots; s++) {
+		const struct bakery_shm_slot *sl = &b->slots[s];
+
+		if (CMM_LOAD_SHARED(sl->token) == i ||
+		    ((CMM_LOAD_SHARED(sl->gen) & 1) && CMM_LOAD_SHARED(sl->revoker) == i))
+			return true;
+	}
+	return false;
+}
+
+/* Take a spare token (one no slot names) for T: 0, or BAKERY_ESLOTS.  The
+ * n spares come first (the likeliest to be unnamed). */
+static int spare_take(struct bakery *b, struct thread_slot *t)
+{
+	unsigned n = 2u * b->nslots;
+
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = (k + b->nslots) % n;
+		int r;
+
+		if (token_live(b, i) || token_named(b, i))
+			continue;
+		r = bakery__token_try(b, i, &t->token);
+		if (r != 0 && r != EOWNERDEAD)
+			continue;
+		/* with it in hand nobody names it anew (naming a token takes
+		 * it first); named meanwhile, it is not ours to use, and an
+		 * owner-died mark on it is a slot's recovery still due */
+		if (token_named(b, i)) {
+			if (r == EOWNERDEAD)
+				bakery__token_abandon(&t->token);
+			else
+				bakery__token_give(&t->token);
+			continue;
+		}
+		t->tok = i;
+		t->busy_word = token_busy_word(b, i);
+		CMM_STORE_SHARED(*t->busy_word, 0);
+		return 0;
+	}
+	return BAKERY_ESLOTS;
+}
+
+/* Is the owner of SLOT, holding token TOK, idle: alive, not inside a lock
+ * call, none of its registers in use? */
+static bool slot_idle(struct bakery *b, unsigned slot, unsigned tok)
+{
+	if (!token_live(b, tok) || CMM_LOAD_SHARED(*token_busy_word(b, tok)))
+		return false;
+	/* the busy word before the registers (load->load; pairs with the
+	 * write barrier in bakery__record_busy_end) */
+	cmm_smp_rmb();
+	return b->recovery->slot_idle(b, slot);
+}
+
+/* Revoke SLOT for T, which holds a spare token: 0 (the slot is T's), or
+ * EBUSY.  The reclaimer's half of the handshake (above). */
+static int slot_revoke(struct bakery *b, unsigned slot, struct thread_slot *t)
+{
+	struct bakery_shm_slot *s = &b->slots[slot];
+	uint32_t g = CMM_LOAD_SHARED(s->gen);
+	unsigned tok = slot_token_index(b, slot);
+
+	/* a first look, without the membarrier: an owner at work is left */
+	if ((g & 1) || CMM_LOAD_SHARED(s->state) != SLOT_ACTIVE || !slot_idle(b, slot, tok))
+		return EBUSY;
+	CMM_STORE_SHARED(s->revoker, t->tok);
+	/* our name before the odd generation that points to it (the
+	 * cmpxchg is a full barrier) */
+	if (uatomic_cmpxchg(&s->gen, g, g + 1) != g)
+		return EBUSY;
+	CRASH_POINT("revoke-odd");
+	/* the odd generation before the owner's busy word and registers
+	 * (store->load), here by cmm_smp_mb and, through the membarrier,
+	 * against the owner's busy store and generation load (record_pin) */
+	cmm_smp_mb();
+	if (bakery__barrier_everywhere()) {
+		uatomic_set(&membarrier_works, 0);
+		uatomic_set(&s->gen, g);
+		return EBUSY;
+	}
+	if (CMM_LOAD_SHARED(s->state) != SLOT_ACTIVE || slot_token_index(b, slot) != tok ||
+	    !slot_idle(b, slot, tok)) {
+		uatomic_set(&s->gen, g);        /* in use: put it back */
+		return EBUSY;
+	}
+	CMM_STORE_SHARED(s->token, t->tok);
+	CRASH_POINT("revoke-named");
+	slot_sign(s);
+	/* the new token's name before the generation that commits it
+	 * (store->store: a full barrier) */
+	t->gen = g + 2;
+	uatomic_set(&s->gen, t->gen);
+	return 0;
+}
+
+int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot)
+{
+	struct thread_slot *t;
+	unsigned bound;
+	int old, err = BAKERY_ESLOTS;
+
+	if (!uatomic_read(&membarrier_works) || region_lost(b) || records_count() >= BAKERY_MAX_THREAD_REGIONS)
+		return BAKERY_ESLOTS;
+	old = cancel_off();
+	pthread_once(&tls_once, tls_init);
+	t = calloc(1, sizeof(*t));
+	if (!t || spare_take(b, t)) {
+		free(t);
+		goto out;
+	}
+	bound = slots_bound(b);
+	for (unsigned i = 0; i < bound && err; i++)
+		if (slot_revoke(b, i, t) == 0) {
+			t->slot = i;
+			err = 0;
+		}
+	if (err) {
+		spare_put_back(b, t->tok, &t->token);
+		free(t);
+		goto out;
+	}
+	record_adopt(b, t);
+	*slot = t->slot;
+out:
+	cancel_restore(old);
+	return err;
 }
 
 /*
@@ -623,7 +1025,7 @@ static void thread_exit(void *unused)
 	while (t) {
 		struct thread_slot *next = t->next;
 
-		if (slot_holds_lock(t->b, t->slot)) {
+		if (t->busy && slot_holds_lock(t->b, t->slot)) {
 			/* keeps its mapping reference and its token's
 			 * window: the kernel reads the node at our exit */
 			record_unlink(t);

@@ -31,7 +31,7 @@
 /* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
  * attach instead of misreading (LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 4u
+#define BAKERY_LAYOUT_VERSION 5u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -72,13 +72,20 @@ enum slot_state {
 	SLOT_RECOVERING = 2,       /* owner gone; a Jayanti proxy passage is still pending */
 };
 
-/* A slot's liveness token is token word number `slot` (token.c); the owner
- * thread holds it for as long as it owns the slot. */
+/* A slot's liveness token is the token word the slot names (`token`,
+ * token.c); the owner thread holds it for as long as it owns the slot. */
 struct bakery_shm_slot {
 	uint32_t state;            /* enum slot_state                         */
-	uint32_t gen;              /* bumped at every claim                   */
+	uint32_t gen;              /* even; moved on by 2 at every claim; odd while
+	                              the slot is being revoked (registry.c)  */
 	int32_t  pid, tid;         /* display only (PIDs are reused)          */
 	uint64_t start_time;       /* display only                            */
+	/* Layout 5: slots reclaimed from idle owners (registry.c).  The token
+	 * that stands for the slot now (slot s names token s at creation; a
+	 * revocation names a spare), and, while gen is odd, the spare token
+	 * its revoker holds (so that the revoker's death is seen). */
+	uint32_t token;
+	uint32_t revoker;
 } __attribute__((aligned(CACHE_LINE)));
 
 enum lock_entry_state {
@@ -155,19 +162,28 @@ struct layout {
 };
 
 /*
- * Token words: one per slot, then TOKEN_TABLE (the lock table's), each in the
- * last TOKEN_TAIL bytes of a token page, 8 bytes apart.  A holder's
- * robust-list node lies futex_offset bytes past its word, on the next page of
- * its private window (token.c).
+ * Token words: two per slot (layout 5: one named by each slot, one spare
+ * for a slot revoked from an idle owner, registry.c), then TOKEN_TABLE (the
+ * lock table's), each in the last TOKEN_TAIL bytes of a token page, 8 bytes
+ * apart.  A holder's robust-list node lies futex_offset bytes past its
+ * word, on the next page of its private window (token.c).  Each token also
+ * has a busy word, on a cache line of its own at the start of the same page
+ * (written by the token's holder only): it does not move with a slot.
  */
 #define TOKENS_PER_PAGE 3u
 #define TOKEN_TAIL (8u * TOKENS_PER_PAGE)
-#define token_count(nslots) ((nslots) + 1u)
+#define token_count(nslots) (2u * (nslots) + 1u)
 
 static inline uint64_t token_offset(uint64_t tokens_off, uint32_t page, unsigned i)
 {
 	return tokens_off + (uint64_t)(i / TOKENS_PER_PAGE) * page + page - TOKEN_TAIL +
 	       8u * (i % TOKENS_PER_PAGE);
+}
+
+static inline uint64_t token_busy_offset(uint64_t tokens_off, uint32_t page, unsigned i)
+{
+	return tokens_off + (uint64_t)(i / TOKENS_PER_PAGE) * page +
+	       (uint64_t)CACHE_LINE * (i % TOKENS_PER_PAGE);
 }
 
 BAKERY_HIDDEN int bakery__layout_compute(unsigned nslots, unsigned nlocks, struct layout *out);

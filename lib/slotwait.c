@@ -25,8 +25,12 @@
  * waiters instead of keeping them for good.  The stamp is a time, not a
  * count, so that a sleeper's death cannot leave the pressure on: a stale
  * stamp is cleared by the first unlock that sees it, and the unlock path is
- * back to one load of a word that reads 0.  (Slots of threads that never
- * call again are not reclaimed: docs/design.md says how they would be.)
+ * back to one load of a word that reads 0.
+ *
+ * Slots of threads that never call again are reclaimed: a waiter that has
+ * slept once (RESCAN_NS) and still finds no slot revokes the slot of an
+ * owner that is idle, neither inside a lock call nor with a register in
+ * use in any lock (bakery__slot_reclaim_idle, registry.c, which says how).
  */
 #include "config.h"
 
@@ -110,7 +114,7 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 
 	if (dl->mode == WAIT_NONE)
 		return EBUSY;
-	for (;;) {
+	for (unsigned sleeps = 0;; sleeps++) {
 		/* the count before the scan: a slot freed after the scan
 		 * looked at it moves the count, and the sleep does not start */
 		uint32_t seen = uatomic_read(&h->slot_frees);
@@ -120,6 +124,11 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 			return err;
 		if (region_lost(b))
 			return BAKERY_EBADREGION;
+		/* waited a while and still no slot: take one from a thread
+		 * that sleeps in the application (registry.c) */
+		if (sleeps && !bakery__deadline_passed(dl) &&
+		    bakery__slot_reclaim_idle(b, slot) == 0)
+			return 0;
 		if (!slot_sleep(b, seen, dl))
 			break;
 	}
@@ -131,11 +140,12 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 
 int bakery__slot_self_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
 {
-	int err = bakery__slot_self(b, slot);
+	int err = bakery__slot_enter(b, slot);
 
 	if (caa_likely(err != BAKERY_ESLOTS && err != EAGAIN))
 		return err;
-	return slot_wait(b, slot, dl);
+	err = slot_wait(b, slot, dl);
+	return err ? err : bakery__slot_busy_begin(b);
 }
 
 void bakery__slot_give_back_if_wanted(struct bakery *b)
@@ -149,7 +159,8 @@ void bakery__slot_give_back_if_wanted(struct bakery *b)
 		uatomic_cmpxchg(&b->hdr->slot_wanted, wanted, 0);
 		return;
 	}
-	if (bakery__slot_self_peek(b, &self) || b->recovery->holds_lock(b, self))
+	/* no slot, or one kept for a lock held or a lock call under way */
+	if (bakery__slot_self_peek(b, &self) || bakery__slot_self_busy(b, &self) == 0)
 		return;
 	old = cancel_off();
 	bakery__slot_release_self(b);

@@ -8,8 +8,10 @@
 #include "wait.h"
 
 /*
- * This thread's slot in B, as bakery__slot_self; when every slot is taken
- * (or being recovered), wait for one to be freed, within DL: EBUSY for a
+ * This thread's slot in B, as bakery__slot_self, kept ours for a lock call
+ * (bakery__slot_busy_begin: ESTALE if it had been revoked, and then the
+ * caller asks again); when every slot is taken (or being recovered), wait
+ * for one to be freed, or take an idle thread's, within DL: EBUSY for a
  * try (WAIT_NONE), ETIMEDOUT once DL's time has come.  Cancellation is off
  * for the claims (bakery__slot_self); the sleeps are no cancellation point.
  */

@@ -14,7 +14,7 @@
  * FUTEX_OWNER_DIED, and wakes a waiter, when the holder ends without giving
  * it back.  token.c.
  */
-#define TOKEN_TABLE(b) ((b)->nslots)
+#define TOKEN_TABLE(b) (2u * (b)->nslots)
 
 struct token_hold {
 	struct bakery *b;
@@ -26,6 +26,13 @@ struct token_hold {
 static inline uint32_t *token_word(struct bakery *b, unsigned i)
 {
 	return (uint32_t *)(b->base + token_offset(b->tokens_off, b->page_size, i));
+}
+
+/* Token I's busy word: 1 while its holder is inside a lock call or holds a
+ * lock of the region (registry.c, slot revocation). */
+static inline uint32_t *token_busy_word(struct bakery *b, unsigned i)
+{
+	return (uint32_t *)(b->base + token_busy_offset(b->tokens_off, b->page_size, i));
 }
 
 /* Can this process hold tokens (64-bit glibc robust-list ABI)?  0 or ENOTSUP. */

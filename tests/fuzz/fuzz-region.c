@@ -509,7 +509,7 @@ static int table_token_usable(const struct blob *obj)
 	if (obj->size < sizeof(h))
 		return 0;
 	memcpy(&h, obj->bytes, sizeof(h));
-	off = token_offset(h.tokens_off, h.page_size, h.nslots);
+	off = token_offset(h.tokens_off, h.page_size, 2u * h.nslots);   /* the table's */
 	if (off + sizeof(word) > obj->size)
 		return 0;
 	memcpy(&word, obj->bytes + off, sizeof(word));

@@ -62,7 +62,7 @@ int main(void)
 	tk_reap(gone, 10);
 	raw_map(&raw, region);
 	/* an owner that has exited, its death never marked */
-	*raw_token(&raw, raw.nslots) = (uint32_t)gone;
+	*raw_token(&raw, 2u * raw.nslots) = (uint32_t)gone;
 	raw_unmap(&raw);
 	return h_survives("bakery_lock_open of a new name, table mutex owned by an exited pid",
 	                  victim, NULL, 5);

@@ -127,7 +127,7 @@ static int table_case(void)
 	int bad;
 
 	raw_map(&raw, st->region);
-	*raw_token(&raw, raw.nslots) = WORD_ALL_ONES;
+	*raw_token(&raw, 2u * raw.nslots) = WORD_ALL_ONES;
 	bad = h_survives("table token word all ones, then bakery_lock_open",
 	                 victim_lock_open, st, 10);
 	raw_unmap(&raw);

@@ -54,7 +54,7 @@ struct raw {
 void raw_map(struct raw *r, const char *name);
 void raw_unmap(struct raw *r);
 struct bakery_shm_reg *raw_reg(struct raw *r, unsigned lock, unsigned slot);
-/* Token word I (slot I's, or the lock table's at I = nslots). */
+/* Token word I (slot I's first, or the lock table's at I = 2 nslots). */
 uint32_t *raw_token(struct raw *r, unsigned i);
 
 /* ----------------------------------------------------------- processes -- */

@@ -20,6 +20,8 @@
  *                                  reused: a new name takes another entry
  *   active set all ones            bits past the slots are never followed
  *   slot state out of range        shown as active; never claimed; no crash
+ *   slot token index out of range  bakery_open: BAKERY_EBADREGION; an open
+ *   (or its revoker's)             handle claims the slot and repairs it
  *   region shrunk, then opened     bakery_open: BAKERY_EBADREGION
  *   region grown under its users   nothing changes; new openers accept it
  */
@@ -339,6 +341,36 @@ START_TEST(slot_state_out_of_range)
 }
 END_TEST
 
+/* A slot's token index past the slot tokens (the lock table's, or
+ * garbage), or the revoker's of a slot being revoked: refused by
+ * bakery_open; a handle opened before keeps working, and the slot is
+ * claimed and repaired (registry.c reads the index range-checked). */
+START_TEST(slot_token_index_out_of_range)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = h_region(name, "slottoken", 2, 4), *b2;
+	struct raw raw;
+
+	raw_map(&raw, name);
+	if (_i == 2) {
+		CMM_STORE_SHARED(raw.slots[0].gen, 3u);         /* a revocation under way */
+		CMM_STORE_SHARED(raw.slots[0].revoker, 4u * raw.nslots);
+	} else {
+		CMM_STORE_SHARED(raw.slots[0].token, _i == 0 ? 2u * raw.nslots : UINT32_MAX);
+	}
+	ck_assert_int_eq(bakery_open(name, 0, NULL, &b2), BAKERY_EBADREGION);
+	honest_passages(b);
+	ck_assert_int_eq(h_slot_of(b, getpid(), tk_gettid()), 0);
+	ck_assert_uint_lt(CMM_LOAD_SHARED(raw.slots[0].token), 2u * raw.nslots);
+	ck_assert_uint_eq(CMM_LOAD_SHARED(raw.slots[0].gen) % 2, 0);
+	check_introspection(b);
+	raw_unmap(&raw);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_open(name, 0, NULL, &b2), 0);
+	ck_assert_int_eq(bakery_close(b2), 0);
+}
+END_TEST
+
 /* Opening an object shorter than its header says: refused before mapping. */
 START_TEST(shrunk_region_refused_at_open)
 {
@@ -393,6 +425,7 @@ static Suite *tables_suite(void)
 	tcase_add_test(tc, lock_entry_state_garbage);
 	tcase_add_test(tc, active_set_all_ones);
 	tcase_add_test(tc, slot_state_out_of_range);
+	tcase_add_loop_test(tc, slot_token_index_out_of_range, 0, 3);
 	tcase_add_test(tc, shrunk_region_refused_at_open);
 	tcase_add_test(tc, grown_region_keeps_working);
 	suite_add_tcase(s, tc);

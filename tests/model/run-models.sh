@@ -89,6 +89,11 @@ unlink (TSO) crash safety                    |unlink     |-DPASSAGES=3|safety  |
 unlink-no-recheck (TSO)                      |unlink     |-DNO_RECHECK=1|safety  |fail:monitor|1
 unlink-no-membarrier (TSO)                   |unlink     |-DNO_MEMBARRIER=1|safety  |fail:monitor|1
 unlink-no-settle crash                       |unlink     |-DNO_SETTLE=1|safety  |fail:deadlock|1
+revoke (TSO) crash safety                    |revoke     |-DPASSAGES=3|safety  |pass      |1
+revoke-no-recheck (TSO)                      |revoke     |-DNO_RECHECK=1|safety  |fail:monitor|1
+revoke-no-membarrier (TSO)                   |revoke     |-DNO_MEMBARRIER=1|safety  |fail:monitor|1
+revoke-marker-in-slot (TSO)                  |revoke     |-DMARKER_IN_SLOT=1|safety  |fail:monitor|1
+revoke-no-settle crash                       |revoke     |-DNO_SETTLE=1|safety  |fail:deadlock|1
 lamport-shared N=3 modes=any safety          |lamport_shared|-DN=3 -DSEQ=1|safety  |pass      |4
 lamport-shared N=2 modes=any crash=2 abort=2 |lamport_shared|-DN=2 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |2
 lamport-shared N=3 RRW crash=1 safety        |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4|safety  |pass      |7

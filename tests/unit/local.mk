@@ -24,6 +24,7 @@ unit_tests = \
 	tests/unit/test_lock_unlink \
 	tests/unit/test_lock_queue \
 	tests/unit/test_slot_wait \
+	tests/unit/test_slot_reclaim \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_shared \
@@ -59,6 +60,7 @@ tests_unit_test_lock_lookup_LDADD = $(unit_ldadd)
 tests_unit_test_lock_unlink_LDADD = $(unit_ldadd_tb)
 tests_unit_test_lock_queue_LDADD = $(unit_ldadd)
 tests_unit_test_slot_wait_LDADD = $(unit_ldadd_tb)
+tests_unit_test_slot_reclaim_LDADD = $(unit_ldadd_tb)
 tests_unit_test_threads_LDADD = $(unit_ldadd)
 tests_unit_test_introspect_LDADD = $(unit_ldadd)
 tests_unit_test_shared_LDADD = $(unit_ldadd)

@@ -18,7 +18,9 @@
 #include "unit.h"
 #include "handle.h"
 
-/* A thread that takes a slot (one passage) and keeps it until told to end. */
+/* A thread that takes a slot and keeps it until told to end.  It holds a
+ * lock meanwhile (another one than the waiters'): the slot of a thread that
+ * holds nothing would be taken from it (test_slot_reclaim.c). */
 struct squatter {
 	pthread_t thread;
 	bakery_lock_t *l;
@@ -31,10 +33,10 @@ static void *squatter_main(void *arg)
 	struct squatter *s = arg;
 
 	s->rc = bakery_lock(s->l);
-	if (s->rc == 0)
-		s->rc = bakery_unlock(s->l);
 	tk_gate_open(&s->in);
 	tk_gate_wait(&s->out, 60);
+	if (s->rc == 0)
+		bakery_unlock(s->l);
 	return NULL;            /* thread exit: the slot goes back */
 }
 
@@ -94,13 +96,14 @@ static void await_sleepers(bakery_t *b, unsigned n)
 START_TEST(lock_waits_for_a_free_slot)
 {
 	char name[TK_NAME_SIZE];
-	bakery_t *b = unit_region(name, "slotwait", 1, 1);
+	bakery_t *b = unit_region(name, "slotwait", 1, 2);
 	bakery_lock_t *l = unit_lock(b, "l", (enum bakery_algo)_i);
+	bakery_lock_t *hold = unit_lock(b, "hold", BAKERY_ALGO_DEFAULT);
 	struct squatter s;
 	int gone = 0;
 	struct waiter w = { .l = l, .squatter_gone = &gone };
 
-	squatter_start(&s, l);
+	squatter_start(&s, hold);
 	ck_assert_int_eq(pthread_create(&w.thread, NULL, waiter_main, &w), 0);
 	await_sleepers(b, 1);
 	ck_assert_int_eq(uatomic_read(&w.done), 0);     /* asleep, not failed */
@@ -110,6 +113,7 @@ START_TEST(lock_waits_for_a_free_slot)
 	ck_assert_int_eq(w.rc, 0);
 	ck_assert_int_eq(w.squatter_gone_first, 1);
 	ck_assert_uint_eq(sleepers(b), 0);
+	ck_assert_int_eq(bakery_lock_close(hold), 0);
 	ck_assert_int_eq(bakery_lock_close(l), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
@@ -130,12 +134,13 @@ static int lock_once(void *arg)
 START_TEST(dead_sleeper_does_not_hold_up_the_next)
 {
 	char name[TK_NAME_SIZE];
-	bakery_t *b = unit_region(name, "slotdead", 1, 1);
+	bakery_t *b = unit_region(name, "slotdead", 1, 2);
 	bakery_lock_t *l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	bakery_lock_t *hold = unit_lock(b, "hold", BAKERY_ALGO_DEFAULT);
 	struct squatter s;
 	pid_t doomed, next;
 
-	squatter_start(&s, l);
+	squatter_start(&s, hold);
 	doomed = tk_fork(lock_once, name);
 	await_sleepers(b, 1);
 	ck_assert(tk_kill(doomed));                     /* still counted */
@@ -143,6 +148,7 @@ START_TEST(dead_sleeper_does_not_hold_up_the_next)
 	await_sleepers(b, 2);
 	squatter_stop(&s);
 	ck_assert_int_eq(tk_reap(next, 30), 0);
+	ck_assert_int_eq(bakery_lock_close(hold), 0);
 	ck_assert_int_eq(bakery_lock_close(l), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
