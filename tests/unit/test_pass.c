@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_pass.c - a waiter that does not take its turn is passed (lib/pass.c),
- * for every algorithm that passes (Lamport, Boulangerie, Black-White).
+ * for every algorithm (Lamport, Boulangerie, Black-White, and Jayanti, whose
+ * passed waiter's passage is aborted on its behalf and completed by proxy).
  *
  *   - a stopped waiter: a waiter (A) queues behind a holder, falls asleep
  *     and is stopped (SIGSTOP); a later waiter (B) queues; the holder lets
@@ -332,7 +333,8 @@ static int storm_worker(void *arg)
 }
 
 /* Can the stopped worker PID hold up the others?  Not if it is passable
- * (its pass word says WAITING) or out of the line (no ticket, not choosing).
+ * (its pass word says WAITING), out of the line (no ticket, not choosing),
+ * or its passage is left to a proxy (Jayanti: the others complete it).
  * Otherwise it is where the contract says it is not passed (bakery.h): the
  * holder, from its entry to its release's clearing of its ticket, or a
  * waiter in its doorway or in the few instructions after it and after its
@@ -346,7 +348,8 @@ static bool cannot_block(bakery_t *b, pid_t pid)
 		if (CMM_LOAD_SHARED(b->slots[k].pid) != pid)
 			continue;
 		return CMM_LOAD_SHARED(r->pass) == 1 /* WAITING */ ||
-		       (!ticket && !(CMM_LOAD_SHARED(r->choosing) & 1));
+		       (!ticket && !(CMM_LOAD_SHARED(r->choosing) & 1)) ||
+		       CMM_LOAD_SHARED(r->proxy);
 	}
 	return true;
 }
@@ -440,13 +443,13 @@ static Suite *pass_suite(void)
 	TCase *tc = tcase_create("pass");
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_loop_test(tc, stopped_waiter_is_passed, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_JAYANTI);
-	tcase_add_loop_test(tc, passer_dies_mid_pass, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_JAYANTI);
+	tcase_add_loop_test(tc, stopped_waiter_is_passed, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
+	tcase_add_loop_test(tc, passer_dies_mid_pass, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, trylock_passes_a_stopped_waiter, BAKERY_ALGO_LAMPORT,
-	                    BAKERY_ALGO_JAYANTI);
+	                    BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, grace_zero_turns_passing_off, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_LAMPORT + 1);
-	tcase_add_loop_test(tc, storm_of_stops, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_JAYANTI);
+	tcase_add_loop_test(tc, storm_of_stops, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	suite_add_tcase(s, tc);
 	return s;
 }
