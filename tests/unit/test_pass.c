@@ -23,7 +23,8 @@
  *     of the line, the others must go on acquiring while it stays stopped
  *     (elsewhere, e.g. holding the lock, it holds them up by contract);
  *     every third such stopped worker is killed instead of continued and
- *     replaced; at the end all finish.  Every holder swaps its id into an occupancy word on entry:
+ *     replaced; at the end all finish, and at least one stop was of a
+ *     passable worker.  Every holder swaps its id into an occupancy word on entry:
  *     never two holders.
  */
 #include "config.h"
@@ -429,6 +430,10 @@ START_TEST(storm_of_stops)
 	uatomic_set(&s.a->stop, 1);
 	for (unsigned k = 0; k < STORM_WORKERS; k++)
 		ck_assert_int_eq(tk_reap(pid[k], 60), 0);
+	/* a storm whose every stop caught a worker where it may hold the
+	 * line up tested nothing: a stopped worker is nearly always asleep
+	 * in line, i.e. passable */
+	ck_assert_msg(waited > 0, "none of the %u stopped workers was passable", STORM_ROUNDS);
 	fprintf(stderr, "%s storm: %llu entries, %llu passes, %u of %u stops waited out, "
 	        "%u of them killed\n", bakery_algo_name(s.a->algo),
 	        (unsigned long long)s.a->entries, (unsigned long long)lock_passes(s.b), waited,
