@@ -11,7 +11,11 @@
  * as crash recovery clears a dead slot's (the algorithm's recover step, the
  * reset the SPIN models show safe at any point of a waiter's passage), and
  * the passed one, when it runs again, learns it before it could enter and
- * takes a new ticket.
+ * takes a new ticket.  Jayanti's B-Bakery, which a plain reset breaks, does
+ * the waiter's own abort on its behalf instead (its passage is completed by
+ * proxy: struct algo_ops.pass_abort, handed down in the passage so that this
+ * file stays below the algorithms), and its waiter takes its word back
+ * before it writes X or aborts on its own (jay_wait).
  *
  * Safety rests on the pass word (pass.h) and two rules:
  *   1. one word decides: the owner enters only after WAITING -> IDLE, a
@@ -22,7 +26,8 @@
  *      the same colour and number again).  A passer that dies in between is
  *      finished by the one that proves its death (bakery__pass_recover).
  * tests/model/pass.pml checks both, with the passer crashing at every step,
- * and that breaking rule 2 breaks mutual exclusion.
+ * and that breaking rule 2 breaks mutual exclusion; jayanti_pass.pml the
+ * same for Jayanti's abort on the waiter's behalf.
  *
  * Who is passable: a waiter that has published WAITING, i.e. met a false
  * condition in a blocking or timed wait (not a trylock, not the uncontended
@@ -32,8 +37,8 @@
  * for G by the watch of a waiter behind it.  A running waiter takes its turn
  * within microseconds of it coming, so this passes a stopped, frozen or
  * starved one, whatever /proc says (which is also unreliable across PID
- * namespaces).  Jayanti's B-Bakery is never passed (its abort is a proxy
- * passage, not a reset): its waiters hold the line as before.
+ * namespaces).  Only the waiting phase is passable (pass_phase): not an
+ * algorithm's prepare step (Jayanti's drive of its own earlier passage).
  */
 #include "config.h"
 
@@ -256,8 +261,8 @@ int bakery__pass_settle(struct passage *p)
 /* --------------------------------------------------------------- passer -- */
 
 /* Clear J's registers in LOCK as crash recovery clears a dead slot's: the
- * plain reset (algo/common.c's bakery__plain_reset, the recover step of the
- * three algorithms that pass), then a wake-up of J's line.  Written out here
+ * plain reset (algo/common.c's bakery__plain_reset, the recover step of
+ * Lamport, Boulangerie and Black-White), then a wake-up of J's line.  Written out here
  * rather than called, so that this file stays below wait.c and the
  * algorithms (tests/unit/test-layers.sh). */
 static void clear_for(struct bakery *b, unsigned lock, unsigned j)
