@@ -153,10 +153,13 @@ static bool served_before(const struct line_view *v, uint64_t tk, unsigned k,
 }
 
 /* Has the turn of J (ticket TJ) come: nobody in the critical section, in a
- * doorway, or with a ticket served before it (for Jayanti, a passage left
- * to a proxy too: its token stays until the proxy completes it)?  A
- * heuristic for fairness only: what makes passing safe is the pass word,
- * not this. */
+ * doorway, or with a ticket served before it?  For Jayanti, a passage left
+ * to a proxy is no reason to wait: J itself would drive it (wait_turn), and
+ * so do the waiters behind J once J is passed; without this, a waiter
+ * stopped ahead of an abandoned passage would never be passed while the
+ * waiters behind it, waiting on it in slot order, never reach that passage
+ * to drive it.  A heuristic for fairness only: what makes passing safe is
+ * the pass word, not this. */
 static bool turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsigned j, uint64_t tj)
 {
 	unsigned bound = slots_bound(b);
@@ -171,7 +174,8 @@ static bool turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsig
 		struct bakery_shm_reg *r = reg_of(b, lock, k);
 		uint64_t tk;
 
-		if (k == j || !CMM_LOAD_SHARED(r->joined))
+		if (k == j || !CMM_LOAD_SHARED(r->joined) ||
+		    (a == BAKERY_ALGO_JAYANTI && CMM_LOAD_SHARED(r->proxy)))
 			continue;
 		if ((CMM_LOAD_SHARED(r->choosing) & 1) ||
 		    CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL)
