@@ -14,9 +14,10 @@
  *   - a trylock is not told EBUSY for ever when the only one ahead of it is
  *     a stopped waiter: it passes it after G (by its own watch, kept
  *     between its calls), and its first call, before G, is EBUSY.
- *   - a passer that dies right after winning the pass word: a later waiter
- *     proves its death, the recovery finishes the pass (the test build's
- *     crash point), and the passed one, continued, gets the lock too.
+ *   - a passer that dies right after winning the pass word, or after its
+ *     step on the passed one's registers: a later waiter proves its death,
+ *     the recovery finishes the pass (the test build's crash points), and
+ *     the passed one, continued, gets the lock too.
  *   - BAKERY_PASS_GRACE_MS=0 turns passing off: B then times out.
  *   - a storm: workers loop lock/unlock while one at a time is stopped; each
  *     time the stopped one is passable (its pass word says WAITING) or out
@@ -225,16 +226,16 @@ END_TEST
  * and its word says PASSING.  A third waiter proves the passer's death and
  * the recovery finishes the pass: it gets the lock, and so does the passed
  * one once continued. */
-START_TEST(passer_dies_mid_pass)
+static void passer_dies_at(enum bakery_algo algo, const char *point)
 {
 	struct scene s;
 	pid_t a, passer, c;
 
-	scene_open(&s, (enum bakery_algo)_i, "passdie");
+	scene_open(&s, algo, "passdie");
 	unit_holder_start(&s.h, s.l);
 	a = queue_waiter(s.a, &s.w[1], 1, s.b, 1);
 	stop_and_check(a);
-	snprintf(s.a->crash_at, sizeof(s.a->crash_at), "pass-won");
+	snprintf(s.a->crash_at, sizeof(s.a->crash_at), "%s", point);
 	passer = queue_waiter(s.a, &s.w[2], 2, s.b, 2);
 	s.a->crash_at[0] = '\0';
 	s.a->grace_long = 1;            /* the passer must be the one that dies */
@@ -248,6 +249,21 @@ START_TEST(passer_dies_mid_pass)
 	ck_assert_int_eq(tk_reap(a, 30), 0);
 	ck_assert_uint_eq(s.a->entries, 2);
 	scene_close(&s);
+}
+
+START_TEST(passer_dies_mid_pass)
+{
+	passer_dies_at((enum bakery_algo)_i, "pass-won");
+}
+END_TEST
+
+/* The same, the passer dying after its step on the passed one's registers
+ * and before CLEARED (crash point pass-cleared): the recovery redoes the
+ * step (Jayanti: its abort on the waiter's behalf, whose proxy passage may
+ * be under way or complete already), which must change nothing. */
+START_TEST(passer_dies_before_cleared)
+{
+	passer_dies_at((enum bakery_algo)_i, "pass-cleared");
 }
 END_TEST
 
@@ -450,6 +466,7 @@ static Suite *pass_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, stopped_waiter_is_passed, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, passer_dies_mid_pass, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
+	tcase_add_loop_test(tc, passer_dies_before_cleared, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, trylock_passes_a_stopped_waiter, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, grace_zero_turns_passing_off, BAKERY_ALGO_LAMPORT,
