@@ -11,6 +11,8 @@
  *     hand-over time measured in the same run without a stopped waiter.
  *     The pass is counted.  Continued (SIGCONT), A gets the lock too.
  *     Without passing, B would wait as long as A stays stopped.
+ *   - the same with the waiter behind parked behind the stopped one (its
+ *     predecessor): it passes it from its park.
  *   - a trylock is not told EBUSY for ever when the only one ahead of it is
  *     a stopped waiter: it passes it after G (by its own watch, kept
  *     between its calls), and its first call, before G, is EBUSY.
@@ -56,6 +58,7 @@ struct arena {
 	int stop;                       /* storm: workers leave */
 	int grace_off;                  /* children set BAKERY_PASS_GRACE_MS=0 */
 	int grace_long;                 /* the next waiter never passes (10 min) */
+	int park;                       /* waiters park behind their predecessor */
 	char crash_at[32];              /* the next waiter's BAKERY_CRASH_AT */
 	double timeout_s;               /* a waiter's deadline, 0 = none */
 };
@@ -80,6 +83,9 @@ static int open_line(struct arena *a, bakery_t **b, bakery_lock_t **l)
 		setenv("BAKERY_PASS_GRACE_MS", "0", 1);
 	if (a->grace_long)
 		setenv("BAKERY_PASS_GRACE_MS", "600000", 1);
+	/* the test build parks a waiter with this many tickets ahead */
+	if (a->park)
+		setenv("BAKERY_TEST_PARK_AHEAD", "1", 1);
 	return bakery_open(a->name, 0, NULL, b) || bakery_lock_open(*b, "line", a->algo, l);
 }
 
@@ -217,6 +223,38 @@ START_TEST(stopped_waiter_is_passed)
 	ck_assert_uint_eq(lock_aborts(s.b), 0);
 	fprintf(stderr, "%s: B passed the stopped waiter %.3f s after the release "
 	        "(grace %.3f s, hand-over %.6f s)\n", bakery_algo_name(s.a->algo), took, G_S, baseline);
+	scene_close(&s);
+}
+END_TEST
+
+/* The same with the waiter behind parked behind the stopped one, its
+ * predecessor (one sleep on its line: wait.c's park_behind, where the
+ * waiter behind watches and passes it too), instead of waiting on it in
+ * its algorithm's loop. */
+START_TEST(parked_waiter_passes_a_stopped_one)
+{
+	struct scene s;
+	pid_t a, bw;
+	uint64_t released;
+	double took;
+
+	scene_open(&s, (enum bakery_algo)_i, "passpark");
+	s.a->park = 1;
+	unit_holder_start(&s.h, s.l);
+	a = queue_waiter(s.a, &s.w[1], 1, s.b, 1);
+	stop_and_check(a);
+	bw = queue_waiter(s.a, &s.w[2], 2, s.b, 2);
+	released = tk_ns();
+	unit_holder_stop(&s.h);
+	ck_assert_int_eq(tk_reap(bw, G_S + 30), 0);
+	took = after_release(&s, released, 2);
+	ck_assert_msg(took >= G_S, "B passed the stopped waiter %.3f s after the release, "
+	              "before the grace %.3f s", took, G_S);
+	ck_assert_uint_eq(lock_passes(s.b), 1);
+	ck_assert_uint_eq(s.a->acquired_ns[1], 0);
+	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(a, 30), 0);
+	ck_assert_uint_eq(s.a->entries, 2);
 	scene_close(&s);
 }
 END_TEST
@@ -465,6 +503,8 @@ static Suite *pass_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, stopped_waiter_is_passed, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
+	tcase_add_loop_test(tc, parked_waiter_passes_a_stopped_one, BAKERY_ALGO_LAMPORT,
+	                    BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, passer_dies_mid_pass, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, passer_dies_before_cleared, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, trylock_passes_a_stopped_waiter, BAKERY_ALGO_LAMPORT,
