@@ -320,9 +320,11 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * the lock is held or the deadline passed).  A passed waiter never enters on
  * its old place.  Not passed: a waiter stopped inside its doorway or in the
  * few instructions before its first wait or after its wait, a holder (until
- * its unlock has cleared its ticket), a trylock, and waiters of JAYANTI
- * locks and of k-holder locks (a stopped waiter there takes up one of the
- * k places until it runs: the others still enter, k - 1 at a time); a
+ * its unlock has cleared its ticket), a trylock, and waiters of k-holder
+ * locks (a stopped waiter there takes up one of the k places until it runs:
+ * the others still enter, k - 1 at a time).  A passed JAYANTI waiter's
+ * passage is aborted on its behalf and completed by proxy, as its own
+ * timeout would; when it runs again it first helps complete it.  A
  * passer stopped in the middle of a pass (a few stores)
  * holds up the one it passes.  bakery_lock_info() counts passes.
  * Takes a slot for the calling thread on its first call; when every slot

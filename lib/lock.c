@@ -322,6 +322,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	p->dl = dl;
 	p->shared = shared;
 	p->holders = l->holders;
+	p->pass_abort = l->ops->pass_abort;
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return held_already(l);
 	/* held through another handle of the region: our other slot would
@@ -387,7 +388,7 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	p->also = p->also_waiters = NULL;
 	p->crowd = 0;
 	p->pred = BAKERY_NO_SLOT;
-	p->pass_published = false;
+	p->pass_published = p->pass_phase = false;
 	/* a pass of our registers not finished yet (we were passed, or our
 	 * slot's previous owner was): none of our stores before it is.  A
 	 * plain load: IDLE is our own last store to the word (or a
@@ -412,6 +413,7 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	l->ops->doorway(p);
 	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_WAITING);
 	CRASH_POINT("waiting");
+	p->pass_phase = true;           /* from now on we may be passed */
 	err = l->ops->wait(p);
 	/* before entering: make sure we were not passed (WAITING -> IDLE) */
 	return bakery__pass_close(p, err);

@@ -72,7 +72,7 @@ static void clear_slot(struct bakery *b, unsigned slot, bool dead)
 			continue;
 		if (dead)
 			note_dead_slot(b, l, slot);
-		bakery__pass_recover(b, l, slot);   /* the passes it left unfinished */
+		bakery__pass_recover(b, l, slot, ops->pass_abort); /* the passes it left unfinished */
 		if (ops->recover(b, l, slot) == 0) {
 			CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
 			CMM_STORE_SHARED(r->holder_inconsistent, 0);

@@ -11,7 +11,11 @@
  * as crash recovery clears a dead slot's (the algorithm's recover step, the
  * reset the SPIN models show safe at any point of a waiter's passage), and
  * the passed one, when it runs again, learns it before it could enter and
- * takes a new ticket.
+ * takes a new ticket.  Jayanti's B-Bakery, which a plain reset breaks, does
+ * the waiter's own abort on its behalf instead (its passage is completed by
+ * proxy: struct algo_ops.pass_abort, handed down in the passage so that this
+ * file stays below the algorithms), and its waiter takes its word back
+ * before it writes X or aborts on its own (jay_wait).
  *
  * Safety rests on the pass word (pass.h) and two rules:
  *   1. one word decides: the owner enters only after WAITING -> IDLE, a
@@ -22,7 +26,8 @@
  *      the same colour and number again).  A passer that dies in between is
  *      finished by the one that proves its death (bakery__pass_recover).
  * tests/model/pass.pml checks both, with the passer crashing at every step,
- * and that breaking rule 2 breaks mutual exclusion.
+ * and that breaking rule 2 breaks mutual exclusion; jayanti_pass.pml the
+ * same for Jayanti's abort on the waiter's behalf.
  *
  * Who is passable: a waiter that has published WAITING, i.e. met a false
  * condition in a blocking or timed wait (not a trylock, not the uncontended
@@ -32,8 +37,8 @@
  * for G by the watch of a waiter behind it.  A running waiter takes its turn
  * within microseconds of it coming, so this passes a stopped, frozen or
  * starved one, whatever /proc says (which is also unreliable across PID
- * namespaces).  Jayanti's B-Bakery is never passed (its abort is a proxy
- * passage, not a reset): its waiters hold the line as before.
+ * namespaces).  Only the waiting phase is passable (pass_phase): not an
+ * algorithm's prepare step (Jayanti's drive of its own earlier passage).
  */
 #include "config.h"
 
@@ -89,19 +94,13 @@ static long elapsed_ns(const struct timespec *since, const struct timespec *now)
 	return (now->tv_sec - since->tv_sec) * 1000000000L + (now->tv_nsec - since->tv_nsec);
 }
 
-/* ------------------------------------------------- which algorithms pass -- */
+/* ------------------------------------------------------- the line ahead -- */
 
 static enum bakery_algo lock_algo(struct bakery *b, unsigned lock)
 {
 	uint32_t a = CMM_LOAD_SHARED(b->locks[lock].algo);
 
 	return a < BAKERY_ALGO_COUNT ? (enum bakery_algo)a : BAKERY_ALGO_DEFAULT;
-}
-
-static bool algo_passes(enum bakery_algo a)
-{
-	return a == BAKERY_ALGO_LAMPORT || a == BAKERY_ALGO_BOULANGERIE ||
-	       a == BAKERY_ALGO_BLACK_WHITE;
 }
 
 /* Black-White's ticket: colour in bit 63, number below (black_white.c). */
@@ -112,40 +111,77 @@ static bool holds_ticket(enum bakery_algo a, uint64_t t)
 	return a == BAKERY_ALGO_BLACK_WHITE ? (t & ~BW_COLOR_BIT) != 0 : t != 0;
 }
 
+/* What orders the tickets of a lock besides their values: Black-White's
+ * shared colour, Jayanti's X and modulus. */
+struct line_view {
+	enum bakery_algo algo;
+	unsigned color;
+	uint32_t x;
+	unsigned nslots;
+};
+
+/* Jayanti's register value (token + 1, the token modulo 2n-1) shifted
+ * around X, the token of the last holder, as jayanti.c's before() and
+ * bakery__jay_queue_key() order tokens: every waiting token is within n of
+ * X, so the shift keeps their order. */
+static uint64_t jay_rank(const struct line_view *v, uint64_t t)
+{
+	uint64_t m = 2 * (uint64_t)v->nslots - 1;
+
+	return ((t - 1) % m + m - v->x % m + v->nslots - 1) % m;
+}
+
 /* Is ticket (tk, k) served before (tj, j)?  Black-White serves the tickets
- * not of the shared colour (taken before the last flip) first. */
-static bool served_before(enum bakery_algo a, unsigned color, uint64_t tk, unsigned k,
+ * not of the shared colour (taken before the last flip) first; Jayanti
+ * compares its tokens shifted around X. */
+static bool served_before(const struct line_view *v, uint64_t tk, unsigned k,
                           uint64_t tj, unsigned j)
 {
-	if (a == BAKERY_ALGO_BLACK_WHITE) {
-		unsigned late_k = (unsigned)(tk >> 63) == color, late_j = (unsigned)(tj >> 63) == color;
+	if (v->algo == BAKERY_ALGO_BLACK_WHITE) {
+		unsigned late_k = (unsigned)(tk >> 63) == v->color;
+		unsigned late_j = (unsigned)(tj >> 63) == v->color;
 
 		if (late_k != late_j)
 			return late_k < late_j;
 		tk &= ~BW_COLOR_BIT;
 		tj &= ~BW_COLOR_BIT;
+	} else if (v->algo == BAKERY_ALGO_JAYANTI) {
+		tk = jay_rank(v, tk);
+		tj = jay_rank(v, tj);
 	}
 	return tk < tj || (tk == tj && k < j);
 }
 
 /* Has the turn of J (ticket TJ) come: nobody in the critical section, in a
- * doorway, or with a ticket served before it?  A heuristic for fairness
- * only: what makes passing safe is the pass word, not this. */
+ * doorway, or with a ticket served before it?  For Jayanti, a passage left
+ * to a proxy is no reason to wait: J itself would drive it (wait_turn), and
+ * so do the waiters behind J once J is passed; without this, a waiter
+ * stopped ahead of an abandoned passage would never be passed while the
+ * waiters behind it, waiting on it in slot order, never reach that passage
+ * to drive it.  A heuristic for fairness only: what makes passing safe is
+ * the pass word, not this. */
 static bool turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsigned j, uint64_t tj)
 {
-	unsigned color = CMM_LOAD_SHARED(b->locks[lock].color) & 1, bound = slots_bound(b);
+	unsigned bound = slots_bound(b);
+	struct line_view v = {
+		.algo = a,
+		.color = CMM_LOAD_SHARED(b->locks[lock].color) & 1,
+		.x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x),
+		.nslots = b->nslots,
+	};
 
 	for (unsigned k = 0; k < bound; k++) {
 		struct bakery_shm_reg *r = reg_of(b, lock, k);
 		uint64_t tk;
 
-		if (k == j || !CMM_LOAD_SHARED(r->joined))
+		if (k == j || !CMM_LOAD_SHARED(r->joined) ||
+		    (a == BAKERY_ALGO_JAYANTI && CMM_LOAD_SHARED(r->proxy)))
 			continue;
 		if ((CMM_LOAD_SHARED(r->choosing) & 1) ||
 		    CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL)
 			return false;
 		tk = CMM_LOAD_SHARED(r->number);
-		if (holds_ticket(a, tk) && served_before(a, color, tk, k, tj, j))
+		if (holds_ticket(a, tk) && served_before(&v, tk, k, tj, j))
 			return false;
 	}
 	return true;
@@ -157,8 +193,7 @@ void bakery__pass_publish_slow(struct passage *p)
 {
 	/* not in a lock of k > 1 holders: "its turn came" means something
 	 * else there, and a stopped waiter only takes one of the k places */
-	if (p->dl->mode == WAIT_NONE || p->holders > 1 || !bakery__pass_grace_ns() ||
-	    !algo_passes(lock_algo(p->b, p->lock)))
+	if (p->dl->mode == WAIT_NONE || p->holders > 1 || !bakery__pass_grace_ns())
 		return;
 	/* A plain store: no other access needs ordering against it.  Whether
 	 * a passer sees it early or late, the owner's CAS in pass_close (on
@@ -169,6 +204,7 @@ void bakery__pass_publish_slow(struct passage *p)
 
 int bakery__pass_close(struct passage *p, int err)
 {
+	p->pass_phase = false;
 	if (!p->pass_published)
 		return err;
 	p->pass_published = false;
@@ -229,8 +265,8 @@ int bakery__pass_settle(struct passage *p)
 /* --------------------------------------------------------------- passer -- */
 
 /* Clear J's registers in LOCK as crash recovery clears a dead slot's: the
- * plain reset (algo/common.c's bakery__plain_reset, the recover step of the
- * three algorithms that pass), then a wake-up of J's line.  Written out here
+ * plain reset (algo/common.c's bakery__plain_reset, the recover step of
+ * Lamport, Boulangerie and Black-White), then a wake-up of J's line.  Written out here
  * rather than called, so that this file stays below wait.c and the
  * algorithms (tests/unit/test-layers.sh). */
 static void clear_for(struct bakery *b, unsigned lock, unsigned j)
@@ -260,8 +296,21 @@ static void pass_done(struct bakery *b, unsigned lock, unsigned j, unsigned by)
 	bakery__futex_wake_all(word);
 }
 
+/* The passer's step on J's registers, between PASSING and CLEARED: the
+ * algorithm's abort on J's behalf (PASS_ABORT, Jayanti's), else the plain
+ * reset. */
+static void abort_for(struct bakery *b, unsigned lock, unsigned j,
+                      void (*pass_abort)(struct bakery *, unsigned, unsigned))
+{
+	if (pass_abort)
+		pass_abort(b, lock, j);
+	else
+		clear_for(b, lock, j);
+}
+
 /* WAITING -> PASSING(self) on J's word, then the clear.  True if we passed. */
-static bool pass_slot(struct bakery *b, unsigned lock, unsigned j, unsigned self)
+static bool pass_slot(struct bakery *b, unsigned lock, unsigned j, unsigned self,
+                      void (*pass_abort)(struct bakery *, unsigned, unsigned))
 {
 	uint32_t *word = &reg_of(b, lock, j)->pass;
 
@@ -272,7 +321,7 @@ static bool pass_slot(struct bakery *b, unsigned lock, unsigned j, unsigned self
 		return false;
 	uatomic_inc(&b->locks[lock].passes);
 	CRASH_POINT("pass-won");
-	clear_for(b, lock, j);
+	abort_for(b, lock, j, pass_abort);
 	CRASH_POINT("pass-cleared");
 	pass_done(b, lock, j, self);
 	return true;
@@ -309,7 +358,7 @@ static bool consider(struct passage *p, unsigned j, struct pass_watch *w)
 	word = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->pass);
 	if (PASS_STATE(word) == PASS_PASSING)
 		finish_if_passer_dead(p, PASS_BY(word));
-	if (word != PASS_WAITING || !algo_passes(lock_algo(p->b, p->lock))) {
+	if (word != PASS_WAITING) {
 		w->started = w->armed = false;
 		return false;
 	}
@@ -333,7 +382,7 @@ static bool consider(struct passage *p, unsigned j, struct pass_watch *w)
 	if (elapsed_ns(&w->since, &now) < grace)
 		return false;
 	w->started = w->armed = false;
-	return pass_slot(p->b, p->lock, j, p->self);
+	return pass_slot(p->b, p->lock, j, p->self, p->pass_abort);
 }
 
 bool bakery__pass_consider(struct passage *p, unsigned j, struct pass_watch *w)
@@ -374,7 +423,8 @@ long bakery__pass_sleep_cap(struct passage *p, unsigned j, long cap)
 
 /* ------------------------------------------------------------- recovery -- */
 
-void bakery__pass_recover(struct bakery *b, unsigned lock, unsigned slot)
+void bakery__pass_recover(struct bakery *b, unsigned lock, unsigned slot,
+                          void (*pass_abort)(struct bakery *, unsigned, unsigned))
 {
 	uint32_t *own = &reg_of(b, lock, slot)->pass;
 	unsigned bound = slots_bound(b);
@@ -392,7 +442,7 @@ void bakery__pass_recover(struct bakery *b, unsigned lock, unsigned slot)
 		uint32_t w = CMM_LOAD_SHARED(reg_of(b, lock, j)->pass);
 
 		if (j != slot && w == PASS_WORD(PASS_PASSING, slot)) {
-			clear_for(b, lock, j);
+			abort_for(b, lock, j, pass_abort);
 			pass_done(b, lock, j, slot);
 		}
 	}

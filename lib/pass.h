@@ -63,7 +63,7 @@ BAKERY_HIDDEN long bakery__pass_grace_ns(void);
 BAKERY_HIDDEN void bakery__pass_publish_slow(struct passage *p);
 static inline void bakery__pass_publish(struct passage *p)
 {
-	if (!p->pass_published && p->dl->mode != WAIT_NONE)
+	if (!p->pass_published && p->pass_phase && p->dl->mode != WAIT_NONE)
 		bakery__pass_publish_slow(p);
 }
 
@@ -78,7 +78,10 @@ static inline bool bakery__pass_was_passed(const struct passage *p)
  * ERR, or BAKERY_EPASSED if ERR is 0 and it was passed meanwhile (it then
  * must not enter: settle, and start again).  A wait that failed (timeout,
  * region lost) after a pass returns its error; the pass is settled before
- * the next attempt. */
+ * the next attempt.  Ends the passage's passable phase: called again, it
+ * returns ERR.  An algorithm whose last waiting step or abort writes a
+ * shared register (Jayanti's X, its proxy word) calls it with ERR = 0
+ * before that step: only the winner of the word may take it. */
 BAKERY_HIDDEN int bakery__pass_close(struct passage *p, int err);
 
 /* The owner, before a doorway or after a pass: wait until no pass of its
@@ -87,7 +90,8 @@ BAKERY_HIDDEN int bakery__pass_close(struct passage *p, int err);
 BAKERY_HIDDEN int bakery__pass_settle(struct passage *p);
 
 /* A waiter on slot J: pass J if its turn came at least G ago by our watch
- * and it has not taken it.  True if we passed it (its registers are clear). */
+ * and it has not taken it.  True if we passed it (its registers are clear,
+ * or, Jayanti, its passage is left to a proxy). */
 BAKERY_HIDDEN bool bakery__pass_consider(struct passage *p, unsigned j, struct pass_watch *w);
 /* The same for a trylock, which keeps its watch between calls (per thread). */
 BAKERY_HIDDEN bool bakery__pass_consider_once(struct passage *p, unsigned j);
@@ -97,7 +101,11 @@ BAKERY_HIDDEN bool bakery__pass_consider_once(struct passage *p, unsigned j);
 BAKERY_HIDDEN long bakery__pass_sleep_cap(struct passage *p, unsigned j, long cap);
 
 /* Crash recovery of SLOT in LOCK, before its registers are cleared: its own
- * word stops being passable, and every pass it started is finished. */
-BAKERY_HIDDEN void bakery__pass_recover(struct bakery *b, unsigned lock, unsigned slot);
+ * word stops being passable, and every pass it started is finished, with
+ * PASS_ABORT (the lock's algorithm's, as in struct passage; NULL: the plain
+ * reset).  PASS_ABORT must be idempotent: a recoverer may redo what the
+ * dead passer had done of it. */
+BAKERY_HIDDEN void bakery__pass_recover(struct bakery *b, unsigned lock, unsigned slot,
+                                        void (*pass_abort)(struct bakery *, unsigned, unsigned));
 
 #endif /* BAKERY_PASS_H */

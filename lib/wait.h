@@ -52,6 +52,14 @@ struct passage {
 	unsigned holders;
 	/* our pass word says WAITING (pass.h): we may be passed */
 	bool pass_published;
+	/* in the algorithm's waiting phase (after the doorway, before the
+	 * pass word is taken back): only there may we become passable, not
+	 * while an algorithm's prepare step drives a passage of ours */
+	bool pass_phase;
+	/* how a passer aborts a passed waiter's passage in this lock, when the
+	 * plain reset will not do (struct algo_ops.pass_abort); NULL: the
+	 * plain reset (pass.c) */
+	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
 };
 
 /* Note slot J, ticket register value NUMBER, as the latest ticket ahead of

@@ -64,6 +64,12 @@ struct algo_ops {
 	/* Before a new doorway: finish what a previous passage of ours left
 	 * (Jayanti's aborted passage).  0, EBUSY or ETIMEDOUT.  May be NULL. */
 	int (*prepare)(struct passage *p);
+	/* A passer's abort of waiting SLOT's passage in LOCK on its behalf
+	 * (pass.c, between PASSING and CLEARED of SLOT's pass word), when
+	 * the plain reset would break the algorithm (Jayanti: a proxy
+	 * passage).  Idempotent: a passer's recoverer may redo it.  NULL:
+	 * the plain reset. */
+	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
 };
 
 BAKERY_HIDDEN const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo);

@@ -39,6 +39,7 @@
 #include <limits.h>
 
 #include "common.h"
+#include "pass.h"
 
 /* proxy word: 0 = none; STEP|id|j = slots below j verified for the passage
  * named id; FIN|gen|slot = the final writes claimed by that slot (of that
@@ -66,14 +67,18 @@ static inline unsigned token_read(struct bakery *b, struct bakery_shm_reg *r)
 	return v == 0 ? TOKEN_NONE : (unsigned)((v - 1) % modulus(b));
 }
 
-/* The first proxy word of R's pending passage (its token is published and
- * stays until the passage is complete): token + 1 < 2^14 (BAKERY_MAX_SLOTS),
- * 16 bits of the abort count above it. */
-static uint64_t proxy_start_word(struct bakery *b, struct bakery_shm_reg *r)
+/* The first proxy word of R's pending passage in LOCK (its token is
+ * published and stays until the passage is complete): token + 1 < 2^14
+ * (BAKERY_MAX_SLOTS), and above it 16 bits of an epoch that moves on
+ * between two passages of the slot left to a proxy: the slot's abort count
+ * (its own give-ups) plus the lock's pass count (each pass is counted
+ * before its proxy word is written, pass.c). */
+static uint64_t proxy_start_word(struct bakery *b, unsigned lock, struct bakery_shm_reg *r)
 {
 	unsigned t = token_read(b, r);
 	uint64_t tok = t == TOKEN_NONE ? 0 : t + 1;
-	uint64_t epoch = CMM_LOAD_SHARED(r->aborts) & 0xffffu;
+	uint64_t epoch = (CMM_LOAD_SHARED(r->aborts) + CMM_LOAD_SHARED(b->locks[lock].passes)) &
+	                 0xffffu;
 
 	return PROXY_STEP | epoch << 46 | tok << 32;
 }
@@ -191,6 +196,10 @@ static void proxy_finish(struct bakery *b, unsigned lock, unsigned d)
 	}
 	CMM_STORE_SHARED(r->choosing, 0);
 	CMM_STORE_SHARED(r->stage, BAKERY_PASS_IDLE);
+	/* store->store: the token's reset before the end of the proxy word,
+	 * pairing with the read barrier of jay_pass_abort (which must not
+	 * see the word ended and the token still there) */
+	cmm_smp_wmb();
 	uatomic_set(&r->proxy, 0);
 	bakery__reg_publish(r);
 	if (bakery__slot_is_recovering(b, d)) {
@@ -343,7 +352,9 @@ static int proxy_drive(struct passage *p, unsigned d, const struct turn *turn,
 	unsigned k;
 	int err;
 
-	while (!drive_over(p->b, p->lock, &dr)) {
+	/* a helper that is passed meanwhile stops helping: its own wait is
+	 * over (its awaits would return at once, and this loop would spin) */
+	while (!drive_over(p->b, p->lock, &dr) && !bakery__pass_was_passed(p)) {
 		if (proxy_step(p->b, p->lock, d, p->self, &k))
 			break;
 		dr.proxy = CMM_LOAD_SHARED(rd->proxy);
@@ -372,7 +383,8 @@ static int wait_turn(struct passage *p, unsigned j, const struct turn *t)
 
 	for (;;) {
 		err = bakery__await_slot(p, j, turn_or_proxy, (void *)t);
-		if (err)
+		/* passed: our passage is a proxy's now; jay_wait stops */
+		if (err || bakery__pass_was_passed(p))
 			return err;
 		if (turn_holds(p->b, p->lock, j, t))
 			return 0;
@@ -389,32 +401,77 @@ static void jay_abort(struct passage *p)
 	/* The token stays published: the passage is completed by proxy
 	 * before this slot starts another (jay_prepare) or is reused. */
 	count_abort(p);
-	uatomic_set(&p->mine->proxy, proxy_start_word(p->b, p->mine));
+	uatomic_set(&p->mine->proxy, proxy_start_word(p->b, p->lock, p->mine));
 	bakery__reg_publish(p->mine);
+}
+
+/* Lines 6-7 against every other slot (or until we are passed). */
+static int jay_await_turn(struct passage *p, const struct turn *t)
+{
+	int err = bakery__park_behind(p);       /* far back: sleep once first */
+
+	if (err)
+		return err;
+	for_each_other(p, j, bound) {
+		if (bakery__pass_was_passed(p))
+			break;
+		err = bakery__await_doorway(p, j, gettoken_clear, NULL);           /* line 6 */
+		if (!err)
+			err = wait_turn(p, j, t);                       /* line 7 */
+		if (err)
+			break;
+	}
+	return err;
 }
 
 static int jay_wait(struct passage *p)
 {
 	struct turn t = { token_read(p->b, p->mine), p->self };
-	int err = bakery__park_behind(p);       /* far back: sleep once first */
+	int err = jay_await_turn(p, &t), passed;
 
+	/* Our pass word back (WAITING -> IDLE, a full barrier) before line 8
+	 * or an abort, both of which write shared registers: a passer that
+	 * won the word aborts our passage for us (jay_pass_abort), and we
+	 * then must write neither (a late X := token would move X back
+	 * behind later holders; a second proxy word would complete the
+	 * passage twice).  Pairs with the passer's CAS in pass.c. */
+	passed = bakery__pass_close(p, 0);
 	if (err) {
-		jay_abort(p);
+		if (!passed)
+			jay_abort(p);
 		return err;
 	}
-	for_each_other(p, j, bound) {
-		err = bakery__await_doorway(p, j, gettoken_clear, NULL);           /* line 6 */
-		if (!err)
-			err = wait_turn(p, j, &t);                      /* line 7 */
-		if (err) {
-			jay_abort(p);
-			return err;
-		}
-	}
+	if (passed)
+		return passed;                  /* BAKERY_EPASSED: lock.c starts again */
 	CMM_STORE_SHARED(p->b->locks[p->lock].jayanti_x, t.token);  /* line 8: X := token_i */
 	/* store->store: X before the stage that tells a recoverer we are in */
 	cmm_smp_wmb();
 	return 0;
+}
+
+/*
+ * A passer's abort of waiting slot D's passage on its behalf (pass.c, with
+ * D's pass word PASSING(passer): D writes nothing until CLEARED): what
+ * jay_abort does, less the count of D's own give-ups (a pass is counted in
+ * the lock's passes, which the proxy word's epoch includes).  Idempotent,
+ * for a passer's recoverer that redoes it: the proxy word is installed
+ * only by 0 -> start, and only while D's token is still published, so a
+ * passage already left to a proxy (by the dead passer, or by D's own
+ * recovery) or already completed is never started again.
+ */
+static void jay_pass_abort(struct bakery *b, unsigned lock, unsigned d)
+{
+	struct bakery_shm_reg *r = reg_of(b, lock, d);
+
+	/* the proxy word before the token (load->load), pairing with the
+	 * write barrier of proxy_finish: a word seen ended comes with the
+	 * token's reset */
+	if (!uatomic_read(&r->proxy)) {
+		cmm_smp_rmb();
+		if (CMM_LOAD_SHARED(r->number))
+			uatomic_cmpxchg(&r->proxy, 0, proxy_start_word(b, lock, r));
+	}
+	bakery__reg_publish(r);         /* those behind D drive it */
 }
 
 static void jay_exit(struct passage *p)
@@ -442,7 +499,9 @@ static unsigned jay_recover(struct bakery *b, unsigned lock, unsigned d)
 	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL || !CMM_LOAD_SHARED(r->number))
 		return bakery__plain_reset(b, lock, d);   /* X written, or no token yet */
 	CMM_STORE_SHARED(r->choosing, 0);        /* gettoken_d := false */
-	uatomic_set(&r->proxy, proxy_start_word(b, r));
+	/* 0 -> start: a live passer of D (pass word PASSING) may be starting
+	 * the same proxy passage (jay_pass_abort); one of us does */
+	uatomic_cmpxchg(&r->proxy, 0, proxy_start_word(b, lock, r));
 	return 1;
 }
 
@@ -462,6 +521,7 @@ const struct algo_ops bakery__algo_jayanti = {
 	.exit = jay_exit,                                       /* line 10 */
 	.recover = jay_recover,
 	.finish_proxy = jay_finish_proxy,
+	.pass_abort = jay_pass_abort,
 };
 
 /* The line (introspection): tokens shifted around X, the token of the last

@@ -82,6 +82,15 @@ pass-no-settle N=2                           |pass       |-DN=2 -DNO_SETTLE=1|sa
 pass-no-close N=2                            |pass       |-DN=2 -DNO_CLOSE=1|safety  |fail:mutex|1
 pass(black-white) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |6
 pass(black-white)-no-settle N=2              |pass       |-DN=2 -DBW=1 -DNO_SETTLE=1|safety  |fail:mutex|1
+jayanti-pass N=2 pass=2 safety               |jayanti_pass|-DN=2 -DPASSES=2|safety  |pass      |1
+jayanti-pass N=2 crash=2 pass=2 safety       |jayanti_pass|-DN=2 -DCRASHES=2 -DPASSES=2|safety  |pass      |8
+jayanti-pass N=2 crash=1 abort=1 pass=2 safety|jayanti_pass|-DN=2 -DCRASHES=1 -DABORTS=1 -DPASSES=2|safety|pass   |20
+jayanti-pass N=3 pass=1 safety               |jayanti_pass|-DN=3 -DPASSES=1|safety  |pass      |30
+jayanti-pass-plain-reset N=2                 |jayanti_pass|-DN=2 -DPLAIN=1 -DCLUSTER=0 -DFIFO=0|safety  |fail:mutex|1
+jayanti-pass-no-close N=2                    |jayanti_pass|-DN=2 -DNO_CLOSE=1 -DCLUSTER=0 -DFIFO=0|safety  |fail:mutex|1
+jayanti-pass-no-settle N=2                   |jayanti_pass|-DN=2 -DNO_SETTLE=1 -DCLUSTER=0 -DFIFO=0|safety  |fail:mutex|1
+jayanti-pass-late-close N=2                  |jayanti_pass|-DN=2 -DLATE_CLOSE=1 -DCLUSTER=0 -DFIFO=0|safety  |fail:mutex|1
+jayanti-pass-late-close-x N=2 (X goes back)  |jayanti_pass|-DN=2 -DLATE_CLOSE=1 -DFIFO=0|safety  |fail:monitor|1
 store-buffer (TSO) both barriers             |store_buffer|-DPASSAGES=2|safety  |pass      |1
 store-buffer-no-barrier-1 (TSO)              |store_buffer|-DFENCE_START=0|safety  |fail:mutex|1
 store-buffer-no-barrier-2 (TSO)              |store_buffer|-DFENCE_END=0|safety  |fail:mutex|1
@@ -123,6 +132,7 @@ EOF
 # heavy configurations: run-models.sh --full
 full_configs() {
 cat <<'EOF'
+jayanti-pass N=2 crash=2 abort=2 pass=2 safety|jayanti_pass|-DN=2 -DCRASHES=2 -DABORTS=2 -DPASSES=2|safety|pass   |60
 black-white-shared N=3 same-colour safety    |black_white_shared|-DN=3 -DSAME_COLOR=1|safety  |pass      |5
 black-white-shared N=2 same-colour crash=2 abort=2|black_white_shared|-DN=2 -DSAME_COLOR=1 -DCRASHES=2 -DABORTS=2|safety|pass|3
 black-white-shared N=2 same-colour crash=1 abort=1 liveness|black_white_shared|-DN=2 -DSAME_COLOR=1 -DCRASHES=1 -DABORTS=1 -DFIFO=0|liveness|pass|3

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_pass.c - a waiter that does not take its turn is passed (lib/pass.c),
- * for every algorithm that passes (Lamport, Boulangerie, Black-White).
+ * for every algorithm (Lamport, Boulangerie, Black-White, and Jayanti, whose
+ * passed waiter's passage is aborted on its behalf and completed by proxy).
  *
  *   - a stopped waiter: a waiter (A) queues behind a holder, falls asleep
  *     and is stopped (SIGSTOP); a later waiter (B) queues; the holder lets
@@ -10,19 +11,23 @@
  *     hand-over time measured in the same run without a stopped waiter.
  *     The pass is counted.  Continued (SIGCONT), A gets the lock too.
  *     Without passing, B would wait as long as A stays stopped.
+ *   - the same with the waiter behind parked behind the stopped one (its
+ *     predecessor): it passes it from its park.
  *   - a trylock is not told EBUSY for ever when the only one ahead of it is
  *     a stopped waiter: it passes it after G (by its own watch, kept
  *     between its calls), and its first call, before G, is EBUSY.
- *   - a passer that dies right after winning the pass word: a later waiter
- *     proves its death, the recovery finishes the pass (the test build's
- *     crash point), and the passed one, continued, gets the lock too.
+ *   - a passer that dies right after winning the pass word, or after its
+ *     step on the passed one's registers: a later waiter proves its death,
+ *     the recovery finishes the pass (the test build's crash points), and
+ *     the passed one, continued, gets the lock too.
  *   - BAKERY_PASS_GRACE_MS=0 turns passing off: B then times out.
  *   - a storm: workers loop lock/unlock while one at a time is stopped; each
  *     time the stopped one is passable (its pass word says WAITING) or out
  *     of the line, the others must go on acquiring while it stays stopped
  *     (elsewhere, e.g. holding the lock, it holds them up by contract);
  *     every third such stopped worker is killed instead of continued and
- *     replaced; at the end all finish.  Every holder swaps its id into an occupancy word on entry:
+ *     replaced; at the end all finish, and at least one stop was of a
+ *     passable worker.  Every holder swaps its id into an occupancy word on entry:
  *     never two holders.
  */
 #include "config.h"
@@ -53,6 +58,7 @@ struct arena {
 	int stop;                       /* storm: workers leave */
 	int grace_off;                  /* children set BAKERY_PASS_GRACE_MS=0 */
 	int grace_long;                 /* the next waiter never passes (10 min) */
+	int park;                       /* waiters park behind their predecessor */
 	char crash_at[32];              /* the next waiter's BAKERY_CRASH_AT */
 	double timeout_s;               /* a waiter's deadline, 0 = none */
 };
@@ -77,6 +83,9 @@ static int open_line(struct arena *a, bakery_t **b, bakery_lock_t **l)
 		setenv("BAKERY_PASS_GRACE_MS", "0", 1);
 	if (a->grace_long)
 		setenv("BAKERY_PASS_GRACE_MS", "600000", 1);
+	/* the test build parks a waiter with this many tickets ahead */
+	if (a->park)
+		setenv("BAKERY_TEST_PARK_AHEAD", "1", 1);
 	return bakery_open(a->name, 0, NULL, b) || bakery_lock_open(*b, "line", a->algo, l);
 }
 
@@ -218,21 +227,53 @@ START_TEST(stopped_waiter_is_passed)
 }
 END_TEST
 
+/* The same with the waiter behind parked behind the stopped one, its
+ * predecessor (one sleep on its line: wait.c's park_behind, where the
+ * waiter behind watches and passes it too), instead of waiting on it in
+ * its algorithm's loop. */
+START_TEST(parked_waiter_passes_a_stopped_one)
+{
+	struct scene s;
+	pid_t a, bw;
+	uint64_t released;
+	double took;
+
+	scene_open(&s, (enum bakery_algo)_i, "passpark");
+	s.a->park = 1;
+	unit_holder_start(&s.h, s.l);
+	a = queue_waiter(s.a, &s.w[1], 1, s.b, 1);
+	stop_and_check(a);
+	bw = queue_waiter(s.a, &s.w[2], 2, s.b, 2);
+	released = tk_ns();
+	unit_holder_stop(&s.h);
+	ck_assert_int_eq(tk_reap(bw, G_S + 30), 0);
+	took = after_release(&s, released, 2);
+	ck_assert_msg(took >= G_S, "B passed the stopped waiter %.3f s after the release, "
+	              "before the grace %.3f s", took, G_S);
+	ck_assert_uint_eq(lock_passes(s.b), 1);
+	ck_assert_uint_eq(s.a->acquired_ns[1], 0);
+	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(a, 30), 0);
+	ck_assert_uint_eq(s.a->entries, 2);
+	scene_close(&s);
+}
+END_TEST
+
 /* A passer dies right after winning the pass word (the test build's crash
  * point pass-won): the passed, stopped waiter's ticket is still in place
  * and its word says PASSING.  A third waiter proves the passer's death and
  * the recovery finishes the pass: it gets the lock, and so does the passed
  * one once continued. */
-START_TEST(passer_dies_mid_pass)
+static void passer_dies_at(enum bakery_algo algo, const char *point)
 {
 	struct scene s;
 	pid_t a, passer, c;
 
-	scene_open(&s, (enum bakery_algo)_i, "passdie");
+	scene_open(&s, algo, "passdie");
 	unit_holder_start(&s.h, s.l);
 	a = queue_waiter(s.a, &s.w[1], 1, s.b, 1);
 	stop_and_check(a);
-	snprintf(s.a->crash_at, sizeof(s.a->crash_at), "pass-won");
+	snprintf(s.a->crash_at, sizeof(s.a->crash_at), "%s", point);
 	passer = queue_waiter(s.a, &s.w[2], 2, s.b, 2);
 	s.a->crash_at[0] = '\0';
 	s.a->grace_long = 1;            /* the passer must be the one that dies */
@@ -246,6 +287,21 @@ START_TEST(passer_dies_mid_pass)
 	ck_assert_int_eq(tk_reap(a, 30), 0);
 	ck_assert_uint_eq(s.a->entries, 2);
 	scene_close(&s);
+}
+
+START_TEST(passer_dies_mid_pass)
+{
+	passer_dies_at((enum bakery_algo)_i, "pass-won");
+}
+END_TEST
+
+/* The same, the passer dying after its step on the passed one's registers
+ * and before CLEARED (crash point pass-cleared): the recovery redoes the
+ * step (Jayanti: its abort on the waiter's behalf, whose proxy passage may
+ * be under way or complete already), which must change nothing. */
+START_TEST(passer_dies_before_cleared)
+{
+	passer_dies_at((enum bakery_algo)_i, "pass-cleared");
 }
 END_TEST
 
@@ -332,7 +388,8 @@ static int storm_worker(void *arg)
 }
 
 /* Can the stopped worker PID hold up the others?  Not if it is passable
- * (its pass word says WAITING) or out of the line (no ticket, not choosing).
+ * (its pass word says WAITING), out of the line (no ticket, not choosing),
+ * or its passage is left to a proxy (Jayanti: the others complete it).
  * Otherwise it is where the contract says it is not passed (bakery.h): the
  * holder, from its entry to its release's clearing of its ticket, or a
  * waiter in its doorway or in the few instructions after it and after its
@@ -346,7 +403,8 @@ static bool cannot_block(bakery_t *b, pid_t pid)
 		if (CMM_LOAD_SHARED(b->slots[k].pid) != pid)
 			continue;
 		return CMM_LOAD_SHARED(r->pass) == 1 /* WAITING */ ||
-		       (!ticket && !(CMM_LOAD_SHARED(r->choosing) & 1));
+		       (!ticket && !(CMM_LOAD_SHARED(r->choosing) & 1)) ||
+		       CMM_LOAD_SHARED(r->proxy);
 	}
 	return true;
 }
@@ -426,6 +484,10 @@ START_TEST(storm_of_stops)
 	uatomic_set(&s.a->stop, 1);
 	for (unsigned k = 0; k < STORM_WORKERS; k++)
 		ck_assert_int_eq(tk_reap(pid[k], 60), 0);
+	/* a storm whose every stop caught a worker where it may hold the
+	 * line up tested nothing: a stopped worker is nearly always asleep
+	 * in line, i.e. passable */
+	ck_assert_msg(waited > 0, "none of the %u stopped workers was passable", STORM_ROUNDS);
 	fprintf(stderr, "%s storm: %llu entries, %llu passes, %u of %u stops waited out, "
 	        "%u of them killed\n", bakery_algo_name(s.a->algo),
 	        (unsigned long long)s.a->entries, (unsigned long long)lock_passes(s.b), waited,
@@ -440,13 +502,16 @@ static Suite *pass_suite(void)
 	TCase *tc = tcase_create("pass");
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_loop_test(tc, stopped_waiter_is_passed, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_JAYANTI);
-	tcase_add_loop_test(tc, passer_dies_mid_pass, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_JAYANTI);
+	tcase_add_loop_test(tc, stopped_waiter_is_passed, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
+	tcase_add_loop_test(tc, parked_waiter_passes_a_stopped_one, BAKERY_ALGO_LAMPORT,
+	                    BAKERY_ALGO_COUNT);
+	tcase_add_loop_test(tc, passer_dies_mid_pass, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
+	tcase_add_loop_test(tc, passer_dies_before_cleared, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, trylock_passes_a_stopped_waiter, BAKERY_ALGO_LAMPORT,
-	                    BAKERY_ALGO_JAYANTI);
+	                    BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, grace_zero_turns_passing_off, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_LAMPORT + 1);
-	tcase_add_loop_test(tc, storm_of_stops, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_JAYANTI);
+	tcase_add_loop_test(tc, storm_of_stops, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	suite_add_tcase(s, tc);
 	return s;
 }
