@@ -142,6 +142,17 @@ wait_held() {
 	[ -e "$tmp/held" ] || fail "bakery run never started its command"
 }
 
+# Wait (10 s at most) until process $1 is stopped: a SIGSTOP takes effect
+# when the kernel next runs the process, which a busy machine may delay.
+wait_stopped() {
+	n=0
+	while [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != T ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ] || fail "process $1 never stopped"
+}
+
 # Start `bakery run REGION LOCK` with a command that holds the lock until
 # $tmp/release exists; returns once the command runs.  Pid in $holder.
 hold() {
@@ -263,6 +274,7 @@ test_run_holds_lock() {
 	same "holder lock" "$(status_json .slots[0].lock)" held
 	same "running holder" "$(status_json .slots[0].stopped)" false
 	kill -STOP "$holder"
+	wait_stopped "$holder"
 	same "stopped holder" "$(status_json .slots[0].stopped)" true
 	"$bakery" status "$region" | grep -q " stopped " || fail "status table: no stopped owner"
 	kill -CONT "$holder"
