@@ -822,6 +822,7 @@ START_TEST(a_stopped_taker_is_passed)
 
 	short_grace();
 	fixture_open(&f, holder_algos[_i], 2);
+	ck_assert_uint_eq(f.index, 0);                 /* unit_queued_asleep's lock */
 	mode_holder_start(&h1, &f, false, 0);
 	occupancy_enter(o);
 	mode_holder_start(&h2, &f, false, 0);
@@ -852,20 +853,27 @@ START_TEST(a_stopped_taker_is_passed)
 }
 END_TEST
 
-/* A reader stopped in line once its turn came (the writer ahead left) is
- * passed by a writer behind it after the grace, as a writer would be. */
+/* A reader asleep in line, stopped, whose turn then comes (the writer ahead
+ * leaves) is passed by a writer behind it after the grace, as a writer
+ * would be. */
 START_TEST(a_stopped_reader_is_passed)
 {
 	struct fixture f;
 	struct timespec at;
+	struct unit_queued q = { NULL, 0, 1 };
 	uint64_t start;
 	double took;
 	pid_t stopped;
 
 	short_grace();
 	fixture_open(&f, shared_algos[_i], 0);
+	ck_assert_uint_eq(f.index, 0);                 /* unit_queued_asleep's lock */
 	ck_assert_int_eq(bakery_lock(f.l), 0);
-	stopped = passer_waiting(&f, true);
+	q.b = f.b;
+	q.pid = stopped = passer_waiting(&f, true);
+	/* asleep in its wait, not in the instructions before it (there it is
+	 * not passable yet) */
+	ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30), "the reader never slept in line");
 	stop_stopped(stopped);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);       /* its turn comes, unused */
 	start = tk_ns();
