@@ -320,13 +320,18 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * the lock is held or the deadline passed).  A passed waiter never enters on
  * its old place.  Not passed: a waiter stopped inside its doorway or in the
  * few instructions before its first wait or after its wait, a holder (until
- * its unlock has cleared its ticket), a trylock, and waiters of k-holder
- * locks (a stopped waiter there takes up one of the k places until it runs:
- * the others still enter, k - 1 at a time).  A passed JAYANTI waiter's
- * passage is aborted on its behalf and completed by proxy, as its own
- * timeout would; when it runs again it first helps complete it.  A
+ * its unlock has cleared its ticket) and a trylock.  A passed JAYANTI
+ * waiter's passage is aborted on its behalf and completed by proxy, as its
+ * own timeout would; when it runs again it first helps complete it.  A
  * passer stopped in the middle of a pass (a few stores)
  * holds up the one it passes.  bakery_lock_info() counts passes.
+ * In a lock of k > 1 holders a waiter's turn has come when fewer than k
+ * tickets are ahead of it (it would enter if it ran): a stopped waiter
+ * takes up one of the k places for G at most, then a blocking or timed
+ * waiter behind it passes it (a trylock there does not pass: it is EBUSY
+ * while the stopped one keeps its place).  A reader's turn has come when
+ * nobody is inside and no ticket is ahead of it: a writer behind it passes
+ * it (readers do not wait for it).
  * Takes a slot for the calling thread on its first call; when every slot
  * of the region is taken, waits for one to be given back (woken one per
  * freed slot, the longest asleep first; looking again at least every

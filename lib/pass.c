@@ -39,6 +39,10 @@
  * starved one, whatever /proc says (which is also unreliable across PID
  * namespaces).  Only the waiting phase is passable (pass_phase): not an
  * algorithm's prepare step (Jayanti's drive of its own earlier passage).
+ * In a lock of k > 1 holders "its turn came" means that fewer than k
+ * tickets are ahead of it and no doorway is in progress (it would enter if
+ * it ran); its passers are the waiters behind it, which sleep on the
+ * lock-wide `exits` word, so a pass bumps that word as an exit does.
  */
 #include "config.h"
 
@@ -187,13 +191,40 @@ static bool turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsig
 	return true;
 }
 
+/* The same for a waiter of a lock of CAP > 1 holders (Lamport's order of
+ * (number, slot)): it would enter if it ran, i.e. fewer than CAP tickets
+ * are served before TJ and no doorway is in progress that could still take
+ * one ahead of it (the two phases of bakery__holders_wait).  Holders inside
+ * with a later ticket do not matter: they are not counted by J's wait. */
+static bool holders_turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsigned j,
+                              uint64_t tj, unsigned cap)
+{
+	unsigned ahead = 0, bound = slots_bound(b);
+	/* Lamport's or Boulangerie's tickets: no colour, no X */
+	const struct line_view v = { .algo = a, .nslots = b->nslots };
+
+	for (unsigned k = 0; k < bound; k++) {
+		struct bakery_shm_reg *r = reg_of(b, lock, k);
+		uint64_t tk;
+
+		if (k == j || !CMM_LOAD_SHARED(r->joined))
+			continue;
+		if (CMM_LOAD_SHARED(r->choosing) & 1)
+			return false;
+		tk = CMM_LOAD_SHARED(r->number);
+		if (holds_ticket(a, tk) && served_before(&v, tk, k, tj, j) && ++ahead >= cap)
+			return false;
+	}
+	return true;
+}
+
 /* ---------------------------------------------------------------- owner -- */
 
 void bakery__pass_publish_slow(struct passage *p)
 {
-	/* not in a lock of k > 1 holders: "its turn came" means something
-	 * else there, and a stopped waiter only takes one of the k places */
-	if (p->dl->mode == WAIT_NONE || p->holders > 1 || !bakery__pass_grace_ns())
+	/* (a waiter of a lock of k > 1 holders too: its turn is looked at
+	 * by holders_turn_came) */
+	if (p->dl->mode == WAIT_NONE || !bakery__pass_grace_ns())
 		return;
 	/* A plain store: no other access needs ordering against it.  Whether
 	 * a passer sees it early or late, the owner's CAS in pass_close (on
@@ -264,6 +295,23 @@ int bakery__pass_settle(struct passage *p)
 
 /* --------------------------------------------------------------- passer -- */
 
+/* A lock of k > 1 holders: its waiters sleep on the lock-wide `exits` word
+ * (bakery__await_any), not on J's line; a pass frees a place as an exit
+ * does.  bakery__word_signal's steps, written out for the same reason as
+ * clear_for below. */
+static void holders_wake(struct bakery_shm_lock *e)
+{
+	/* uatomic_add_return implies a full barrier before and after: the
+	 * clear (and the barrier after it in clear_for) before the bump
+	 * (store->store: a sleeper woken by it re-reads the cleared ticket),
+	 * the bump before the load of the sleeper count (store->load),
+	 * pairing with the barrier between a sleeper's count increment and
+	 * its re-read in bakery__await_any */
+	(void)uatomic_add_return(&e->exits, 1);
+	if (caa_unlikely(CMM_LOAD_SHARED(e->exit_sleepers)))
+		bakery__futex_wake_all(&e->exits);
+}
+
 /* Clear J's registers in LOCK as crash recovery clears a dead slot's: the
  * plain reset (algo/common.c's bakery__plain_reset, the recover step of
  * Lamport, Boulangerie and Black-White), then a wake-up of J's line.  Written out here
@@ -282,6 +330,8 @@ static void clear_for(struct bakery *b, unsigned lock, unsigned j)
 	cmm_smp_mb();
 	uatomic_inc(&r->seq);
 	bakery__futex_wake_all(&r->seq);
+	if (CMM_LOAD_SHARED(b->locks[lock].holders) > 1)
+		holders_wake(&b->locks[lock]);
 }
 
 /* The end of a pass of J by BY: the clear before CLEARED (store->store, and
@@ -333,7 +383,10 @@ static bool turn_is_due(struct passage *p, unsigned j, uint64_t *tj)
 	enum bakery_algo a = lock_algo(p->b, p->lock);
 
 	*tj = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
-	return holds_ticket(a, *tj) && turn_came(p->b, p->lock, a, j, *tj);
+	if (!holds_ticket(a, *tj))
+		return false;
+	return p->holders > 1 ? holders_turn_came(p->b, p->lock, a, j, *tj, p->holders)
+	                      : turn_came(p->b, p->lock, a, j, *tj);
 }
 
 /* J is being passed by BY: if BY died before it finished, prove it; its

@@ -357,10 +357,10 @@ int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *
 
 /* ---------------------------------------------------- many slots ahead -- */
 
-/* futex_waitv takes at most 128 words: the lock-wide one and this many
- * tokens.  A death among slots past them is seen at the next exit or at
- * the sleep cap. */
-#define AWAIT_TOKENS_MAX 127u
+/* futex_waitv takes at most 128 words: the lock-wide one, our own pass
+ * word and as many tokens as fit.  A death among slots past them is seen
+ * at the next exit or at the sleep cap. */
+#define AWAIT_WORDS_MAX 128u
 
 void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
 {
@@ -374,13 +374,14 @@ void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
 		bakery__futex_wake_all(word);
 }
 
-/* Arm the tokens of AHEAD[0..n) into W; the number of words filled.  A
- * token found dead is recovered (token_arm) and not slept on. */
-static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n, struct waitv *w)
+/* Arm the tokens of AHEAD[0..n) into W, at most ROOM; the number of words
+ * filled.  A token found dead is recovered (token_arm) and not slept on. */
+static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n, struct waitv *w,
+                           unsigned room)
 {
 	unsigned filled = 0;
 
-	for (unsigned i = 0; i < n && filled < AWAIT_TOKENS_MAX; i++) {
+	for (unsigned i = 0; i < n && filled < room; i++) {
 		uint32_t tok = token_arm(p->b, ahead[i]);
 
 		if (tok)
@@ -390,10 +391,84 @@ static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n,
 	return filled;
 }
 
+/* Pass the waiters ahead (WATCH[i] watches AHEAD[i]) whose turn came and
+ * was not taken for the grace; any of them may be the one holding a place
+ * (a lock of k holders has no single slot to wait on).  WATCH NULL: none. */
+static void consider_ahead(struct passage *p, const unsigned *ahead, unsigned n,
+                           struct pass_watch *watch)
+{
+	if (!watch)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		bakery__pass_consider(p, ahead[i], &watch[i]);
+}
+
+/* The sleep cap: shortened while any slot ahead is passable, so that we
+ * wake to watch it (bakery__pass_sleep_cap). */
+static long ahead_sleep_cap(struct passage *p, const unsigned *ahead, unsigned n)
+{
+	long cap = SLEEP_CAP_NS;
+
+	for (unsigned i = 0; i < n; i++)
+		cap = bakery__pass_sleep_cap(p, ahead[i], cap);
+	return cap;
+}
+
+/* The words of one sleep: the lock-wide one (value ALSO), our pass word
+ * once we are passable (a passer's CLEARED wakes us), the tokens ahead. */
+static unsigned any_words(struct passage *p, const unsigned *ahead, unsigned n, uint32_t also,
+                          struct waitv *w)
+{
+	unsigned nw = 0;
+
+	w[nw++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
+	if (p->pass_published)
+		w[nw++] = (struct waitv){ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 };
+	return nw + tokens_arm(p, ahead, n, w + nw, AWAIT_WORDS_MAX - nw);
+}
+
+static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned n,
+                              await_fn cond, void *arg, struct pass_watch *watch)
+{
+	struct bakery *b = p->b;
+
+	for (;;) {
+		struct waitv w[AWAIT_WORDS_MAX];
+		/* the word's value before the condition, as in await_common */
+		uint32_t also = CMM_LOAD_SHARED(*p->also);
+		unsigned nw;
+
+		if (region_lost(b))
+			return BAKERY_EBADREGION;
+		/* passed while we slept: as in await_common */
+		if (bakery__pass_was_passed(p))
+			return 0;
+		if (bakery__deadline_passed(p->dl))
+			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : ETIMEDOUT;
+		consider_ahead(p, ahead, n, watch);
+		uatomic_inc(p->also_waiters);
+		/* our sleeper count before our re-read of the tickets
+		 * (store->load), pairing with bakery__word_signal */
+		cmm_smp_mb();
+		nw = any_words(p, ahead, n, also, w);
+		if (!cond(b, p->lock, BAKERY_NO_SLOT, arg)) {
+			futex_sleep(w, nw, p->dl, ahead_sleep_cap(p, ahead, n));
+			CRASH_POINT("wait-woken");
+			for (unsigned i = 0; i < n; i++)
+				death_pass_on(b, ahead[i]);
+		}
+		uatomic_dec(p->also_waiters);
+		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
+			return 0;
+	}
+}
+
 int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
                       await_fn cond, void *arg)
 {
 	struct bakery *b = p->b;
+	struct pass_watch *watch;
+	int err;
 
 	if (p->dl->mode == WAIT_NONE) {
 		/* as busy_unless_gone: a dead holder ahead is no reason for EBUSY */
@@ -403,37 +478,22 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
 			death_pass_on(b, ahead[i]);
 		return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : EBUSY;
 	}
+	/* passed (in the doorway phase of bakery__holders_wait): as in
+	 * await_common */
+	if (caa_unlikely(bakery__pass_was_passed(p)))
+		return 0;
 	for (int i = 0; i < SPIN_POLLS; i++) {
 		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
 			return 0;
+		/* waiting for real: from now on we may be passed */
+		bakery__pass_publish(p);
 		caa_cpu_relax();
 	}
-	for (;;) {
-		struct waitv w[AWAIT_TOKENS_MAX + 1];
-		/* the word's value before the condition, as in await_common */
-		uint32_t also = CMM_LOAD_SHARED(*p->also);
-		unsigned nw;
-
-		if (region_lost(b))
-			return BAKERY_EBADREGION;
-		if (bakery__deadline_passed(p->dl))
-			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : ETIMEDOUT;
-		uatomic_inc(p->also_waiters);
-		/* our sleeper count before our re-read of the tickets
-		 * (store->load), pairing with bakery__word_signal */
-		cmm_smp_mb();
-		w[0] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
-		nw = 1 + tokens_arm(p, ahead, n, w + 1);
-		if (!cond(b, p->lock, BAKERY_NO_SLOT, arg)) {
-			futex_sleep(w, nw, p->dl, SLEEP_CAP_NS);
-			CRASH_POINT("wait-woken");
-			for (unsigned i = 0; i < n; i++)
-				death_pass_on(b, ahead[i]);
-		}
-		uatomic_dec(p->also_waiters);
-		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
-			return 0;
-	}
+	/* one watch per slot ahead; without memory we only do not pass */
+	watch = calloc(n ? n : 1, sizeof(*watch));
+	err = await_any_sleeping(p, ahead, n, cond, arg, watch);
+	free(watch);
+	return err;
 }
 
 /* ------------------------------------------------------------- parking -- */

@@ -132,7 +132,10 @@ static inline int bakery__park_behind(struct passage *p)
  * sleeps on that word and on the liveness tokens of the slots (as many as
  * one futex_waitv takes), so that any exit or abort in the lock and the
  * death of any of them wakes it.  Dead owners among them are recovered
- * before cond is evaluated again.  Same returns as bakery__await_slot.
+ * before cond is evaluated again.  A blocking or timed waiter that sleeps
+ * becomes passable (pass.c) and sleeps on its own pass word too; it passes
+ * any slot of AHEAD whose turn came and was not taken for the grace G.
+ * Same returns as bakery__await_slot (0 at once once we were passed).
  */
 BAKERY_HIDDEN int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
                                     await_fn cond, void *arg);

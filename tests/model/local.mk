@@ -8,4 +8,5 @@ EXTRA_DIST += tests/model/run-models.sh tests/model/lamport.pml \
 	tests/model/jayanti.pml tests/model/store_buffer.pml tests/model/unlink.pml \
 	tests/model/revoke.pml \
 	tests/model/pass.pml tests/model/lamport_shared.pml tests/model/black_white_shared.pml \
-	tests/model/lamport_k.pml tests/model/jayanti_pass.pml tests/model/README.md
+	tests/model/lamport_k.pml tests/model/jayanti_pass.pml tests/model/lamport_k_pass.pml \
+	tests/model/README.md

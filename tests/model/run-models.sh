@@ -123,6 +123,12 @@ k-holders-k-inside K=2 N=3 (reachable)       |lamport_k  |-DN=3 -DK=2 -DREACH=1|
 k-holders-no-phase1 K=2 N=3                  |lamport_k  |-DN=3 -DK=2 -DNO_PHASE1=1 -DFIFO=0|safety  |fail:mutex|1
 k-holders-le K=2 N=3                         |lamport_k  |-DN=3 -DK=2 -DLE=1 -DFIFO=0|safety  |fail:mutex|1
 k-holders-choosing-bit K=2 N=3 liveness      |lamport_k  |-DN=3 -DK=2 -DFIFO=0|liveness|fail:liveness|1
+k-pass K=2 N=3 passes=1 slot 0 passed (numbers<=4)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1|safety|pass|15
+k-pass K=2 N=3 slot 2 passes slot 0 crash=1 of the passer in a pass (numbers<=3)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=3 -DPASSES=1 -DPASSED_MASK=1 -DPASSER_MASK=4 -DCRASHES=1 -DCRASH_IN_PASS=1 -DCRASH_MASK=4|safety|pass|40
+k-pass K=2 N=3 slot 2 passes slot 0 crash=1 of the passed in a pass (numbers<=3)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=3 -DPASSES=1 -DPASSED_MASK=1 -DPASSER_MASK=4 -DCRASHES=1 -DCRASH_IN_PASS=1 -DCRASH_MASK=1|safety|pass|40
+k-pass-k-inside K=2 N=3 (reachable)          |lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1 -DREACH=1|safety|fail:reach|1
+k-pass-no-close K=2 N=3                      |lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1 -DNO_CLOSE=1|safety|fail:mutex|2
+k-pass-no-settle K=2 N=3                     |lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1 -DNO_SETTLE=1|safety|fail:mutex|2
 black-white-shared N=3 readers keep colour, 6 passages|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=6|safety|pass|20
 black-white-shared N=2 readers keep colour crash=2 abort=2, 8 passages|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=8 -DCRASHES=2 -DABORTS=2|safety|pass|25
 black-white-shared-readers-keep-colour-overlap N=3 (reachable)|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=6 -DREACH=1|safety|fail:reach|1
@@ -151,6 +157,9 @@ black-white-shared N=3 RRW same-colour crash=1 liveness|black_white_shared|-DN=3
 k-holders K=2 N=3 crash=1 safety             |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1|safety  |pass      |40
 k-holders K=2 N=3 abort=1 safety             |lamport_k  |-DN=3 -DK=2 -DSEQ=1 -DABORTS=1 -DFIFO=0|safety  |pass      |30
 k-holders K=2 N=3 crash=1 liveness (numbers<=4)|lamport_k|-DN=3 -DK=2 -DSEQ=1 -DCRASHES=1 -DFIFO=0 -DMAXNUM=4|liveness|pass      |60
+k-pass K=2 N=3 passes=1 any passed (numbers<=4)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1|safety|pass|60
+k-pass K=2 N=3 passes=1 slot 0 passed crash=1 slot 2 (numbers<=3)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=3 -DPASSES=1 -DPASSED_MASK=1 -DCRASHES=1 -DCRASH_MASK=4|safety|pass|125
+k-pass K=2 N=3 slot 2 passes slot 0 crash=1 of anyone in a pass (numbers<=3)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=3 -DPASSES=1 -DPASSED_MASK=1 -DPASSER_MASK=4 -DCRASHES=1 -DCRASH_IN_PASS=1|safety|pass|90
 EOF
 }
 

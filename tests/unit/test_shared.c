@@ -7,15 +7,21 @@
  * readers, reader_deaths, a slot's `shared`), owner death as a reader sees
  * it, a SIGKILLed reader's share given back without owner-died, a
  * SIGKILLed k-holder's unit given back with owner-died, and what a waiter
- * stopped in line (SIGSTOP) holds up in each mode.
+ * stopped in line (SIGSTOP) holds up in each mode: for less than the grace
+ * G, then it is passed (a reader by a writer, a k-holder taker by a taker
+ * behind it) and, continued, takes a new place in line.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <urcu/uatomic.h>
 
 #include "unit.h"
 
@@ -661,7 +667,8 @@ static pid_t passer_waiting(struct fixture *f, bool shared)
 }
 
 /* A reader stopped in line (SIGSTOP) holds up a writer behind it, as a
- * holder would, but not a reader: readers wait only for writers. */
+ * holder would, but not a reader: readers wait only for writers.  (The
+ * writer's wait here is shorter than the grace G: nobody passes it yet.) */
 START_TEST(a_stopped_reader_holds_up_writers_only)
 {
 	struct fixture f;
@@ -688,7 +695,9 @@ START_TEST(a_stopped_reader_holds_up_writers_only)
 END_TEST
 
 /* k = 2: a taker stopped in line once a unit is its own holds up the
- * takers behind it until it runs again. */
+ * takers behind it for the grace G (here they give up sooner; a trylock
+ * never passes a k-holder taker): a_stopped_taker_is_passed shows what
+ * happens after G. */
 START_TEST(a_stopped_holder_keeps_its_unit)
 {
 	struct fixture f;
@@ -710,6 +719,172 @@ START_TEST(a_stopped_holder_keeps_its_unit)
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	mode_holder_stop(&h2);
+	fixture_close(&f);
+}
+END_TEST
+
+/* ------------------------------------------------------ passed in line -- */
+
+/* A short grace for the tests of passing: the margins below are multiples
+ * of it.  Set before this process reads it (it does once, at its first
+ * wait); children inherit it. */
+#define SHORT_GRACE_MS 200
+#define SHORT_GRACE_S (SHORT_GRACE_MS / 1000.0)
+/* how long past the grace a passer may take: one hand-over, very late */
+#define PASS_MARGIN_S (20 * SHORT_GRACE_S)
+
+static void short_grace(void)
+{
+	char ms[16];
+
+	snprintf(ms, sizeof(ms), "%d", SHORT_GRACE_MS);
+	ck_assert_int_eq(setenv("BAKERY_PASS_GRACE_MS", ms, 1), 0);
+}
+
+/* Occupancy of a k-holder lock, counted apart from the library: every
+ * taker adds itself on entry and takes itself off before it lets go. */
+struct occupancy {
+	unsigned inside, most;
+	uint64_t got_ns[2];             /* when taker i got in, 0 = not yet */
+};
+
+static void occupancy_enter(struct occupancy *o)
+{
+	unsigned now = uatomic_add_return(&o->inside, 1), most;
+
+	while ((most = uatomic_read(&o->most)) < now &&
+	       uatomic_cmpxchg(&o->most, most, now) != most)
+		;
+}
+
+static void occupancy_leave(struct occupancy *o)
+{
+	uatomic_dec(&o->inside);
+}
+
+/* A process taking F's k-lock once: within TIMEOUT_S if > 0. */
+struct taker {
+	struct fixture *f;
+	struct occupancy *o;
+	unsigned id;
+	double timeout_s;
+};
+
+static int taker_main(void *arg)
+{
+	struct taker *t = arg;
+	struct timespec at = tk_in(CLOCK_MONOTONIC, t->timeout_s);
+	bakery_lock_t *l;
+	bakery_t *b;
+	int rc;
+
+	if (bakery_open(t->f->name, 0, NULL, &b))
+		return 1;
+	if (bakery_lock_open_config(b, "shared", &(struct bakery_lock_config){
+	                                .algo = t->f->algo, .holders = t->f->holders }, &l))
+		return 2;
+	rc = t->timeout_s > 0 ? bakery_clocklock(l, CLOCK_MONOTONIC, &at) : bakery_lock(l);
+	if (rc)
+		return rc == ETIMEDOUT ? 3 : 4;
+	t->o->got_ns[t->id] = tk_ns();
+	occupancy_enter(t->o);
+	tk_sleep_ms(20);
+	occupancy_leave(t->o);
+	return bakery_unlock(l) ? 5 : 0;
+}
+
+static void stop_stopped(pid_t pid)
+{
+	int st;
+
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+	ck_assert(WIFSTOPPED(st));
+}
+
+/* k = 2, two holders inside, a taker W asleep in line and stopped; one
+ * holder leaves, so W's turn comes (one ticket ahead of it) and W does not
+ * take it.  A later taker X (two tickets ahead: the holder and W) passes W
+ * after the grace G and gets in within G plus a generous margin, not before
+ * G; the pass is counted.  Continued, W takes a new place and gets in.
+ * Never more than k inside by the independent count.  Without passing, X
+ * would wait as long as W stays stopped (and time out). */
+START_TEST(a_stopped_taker_is_passed)
+{
+	struct fixture f;
+	struct mode_holder h1, h2;
+	struct occupancy *o = tk_shared(sizeof(*o));
+	struct taker tw = { &f, o, 0, 0 }, tx = { &f, o, 1, SHORT_GRACE_S + PASS_MARGIN_S };
+	struct unit_queued q = { NULL, 0, 1 };
+	uint64_t start;
+	double took;
+	pid_t x;
+
+	short_grace();
+	fixture_open(&f, holder_algos[_i], 2);
+	ck_assert_uint_eq(f.index, 0);                 /* unit_queued_asleep's lock */
+	mode_holder_start(&h1, &f, false, 0);
+	occupancy_enter(o);
+	mode_holder_start(&h2, &f, false, 0);
+	occupancy_enter(o);
+	q.b = f.b;
+	q.pid = tk_fork(taker_main, &tw);
+	ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30), "W never slept in line");
+	stop_stopped(q.pid);
+	occupancy_leave(o);
+	mode_holder_stop(&h1);                 /* W's turn comes, unused */
+	start = tk_ns();
+	x = tk_fork(taker_main, &tx);
+	ck_assert_int_eq(tk_reap(x, SHORT_GRACE_S + PASS_MARGIN_S + 30), 0);
+	took = (double)(o->got_ns[1] - start) / 1e9;
+	ck_assert_msg(took >= SHORT_GRACE_S, "X passed W after %.3f s, before the grace", took);
+	ck_assert_uint_eq(lock_info(&f).passes, 1);
+	ck_assert_uint_eq(o->got_ns[0], 0);
+	ck_assert_int_eq(kill(q.pid, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(q.pid, 30), 0);
+	ck_assert(o->got_ns[0] > o->got_ns[1]);
+	occupancy_leave(o);
+	mode_holder_stop(&h2);
+	ck_assert_uint_le(o->most, 2);
+	ck_assert_uint_eq(o->inside, 0);
+	fprintf(stderr, "%s, k = 2: X passed the stopped taker in %.3f s (grace %.3f s)\n",
+	        bakery_algo_name(f.algo), took, SHORT_GRACE_S);
+	fixture_close(&f);
+}
+END_TEST
+
+/* A reader asleep in line, stopped, whose turn then comes (the writer ahead
+ * leaves) is passed by a writer behind it after the grace, as a writer
+ * would be. */
+START_TEST(a_stopped_reader_is_passed)
+{
+	struct fixture f;
+	struct timespec at;
+	struct unit_queued q = { NULL, 0, 1 };
+	uint64_t start;
+	double took;
+	pid_t stopped;
+
+	short_grace();
+	fixture_open(&f, shared_algos[_i], 0);
+	ck_assert_uint_eq(f.index, 0);                 /* unit_queued_asleep's lock */
+	ck_assert_int_eq(bakery_lock(f.l), 0);
+	q.b = f.b;
+	q.pid = stopped = passer_waiting(&f, true);
+	/* asleep in its wait, not in the instructions before it (there it is
+	 * not passable yet) */
+	ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30), "the reader never slept in line");
+	stop_stopped(stopped);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);       /* its turn comes, unused */
+	start = tk_ns();
+	at = tk_in(CLOCK_MONOTONIC, SHORT_GRACE_S + PASS_MARGIN_S);
+	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &at), 0);
+	took = (double)(tk_ns() - start) / 1e9;
+	ck_assert_msg(took >= SHORT_GRACE_S, "passed after %.3f s, before the grace", took);
+	ck_assert_uint_eq(lock_info(&f).passes, 1);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	ck_assert_int_eq(kill(stopped, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(stopped, 30), 0);
 	fixture_close(&f);
 }
 END_TEST
@@ -741,6 +916,8 @@ static Suite *shared_suite(void)
 	tcase_set_timeout(stop, 120);
 	tcase_add_loop_test(stop, a_stopped_reader_holds_up_writers_only, 0, NELEM(shared_algos));
 	tcase_add_loop_test(stop, a_stopped_holder_keeps_its_unit, 0, NELEM(holder_algos));
+	tcase_add_loop_test(stop, a_stopped_taker_is_passed, 0, NELEM(holder_algos));
+	tcase_add_loop_test(stop, a_stopped_reader_is_passed, 0, NELEM(shared_algos));
 	suite_add_tcase(s, api);
 	suite_add_tcase(s, info);
 	suite_add_tcase(s, death);
