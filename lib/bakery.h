@@ -353,7 +353,9 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   EMFILE           the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
  *   EAGAIN           the lock was being removed and the removal held
- *                    the lock table for 2 s (see bakery_lock_open)
+ *                    the lock table for 2 s (see bakery_lock_open), or
+ *                    a waiter reclaiming the caller's idle slot was
+ *                    stopped half-way for 2 s (try again)
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
  *                    registered for the thread (threads not made by glibc)

@@ -23,6 +23,7 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,6 +242,20 @@ static bool token_live(struct bakery *b, unsigned i)
 	return (v & FUTEX_TID_MASK) && !(v & FUTEX_OWNER_DIED);
 }
 
+/* An honest revocation lasts one membarrier and a scan of the registers:
+ * milliseconds.  Past this, its revoker is stopped or starved (try again
+ * later) or the slot's words are forged (the revoker names a thread that
+ * does not exist). */
+#define REVOKE_WAIT_NS 2000000000L
+
+/* Does the thread that holds token I exist (in our PID namespace)? */
+static bool token_holder_exists(struct bakery *b, unsigned i)
+{
+	pid_t tid = (pid_t)(CMM_LOAD_SHARED(*token_word(b, i)) & FUTEX_TID_MASK);
+
+	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
+}
+
 static void pause_briefly(void)
 {
 	const struct timespec t = { 0, 100000 };
@@ -282,11 +297,23 @@ static void revocation_finish_dead(struct bakery *b, unsigned slot, uint32_t g, 
 		spare_put_back(b, rv, &h);
 }
 
-/* Wait until SLOT's generation is even: its revoker ends the revocation,
- * or we settle what a dead one left.  (A revocation lasts a membarrier.) */
-static void revocation_settle(struct bakery *b, unsigned slot)
+static long monotonic_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Make SLOT's generation even: settle what a dead revoker left, or (if
+ * WAIT) wait for a live one to end its revocation.  0; EAGAIN at once
+ * without WAIT; with WAIT, after REVOKE_WAIT_NS, EAGAIN (a revoker that
+ * exists has not finished) or BAKERY_EBADREGION (it names a thread that
+ * does not exist: forged).  The revocation is then left as it is. */
+static int revocation_settle(struct bakery *b, unsigned slot, bool wait)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
+	long until = 0;
 	uint32_t g;
 
 	while (((g = CMM_LOAD_SHARED(s->gen)) & 1) && !region_lost(b)) {
@@ -298,11 +325,18 @@ static void revocation_settle(struct bakery *b, unsigned slot)
 		rv = CMM_LOAD_SHARED(s->revoker);
 		if (rv >= 2u * b->nslots)
 			uatomic_cmpxchg(&s->gen, g, g - 1);     /* corrupted: undone */
-		else if (token_live(b, rv))
-			pause_briefly();
-		else
+		else if (!token_live(b, rv))
 			revocation_finish_dead(b, slot, g, rv);
+		else if (!wait)
+			return EAGAIN;
+		else if (!until)
+			until = monotonic_ns() + REVOKE_WAIT_NS;
+		else if (monotonic_ns() >= until)
+			return token_holder_exists(b, rv) ? EAGAIN : BAKERY_EBADREGION;
+		else
+			pause_briefly();
 	}
+	return 0;
 }
 
 /*
@@ -328,7 +362,15 @@ static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finis
 	/* With the token in hand: is it still the slot's?  A revocation under
 	 * way ends first; one that committed left it a spare, whose holder
 	 * (a revoked owner) died with nothing of the slot's to recover. */
-	revocation_settle(b, slot);
+	if (revocation_settle(b, slot, false)) {
+		/* a live revoker's: not ours to take; a death stays marked
+		 * for later */
+		if (r == EOWNERDEAD)
+			bakery__token_abandon(h);
+		else
+			bakery__token_give(h);
+		return EBUSY;
+	}
 	if (slot_token_index(b, slot) != tok) {
 		spare_put_back(b, tok, h);
 		return EBUSY;
@@ -377,7 +419,8 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 
 	if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
 		return false;
-	revocation_settle(b, i);        /* a dead revoker's, most likely */
+	if (revocation_settle(b, i, false))     /* a dead revoker's, most likely */
+		return false;
 	/* without a slot of our own, the one whose token we hold names the
 	 * finisher */
 	r = slot_take_and_recover(b, i, helper < b->nslots ? helper : i, &before, &h);
@@ -564,13 +607,16 @@ static void record_drop_revoked(struct thread_slot *t)
 /*
  * Mark T's token busy, then make sure its slot is still T's: the owner's
  * half of the revocation handshake (above).  0: it is, and stays T's while
- * the busy word reads 1; ESTALE: it was revoked.  (A region cut short
+ * the busy word reads 1; ESTALE: it was revoked; EAGAIN or
+ * BAKERY_EBADREGION: a revocation of it did not end (revocation_settle),
+ * and the slot is not to be used now.  (A region cut short
  * under us reads zeros: the slot counts as ours, the callers see the loss.)
  */
 static int record_pin(struct thread_slot *t)
 {
 	struct bakery *b = t->b;
 	uint32_t *gen = &b->slots[t->slot].gen;
+	int err;
 
 	CMM_STORE_SHARED(*t->busy_word, 1);
 	/* the busy store before the generation load (store->load) with a
@@ -581,18 +627,20 @@ static int record_pin(struct thread_slot *t)
 	cmm_barrier();
 	if (caa_likely(CMM_LOAD_SHARED(*gen) == t->gen) || region_lost(b))
 		return 0;
-	revocation_settle(b, t->slot);
-	if (CMM_LOAD_SHARED(*gen) == t->gen)
+	err = revocation_settle(b, t->slot, true);
+	if (!err && CMM_LOAD_SHARED(*gen) == t->gen)
 		return 0;       /* the revocation gave up: still ours */
 	CMM_STORE_SHARED(*t->busy_word, 0);
-	return ESTALE;
+	return err ? err : ESTALE;
 }
 
 /* Unlink record T from the thread and the mapping, give its slot back
  * (or drop the record if the slot is not T's any more). */
 static void record_release(struct thread_slot *t)
 {
-	if (!t->busy && !region_lost(t->b) && record_pin(t) == ESTALE) {
+	/* revoked, or a revocation that did not end: the slot may be the
+	 * revoker's, so drop the record without giving the slot back */
+	if (!t->busy && !region_lost(t->b) && record_pin(t)) {
 		record_drop_revoked(t);
 		return;
 	}
@@ -762,15 +810,20 @@ static void record_forget_mine(struct thread_slot *t)
 }
 
 /* One more lock call (or lock held) through record T: 0, or ESTALE when
- * its slot had been revoked (T is gone then). */
+ * its slot had been revoked (T is gone then), or record_pin's EAGAIN or
+ * BAKERY_EBADREGION (T stays, not busy). */
 static int record_busy_begin(struct thread_slot *t)
 {
-	int old;
+	int old, err;
 
 	CMM_STORE_SHARED(t->busy, t->busy + 1);
 	/* already inside a lock call or holding one: pinned already */
-	if (t->busy > 1 || caa_likely(record_pin(t) == 0))
+	if (t->busy > 1 || caa_likely((err = record_pin(t)) == 0))
 		return 0;
+	if (err != ESTALE) {
+		CMM_STORE_SHARED(t->busy, t->busy - 1);
+		return err;
+	}
 	old = cancel_off();
 	record_forget_mine(t);
 	record_drop_revoked(t);

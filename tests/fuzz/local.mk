@@ -4,7 +4,7 @@
 # make check: bakery-fuzz-replay feeds every file of tests/fuzz/corpus through
 #   fuzz_region_case(), the libFuzzer harness's entry, in the normal build.
 #   Inputs that once crashed or hung the library keep their bug's name in
-#   the corpus (token-kind-*, jayanti-proxy-*, close-ebusy-*).
+#   the corpus (token-kind-*, jayanti-proxy-*, close-ebusy-*, revoke-settle-*).
 # make fuzz: builds the libFuzzer harness with clang and fuzzes for
 #   FUZZ_SECONDS (run-fuzzer.sh; skipped without clang/libFuzzer).
 check_PROGRAMS += tests/fuzz/bakery-fuzz-replay
