@@ -152,10 +152,11 @@ bit  choosing[N];
 bit  mycolor[N];     /* ticket[k] = (mycolor[k], number[k]), one word */
 bit  mode[N];
 /* every number of the model in one array, for NORM: number[k] (shared),
-   then each process's own number num and its copy tn of number[j] (B7) */
+   then each process's own number mynum and its copy tn of number[j] (B7);
+   num: the number just taken, for the bound's assertion only */
 byte val[3*N];
 #define number  val
-#define num     val[N + i]
+#define mynum   val[N + i]
 #define tn      val[2*N + i]
 
 /* ---------------- ghost state (model only) ---------------- */
@@ -176,6 +177,7 @@ byte g;              /* ghost loop index (inside d_steps only)          */
 byte watch[N];       /* SEQ: 1 + the slot k's choosing wait is on, or 0 */
 bit  changed[N];     /* SEQ: that slot ended a doorway since            */
 bit  quit[N];        /* QUIT: k left for good from its remainder        */
+hidden byte num;     /* B3: the number taken, as the assertion names it */
 hidden byte nz_o;    /* NORM scratch (not part of the state)            */
 hidden byte nz_n;
 hidden byte nz_m;
@@ -218,7 +220,7 @@ hidden short nz_done;
 #define UNWATCH(k)       skip
 #endif
 
-/* NORM: map every number (shared, num, tn) to its canonical value,
+/* NORM: map every number (shared, mynum, tn) to its canonical value,
    keeping 0, the order, and which value is another plus one: the k-th
    smallest non-zero value v becomes w(k-1) + 1 if v = v(k-1) + 1, else
    w(k-1) + 2 (v(0) = w(0) = 0).  Every guard and update of the model
@@ -280,7 +282,7 @@ active [N] proctype P()
 	byte i = _pid; /* slot index = pid (the P's are instantiated first) */
 	byte j;        /* loop index over the other slots              */
 	bit  c;        /* B2: own colour                               */
-	               /* num: own number, val[N + i] (see NORM)      */
+	               /* mynum: own number, val[N + i] (see NORM)    */
 	bit  m;        /* this passage's mode                          */
 	byte ph;       /* B7 phase: 0 B6, 1 ticket, 2 color, 3 mode    */
 	byte br;       /* B7 branch: 0 undecided, 1 same, 2 other      */
@@ -297,9 +299,9 @@ end_rem:
 	::	/* B1, with the choice of mode */
 		if
 		:: ((RMASK >> i) & 1) ->
-			d_step { BUDGET choosing[i] = 1; m = R; AHEAD_START(i, R); FIRST(j); num = 0 }
+			d_step { BUDGET choosing[i] = 1; m = R; AHEAD_START(i, R); FIRST(j); mynum = 0 }
 		:: ((WMASK >> i) & 1) ->
-			d_step { BUDGET choosing[i] = 1; m = W; AHEAD_START(i, W); FIRST(j); num = 0 }
+			d_step { BUDGET choosing[i] = 1; m = W; AHEAD_START(i, W); FIRST(j); mynum = 0 }
 #if QUIT
 		:: quit[i] = 1; goto gone   /* never asks again */
 #endif
@@ -309,11 +311,11 @@ end_rem:
 		/* B3 */
 		do
 		:: d_step { j < N ->
-			if :: mycolor[j] == c && number[j] > num -> num = number[j]; NORMALIZE :: else fi;
+			if :: mycolor[j] == c && number[j] > mynum -> mynum = number[j]; NORMALIZE :: else fi;
 			NEXT(j) }
-		:: d_step { j >= N -> num++; j = 0;
-			assert(num <= BOUND);            /* bounded tickets */
-			mycolor[i] = c; number[i] = num; NORMALIZE };
+		:: d_step { j >= N -> mynum++; j = 0;
+			num = mynum; assert(num <= BOUND); num = 0;            /* bounded tickets */
+			mycolor[i] = c; number[i] = mynum; NORMALIZE };
 		   /* B4 */ d_step { choosing[i] = 0; DOORWAY_DONE(i); wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
 		   break
 		od;
@@ -333,7 +335,7 @@ end_rem:
 			if :: br == 0 -> br = (tc == c -> 1 : 2) :: else fi;
 			if
 			:: tn == 0 -> PASS(j)
-			:: tn != 0 && br == 1 && (!LESS(tn, j, num, i) || tc != c) -> PASS(j)
+			:: tn != 0 && br == 1 && (!LESS(tn, j, mynum, i) || tc != c) -> PASS(j)
 			:: tn != 0 && br == 2 && tc == c -> PASS(j)
 			:: tn != 0 && br == 2 && tc != c -> ph = 2
 			:: else -> if :: TO_MODE -> ph = 3 :: else -> FAIL fi
@@ -377,14 +379,14 @@ end_rem:
 #else
 			d_step { LEAVE_CS(i); color = 1 - c };
 #endif
-			/* B13 */ d_step { number[i] = 0; num = 0; c = 0; NORMALIZE };
+			/* B13 */ d_step { number[i] = 0; mynum = 0; c = 0; NORMALIZE };
 			break
 		od
 		} unless {
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; num = 0; c = 0; UNWATCH(i);
+				pend[i] = 0; j = 0; mynum = 0; c = 0; UNWATCH(i);
 				ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; NORMALIZE }
 		}
 	od
@@ -392,11 +394,11 @@ end_rem:
 	/* ---- crashed: recovery of slot i by a survivor (see
 	   black_white.pml); color and mode[i] are not touched ---- */
 	if
-	:: d_step { dead[i] -> j = 0; num = 0; c = 0; m = 0;
+	:: d_step { dead[i] -> j = 0; mynum = 0; c = 0; m = 0;
 		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; UNWATCH(i);
 		RESET_CHOOSING(i); NORMALIZE };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0; NORMALIZE }
-	:: d_step { dead[i] -> j = 0; num = 0; c = 0; m = 0;
+	:: d_step { dead[i] -> j = 0; mynum = 0; c = 0; m = 0;
 		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; UNWATCH(i);
 		RESET_NUMBER(i); NORMALIZE };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
