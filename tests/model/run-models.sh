@@ -110,7 +110,6 @@ pass(lamport) N=2 crash=2 pass=2 abort=2 safety|pass   |-DN=2 -DCRASHES=2 -DPASS
 pass(lamport) N=3 pass=1 abort=1 safety      |pass       |-DN=3 -DPASSES=1 -DABORTS=1 -DMAXNUM=4|safety|pass|5
 pass(black-white) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |6
 pass(black-white) N=2 crash=2 pass=1 abort=1 safety|pass |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=1 -DABORTS=1|safety|pass|15
-pass(black-white) N=3 pass=1 safety          |pass       |-DN=3 -DBW=1 -DPASSES=1|safety  |pass      |12
 pass(boulangerie) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |8
 pass(boulangerie) N=2 crash=2 pass=1 abort=1 safety|pass |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=1 -DABORTS=1|safety|pass|12
 pass(boulangerie) N=3 pass=1 safety          |pass       |-DN=3 -DBOUL=1 -DPASSES=1 -DMAXNUM=4|safety|pass|6
@@ -154,6 +153,7 @@ pass(boulangerie) N=2 crash=2 pass=2 abort=1 safety|pass |-DN=2 -DBOUL=1 -DCRASH
 pass(black-white) N=2 crash=2 pass=2 abort=2 safety|pass |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2 -DABORTS=2|safety|pass|30
 pass(boulangerie) N=2 crash=2 pass=2 abort=2 safety|pass |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=2 -DABORTS=2|safety|pass|30
 pass(boulangerie) N=3 pass=1 abort=1 safety  |pass       |-DN=3 -DBOUL=1 -DPASSES=1 -DABORTS=1 -DMAXNUM=4|safety|pass|60
+pass(black-white) N=3 pass=1 safety          |pass       |-DN=3 -DBW=1 -DPASSES=1|safety  |pass      |30
 pass(black-white) N=3 pass=1 abort=1 safety  |pass       |-DN=3 -DBW=1 -DPASSES=1 -DABORTS=1|safety|pass|120
 black-white-shared N=2 readers keep colour crash=2 abort=2 liveness|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass|40
 black-white-shared N=3 RRW readers keep colour crash=1 abort=1 safety|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DCRASHES=1 -DABORTS=1|safety|pass|400
