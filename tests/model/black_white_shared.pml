@@ -16,13 +16,13 @@
  * black_white.pml); mode[k] is a register of its own (1 = shared).
  *
  * Steps of process i (slot i), m = the mode of this passage:
- *   B1  choosing[i] := 1
+ *   B1  choosing[i] := 1                       (or, QUIT: leave for good)
  *   B1m mode[i] := m
  *   B2  c := color
  *   B3  read the other tickets; ticket[i] := (c, 1 + max of colour c)
  *   B4  choosing[i] := 0                       -- end of the doorway
  *   for each j != i (increasing index):
- *   B6      await choosing[j] == 0
+ *   B6      await choosing[j] == 0 (SEQ: the doorway counter's wait)
  *   B7      repeat (each try from fresh reads, one step each, in the C
  *           code's order: ticket j, then color if needed, then mode[j]):
  *             read ticket j; the first read chooses the branch
@@ -56,11 +56,30 @@
  *   NOFLIP=1        what the C code does: readers never write the colour
  *                   (only a writer's exit flips it); readers pass readers
  *                   of either colour.  Numbers then grow while readers
- *                   overlap (as Lamport's), so the state space is bounded
- *                   by PASSAGES (passages started, all slots together; a
- *                   slot with none left stays in its remainder, a valid
- *                   end state); use with -DBOUND=99.
- *   PASSAGES=k      see NOFLIP                         (default 255)
+ *                   overlap (as Lamport's): bound the state space with
+ *                   NORM=1 (exact), or with PASSAGES (passages started,
+ *                   all slots together; a slot with none left stays in
+ *                   its remainder, a valid end state, so liveness cannot
+ *                   be checked that way); use with -DBOUND=99.
+ *   NORM=1          renormalise the numbers after every step that changes
+ *                   one (see NORMALIZE below): 0, the order and "is one
+ *                   more than" between all numbers, shared and local, are
+ *                   kept, nothing else.  Every guard and update of the
+ *                   model depends on nothing else, so the normalised
+ *                   system is bisimilar to the unbounded one: no cap, no
+ *                   budget, every run infinite, liveness checkable.
+ *   PASSAGES=k      see NOFLIP                         (default 255;
+ *                   ignored with NORM)
+ *   SEQ=1           choosing[k] is a doorway counter, as the C code's
+ *                   (and lamport_shared.pml's SEQ=1): the B6 wait passes
+ *                   when it is even or differs from the odd value read
+ *                   first.  Default 0 (a bit): with NOFLIP a reader
+ *                   returning past a waiting reader can keep it at B6 for
+ *                   ever (must fail the liveness check).
+ *   QUIT=1          a process in its remainder may leave for good
+ *                   (default: NORM).  Without it weak fairness makes
+ *                   every slot keep asking, which hides the starvation of
+ *                   one slot by another while the rest stay away.
  *   SAME_COLOR=1    the shared term is added to the same-colour await only:
  *                   a reader waits for a reader of the other colour as for
  *                   anybody.
@@ -69,7 +88,8 @@
  *   FIFO=0, DEAD_HOLDS=0, LIVENESS (and LIVE_MASK) as lamport_shared.pml.
  *
  * Properties: exclusion (nw, nr), FIFO between conflicting modes, bounded
- * tickets, no deadlock, starvation freedom: as lamport_shared.pml and
+ * tickets (not with NOFLIP), no deadlock, starvation freedom (with the
+ * paper's exit; with NOFLIP only with NORM): as lamport_shared.pml and
  * black_white.pml.  With SAME_COLOR=1, also: every passage inside has the
  * colour of the one entering (assert !mixed).
  */
@@ -104,6 +124,15 @@
 #ifndef REACH
 #define REACH 0
 #endif
+#ifndef SEQ
+#define SEQ 0
+#endif
+#ifndef NORM
+#define NORM 0
+#endif
+#ifndef QUIT
+#define QUIT NORM
+#endif
 #ifndef FIFO
 #define FIFO 1
 #endif
@@ -121,8 +150,14 @@
 bit  color;          /* the shared colour bit                       */
 bit  choosing[N];
 bit  mycolor[N];     /* ticket[k] = (mycolor[k], number[k]), one word */
-byte number[N];
 bit  mode[N];
+/* every number of the model in one array, for NORM: number[k] (shared),
+   then each process's own number mynum and its copy tn of number[j] (B7);
+   num: the number just taken, for the bound's assertion only */
+byte val[3*N];
+#define number  val
+#define mynum   val[N + i]
+#define tn      val[2*N + i]
 
 /* ---------------- ghost state (model only) ---------------- */
 byte nw;             /* writers in the CS                               */
@@ -139,6 +174,15 @@ bit  mixed;          /* SAME_COLOR: two colours inside                  */
 byte crashes = CRASHES;
 byte aborts  = ABORTS;
 byte g;              /* ghost loop index (inside d_steps only)          */
+byte watch[N];       /* SEQ: 1 + the slot k's choosing wait is on, or 0 */
+bit  changed[N];     /* SEQ: that slot ended a doorway since            */
+bit  quit[N];        /* QUIT: k left for good from its remainder        */
+hidden byte num;     /* B3: the number taken, as the assertion names it */
+hidden byte nz_o;    /* NORM scratch (not part of the state)            */
+hidden byte nz_n;
+hidden byte nz_m;
+hidden byte nz_k;
+hidden short nz_done;
 
 #define BIT(k)        (1 << (k))
 #define LESS(a,i,b,j) ((a) < (b) || ((a) == (b) && (i) < (j)))
@@ -164,13 +208,61 @@ byte g;              /* ghost loop index (inside d_steps only)          */
 #endif
 
 #define LEAVE_CS(k)  if :: mode[k] == R -> nr-- :: else -> nw-- fi; in_cs[k] = 0
-#define RESET_CHOOSING(k)  choosing[k] = 0
+
+/* SEQ: a waiter g that read choosing[k] odd has watch[g] = k + 1; every
+   choosing[k] := 0 (the counter moves on) sets changed[g] */
+#if SEQ
+#define DOORWAY_DONE(k) \
+	for (g : 0 .. N-1) { if :: watch[g] == k + 1 -> changed[g] = 1 :: else fi }; g = 0
+#define UNWATCH(k)       watch[k] = 0; changed[k] = 0
+#else
+#define DOORWAY_DONE(k)  skip
+#define UNWATCH(k)       skip
+#endif
+
+/* NORM: map every number (shared, mynum, tn) to its canonical value,
+   keeping 0, the order, and which value is another plus one: the k-th
+   smallest non-zero value v becomes w(k-1) + 1 if v = v(k-1) + 1, else
+   w(k-1) + 2 (v(0) = w(0) = 0).  Every guard and update of the model
+   only compares numbers, tests them against 0 and takes max + 1, and
+   each of those gives the same answer before and after the mapping: the
+   mapped system is bisimilar to the unbounded one, and finite (values at
+   most 2 * 3N).  Applied at the end of every step that changes a number. */
+#if NORM
+#define NORMALIZE \
+	nz_o = 0; nz_n = 0; nz_done = 0; \
+	do \
+	:: nz_m = 255; \
+	   for (nz_k : 0 .. 3*N-1) { \
+		if \
+		:: !((nz_done >> nz_k) & 1) && val[nz_k] != 0 && val[nz_k] < nz_m -> nz_m = val[nz_k] \
+		:: else \
+		fi }; \
+	   if \
+	   :: nz_m == 255 -> break \
+	   :: else -> \
+		nz_n = nz_n + (nz_m == nz_o + 1 -> 1 : 2); \
+		for (nz_k : 0 .. 3*N-1) { \
+			if \
+			:: !((nz_done >> nz_k) & 1) && val[nz_k] == nz_m -> \
+				val[nz_k] = nz_n; nz_done = nz_done | (1 << nz_k) \
+			:: else \
+			fi }; \
+		nz_o = nz_m \
+	   fi \
+	od; \
+	nz_o = 0; nz_n = 0; nz_m = 0; nz_k = 0; nz_done = 0
+#else
+#define NORMALIZE skip
+#endif
+
+#define RESET_CHOOSING(k)  choosing[k] = 0; DOORWAY_DONE(k)
 #define RESET_NUMBER(k)    number[k] = 0; if :: in_cs[k] -> LEAVE_CS(k) :: else fi
 
 /* B7: a new try only if a register read by the failed one has changed */
 #define RETRY(j)  (!tried || number[j] != tn || mycolor[j] != tc || \
 		   (br == 2 && color != cc) || (m == R && mode[j] != mj))
-#define PASS(j)   tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; br = 0; ph = 0; NEXT(j)
+#define PASS(j)   tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; br = 0; ph = 0; NEXT(j); NORMALIZE
 /* the try failed on the ticket (and colour) terms: readers go on to mode */
 #if SAME_COLOR
 #define TO_MODE   (m == R && br == 1)
@@ -178,17 +270,23 @@ byte g;              /* ghost loop index (inside d_steps only)          */
 #define TO_MODE   (m == R)
 #endif
 #define FAIL      tried = 1; ph = 1
+/* NOFLIP without NORM: a budget of passages; NORM needs none */
+#if NORM
+#define BUDGET
+#else
+#define BUDGET    budget > 0 -> budget--;
+#endif
 
 active [N] proctype P()
 {
 	byte i = _pid; /* slot index = pid (the P's are instantiated first) */
 	byte j;        /* loop index over the other slots              */
 	bit  c;        /* B2: own colour                               */
-	byte num;      /* own number                                   */
+	               /* mynum: own number, val[N + i] (see NORM)    */
 	bit  m;        /* this passage's mode                          */
 	byte ph;       /* B7 phase: 0 B6, 1 ticket, 2 color, 3 mode    */
 	byte br;       /* B7 branch: 0 undecided, 1 same, 2 other      */
-	byte tn;       /* B7 copies: number[j], mycolor[j], color, mode[j] */
+	               /* B7 copies: tn = number[j] (val[2N + i]), mycolor[j], color, mode[j] */
 	bit  tc;
 	bit  cc;
 	bit  mj;
@@ -201,34 +299,43 @@ end_rem:
 	::	/* B1, with the choice of mode */
 		if
 		:: ((RMASK >> i) & 1) ->
-			d_step { budget > 0 -> budget--; choosing[i] = 1; m = R; AHEAD_START(i, R); FIRST(j); num = 0 }
+			d_step { BUDGET choosing[i] = 1; m = R; AHEAD_START(i, R); FIRST(j); mynum = 0 }
 		:: ((WMASK >> i) & 1) ->
-			d_step { budget > 0 -> budget--; choosing[i] = 1; m = W; AHEAD_START(i, W); FIRST(j); num = 0 }
+			d_step { BUDGET choosing[i] = 1; m = W; AHEAD_START(i, W); FIRST(j); mynum = 0 }
+#if QUIT
+		:: quit[i] = 1; goto gone   /* never asks again */
+#endif
 		fi;
 		/* B1m */ mode[i] = m;
 		/* B2 */ c = color;
 		/* B3 */
 		do
 		:: d_step { j < N ->
-			if :: mycolor[j] == c && number[j] > num -> num = number[j] :: else fi;
+			if :: mycolor[j] == c && number[j] > mynum -> mynum = number[j]; NORMALIZE :: else fi;
 			NEXT(j) }
-		:: d_step { j >= N -> num++; j = 0;
-			assert(num <= BOUND);            /* bounded tickets */
-			mycolor[i] = c; number[i] = num };
-		   /* B4 */ d_step { choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
+		:: d_step { j >= N -> mynum++; j = 0;
+			num = mynum; assert(num <= BOUND); num = 0;            /* bounded tickets */
+			mycolor[i] = c; number[i] = mynum; NORMALIZE };
+		   /* B4 */ d_step { choosing[i] = 0; DOORWAY_DONE(i); wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
 		   break
 		od;
 		{
 		do
 		/* B6 */
 		:: d_step { j < N && ph == 0 && choosing[j] == 0 -> ph = 1 }
+#if SEQ
+		/* B6 with a doorway counter: odd first read, wait for a change */
+		:: d_step { j < N && ph == 0 && choosing[j] == 1 -> watch[i] = j + 1; ph = 4 }
+		:: d_step { j < N && ph == 4 && (choosing[j] == 0 || changed[i]) ->
+			UNWATCH(i); ph = 1 }
+#endif
 		/* B7: ticket j */
 		:: d_step { j < N && ph == 1 && RETRY(j) ->
-			tn = number[j]; tc = mycolor[j]; tried = 0;
+			tn = number[j]; tc = mycolor[j]; tried = 0; NORMALIZE;
 			if :: br == 0 -> br = (tc == c -> 1 : 2) :: else fi;
 			if
 			:: tn == 0 -> PASS(j)
-			:: tn != 0 && br == 1 && (!LESS(tn, j, num, i) || tc != c) -> PASS(j)
+			:: tn != 0 && br == 1 && (!LESS(tn, j, mynum, i) || tc != c) -> PASS(j)
 			:: tn != 0 && br == 2 && tc == c -> PASS(j)
 			:: tn != 0 && br == 2 && tc != c -> ph = 2
 			:: else -> if :: TO_MODE -> ph = 3 :: else -> FAIL fi
@@ -272,32 +379,35 @@ end_rem:
 #else
 			d_step { LEAVE_CS(i); color = 1 - c };
 #endif
-			/* B13 */ d_step { number[i] = 0; num = 0; c = 0 };
+			/* B13 */ d_step { number[i] = 0; mynum = 0; c = 0; NORMALIZE };
 			break
 		od
 		} unless {
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; num = 0; c = 0;
-				ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0 }
+				pend[i] = 0; j = 0; mynum = 0; c = 0; UNWATCH(i);
+				ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; NORMALIZE }
 		}
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor (see
 	   black_white.pml); color and mode[i] are not touched ---- */
 	if
-	:: d_step { dead[i] -> j = 0; num = 0; c = 0; m = 0;
-		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0;
-		RESET_CHOOSING(i) };
-	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
-	:: d_step { dead[i] -> j = 0; num = 0; c = 0; m = 0;
-		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0;
-		RESET_NUMBER(i) };
+	:: d_step { dead[i] -> j = 0; mynum = 0; c = 0; m = 0;
+		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; UNWATCH(i);
+		RESET_CHOOSING(i); NORMALIZE };
+	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0; NORMALIZE }
+	:: d_step { dead[i] -> j = 0; mynum = 0; c = 0; m = 0;
+		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; UNWATCH(i);
+		RESET_NUMBER(i); NORMALIZE };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;
 	goto incarnation
-	}
+	};
+gone:
+end_gone:
+	skip
 }
 
 #if DEAD_HOLDS
@@ -305,7 +415,7 @@ end_rem:
 #else
 #define DROP_CS(k)  if :: in_cs[k] -> LEAVE_CS(k) :: else fi
 #endif
-#define CRASH(k)  :: d_step { crashes > 0 && !dead[k] -> \
+#define CRASH(k)  :: d_step { crashes > 0 && !dead[k] && !quit[k] -> \
 			crashes--; dead[k] = 1; abort_req[k] = 0; DROP_CS(k); \
 			wmask = wmask & ~BIT(k); UNAHEAD(k); AHEAD_CLR(k); pend[k] = 1 }
 #define ABORT(k)  :: d_step { aborts > 0 && (wmask & BIT(k)) && !dead[k] && !abort_req[k] -> \

@@ -1,19 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pass.pml -- SPIN model of passing a waiter that does not take its turn
- *             (lib/pass.c), on Lamport's Bakery (lib/algo/lamport.c) or,
- *             with -DBW=1, on the Black-White Bakery
- *             (lib/algo/black_white.c), with crashes of passers and of the
- *             passed at every step.
+ *             (lib/pass.c), on Lamport's Bakery (lib/algo/lamport.c),
+ *             with -DBW=1 on the Black-White Bakery
+ *             (lib/algo/black_white.c) or with -DBOUL=1 on Boulangerie
+ *             (lib/algo/boulangerie.c), with crashes of passers and of the
+ *             passed at every step, and (-DABORTS) the passed waiter's own
+ *             timeout racing its passer.
  *
- * Mirrors: lib/pass.c, lib/lock.c (passage_attempt), lib/wait.c (the
- *          publication of WAITING and the check for having been passed)
+ * Mirrors: lib/pass.c, lib/lock.c (passage_attempt, lock_acquire),
+ *          lib/wait.c (the publication of WAITING and the check for having
+ *          been passed), the algorithms' aborts (bakery__number_abort in
+ *          lib/algo/common.c, bw_abort in lib/algo/black_white.c)
  *
  * Registers are atomic and sequentially consistent, one Promela step per
- * shared access, as in lamport.pml (whose steps L1..L9 are reused) and
+ * shared access, as in lamport.pml (whose steps L1..L9 are reused),
  * black_white.pml (B1..B13, with -DBW=1; a ticket (colour, number) is one
- * word, and a clear writes the whole word: colour 0, number 0).  The
- * pass word of slot k, pass[k]:
+ * word, and a clear writes the whole word: colour 0, number 0) and
+ * boulangerie.pml (with -DBOUL=1: Lamport's doorway L1..L4 = Fig. 2 lines
+ * 3..5, then Moses & Patkin's waiting loop, Fig. 2 line numbers:
+ *   6a  if number 1: test only the j < i, else every j != i
+ *   7_j await choosing[j] == 0
+ *   8_j one read of number[j]; if it does not decide, prev := that value
+ *       and await number[j] == 0 || (num,i) < (number[j],j) ||
+ *       number[j] != prev ("two different reads", as boulangerie.pml)).
+ * The pass word of slot k, pass[k]:
  *     IDLE 0, WAITING 1, PASSING(p) = 2 + p, CLEARED(p) = 2 + N + p
  * Steps of process i, added to Lamport's:
  *   S   settle, before the doorway: await pass[i] not PASSING; CLEARED ->
@@ -26,6 +37,15 @@
  *       goes back to S, with no store of its own (wait.c)
  *   C   before the CS, if published: CAS pass[i]: WAITING -> IDLE; if the
  *       word was not WAITING, it was passed: back to S   (pass_close)
+ *   A   (ABORTS > 0) at any step of the wait, the owner's own wait fails
+ *       (a timed lock's deadline, a trylock), published or not, passed or
+ *       not yet noticed, at most ABORTS times in a run:
+ *   A1  its abort: number[i] := 0 (Lamport, Boulangerie); Black-White
+ *       reads its own ticket's colour back, then stores (colour, 0), two
+ *       steps (bw_abort)
+ *   A2  pass_close with the error: if published, CAS pass[i]: WAITING ->
+ *       IDLE, whatever it finds; the error is returned, no entry; the next
+ *       attempt starts at S (its settle waits for a passer's CLEARED)
  * and the passer's steps, which any process may take while it waits
  * (L5..L7), on any k != i whose word says WAITING, at most PASSES times in
  * a run (the C code passes only a waiter whose turn has come and that has
@@ -47,14 +67,21 @@
  * Variant switches (-D):
  *   N=2|3        slots (default 2)
  *   BW=1         Black-White instead of Lamport
+ *   BOUL=1       Boulangerie instead of Lamport
  *   CRASHES=0..2 crash budget (default 0)
  *   PASSES=1..3  pass budget (default 2)
+ *   ABORTS=0..2  budget of the owners' own aborts, A1..A2 (default 0)
  *   MAXNUM=k     ticket bound, as in lamport.pml (default N+2)
  *   NO_SETTLE=1  MUST FAIL: a passed owner does not wait for CLEARED: it
  *                resets its word and takes a new ticket at once, and the
  *                passer's late clear can wipe that ticket.
  *   NO_CLOSE=1   MUST FAIL: the owner enters without taking its word back
  *                (no CAS at C): a passer clears a ticket that is entering.
+ *   ABORT_NO_SETTLE=1  MUST FAIL (with ABORTS): the attempt after an
+ *                abort of its own skips S (the settle is kept after a
+ *                pass noticed at X or C): the owner's wait timed out while
+ *                a passer held PASSING, its close failed, and its next
+ *                ticket is wiped by the passer's late clear.
  *
  * Properties: mutual exclusion (ghost ncs, a dead process counting as in
  * the CS until its number is reset), and no deadlock (pan's invalid end
@@ -82,6 +109,18 @@
 #endif
 #ifndef NO_CLOSE
 #define NO_CLOSE 0
+#endif
+#ifndef BOUL
+#define BOUL 0
+#endif
+#ifndef ABORTS
+#define ABORTS 0
+#endif
+#ifndef ABORT_NO_SETTLE
+#define ABORT_NO_SETTLE 0
+#endif
+#if BW && BOUL
+#error "BW and BOUL exclude each other"
 #endif
 #if N != 2 && N != 3
 #error "N must be 2 or 3"
@@ -112,6 +151,7 @@ bit  in_cs[N];       /* incarnation in the CS (dead: until its reset)   */
 bit  retired[N];     /* k hit MAXNUM and retired                        */
 byte crashes = CRASHES;
 byte passes = PASSES;
+byte aborts = ABORTS;
 
 #define LESS(a,i,b,j) ((a) < (b) || ((a) == (b) && (i) < (j)))
 /* Black-White's B7 awaits, over the current ticket j (and color) */
@@ -149,6 +189,14 @@ active [N] proctype P()
 #endif
 	byte k = N;      /* the waiter being passed, N = none */
 	byte r;          /* recovery's index */
+	byte lim = N;    /* the waiting loop tests the j < lim (Boulangerie's 6a) */
+#if BOUL
+	byte prev;       /* 8_j: the first value read from number[j] */
+#endif
+#if BW
+	bit  ac;         /* A1: the colour of our ticket, read back */
+#endif
+	bit  aborted;    /* the last attempt ended by our own abort */
 
 incarnation:
 	{
@@ -159,9 +207,12 @@ incarnation:
 		pass[i] = IDLE;
 #else
 		if      /* blocks while PASSING */
-		:: pass[i] == IDLE
-		:: d_step { pass[i] == WAITING -> pass[i] = IDLE }   /* a dead owner's leftover */
-		:: d_step { pass[i] >= 2 + N -> pass[i] = IDLE }     /* CLEARED */
+		:: d_step { pass[i] == IDLE -> aborted = 0 }
+		:: d_step { pass[i] == WAITING -> pass[i] = IDLE; aborted = 0 }   /* a dead owner's leftover */
+		:: d_step { pass[i] >= 2 + N -> pass[i] = IDLE; aborted = 0 }     /* CLEARED */
+#if ABORT_NO_SETTLE
+		:: aborted -> aborted = 0     /* MUST FAIL: no settle after our own abort */
+#endif
 		fi;
 #endif
 #if BW
@@ -188,7 +239,12 @@ incarnation:
 		   goto gone
 		od;
 		/* L3 */ number[i] = num;
+#if BOUL
+		/* 5, 6a: a process holding number 1 tests only the slots below it */
+		d_step { choosing[i] = 0; FIRST(j); lim = (num == 1 -> i : N) };
+#else
 		/* L4 */ d_step { choosing[i] = 0; FIRST(j) };
+#endif
 #endif
 		/* W: publish, or not (trylock, uncontended) */
 		if
@@ -208,13 +264,42 @@ incarnation:
 			fi }
 		:: d_step { j < N && ph == 2 && SAME_OK(j) -> ph = 0; NEXT(j) }
 		:: d_step { j < N && ph == 3 && OTHER_OK(j) -> ph = 0; NEXT(j) }
+#elif BOUL
+		:: d_step { j < lim && ph == 0 && choosing[j] == 0 -> ph = 1 }   /* 7_j */
+		:: d_step { j < lim && ph == 1 ->                               /* 8_j: first read */
+			if
+			:: number[j] == 0 || LESS(num, i, number[j], j) -> ph = 0; NEXT(j)
+			:: else -> prev = number[j]; ph = 2
+			fi }
+		:: d_step { j < lim && ph == 2 &&                               /* 8_j: later reads */
+			(number[j] == 0 || LESS(num, i, number[j], j) || number[j] != prev) ->
+			prev = 0; ph = 0; NEXT(j) }
 #else
 		:: d_step { j < N && ph == 0 && choosing[j] == 0 -> ph = 1 }     /* L6 */
 		:: d_step { j < N && ph == 1 && (number[j] == 0 || LESS(num, i, number[j], j)) ->
 			ph = 0; NEXT(j) }                                          /* L7 */
 #endif
+		/* A: our own wait gives up (timeout, trylock), at any step of it */
+		:: d_step { aborts > 0 && j < lim -> aborts--; j = 0; ph = 0;
+#if BOUL
+			prev = 0;
+#endif
+			aborted = 1 };
+#if BW
+			/* A1: bw_abort re-reads its ticket's colour, stores (colour, 0) */
+			ac = mycolor[i];
+			d_step { number[i] = 0; mycolor[i] = ac; ac = 0; num = 0; c = 0 };
+#else
+			/* A1: number_abort */
+			d_step { number[i] = 0; num = 0 };
+#endif
+			/* A2: pass_close with the wait's error: the CAS, whatever
+			   its outcome; the error is returned (no entry) */
+			d_step { if :: published && pass[i] == WAITING -> pass[i] = IDLE :: else fi;
+				 published = 0; lim = N };
+			goto settle
 		:: atomic { published && pass[i] != WAITING ->                   /* X */
-			published = 0; j = 0; num = 0; ph = 0 };
+			published = 0; j = 0; num = 0; ph = 0; lim = N };
 			goto settle
 		/* the passer's steps, on a waiter k (P1..P3) */
 		PASS(0)
@@ -222,7 +307,7 @@ incarnation:
 #if N > 2
 		PASS(2)
 #endif
-		:: d_step { j >= N -> skip };
+		:: d_step { j >= lim -> lim = N };
 			/* C: WAITING -> IDLE, or we were passed */
 			if
 			:: !published -> skip
@@ -230,7 +315,7 @@ incarnation:
 			:: published -> published = 0      /* enters without the CAS */
 #else
 			:: atomic { published && pass[i] == WAITING -> pass[i] = IDLE; published = 0 }
-			:: atomic { published && pass[i] != WAITING -> published = 0; j = 0; num = 0 };
+			:: atomic { published && pass[i] != WAITING -> published = 0; j = 0; num = 0; ph = 0 };
 			   goto settle
 #endif
 			fi;
@@ -249,9 +334,12 @@ settle:		skip
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor ---- */
-	d_step { dead[i] -> j = 0; num = 0; published = 0; ph = 0;
+	d_step { dead[i] -> j = 0; num = 0; published = 0; ph = 0; lim = N; aborted = 0;
 #if BW
-		 c = 0
+		 c = 0; ac = 0;
+#endif
+#if BOUL
+		 prev = 0;
 #endif
 	};
 	/* R1 */ d_step { if :: pass[i] == WAITING -> pass[i] = IDLE :: else fi };

@@ -76,11 +76,8 @@ jayanti-plain-reset N=2 crash=1              |jayanti    |-DN=2 -DCRASHES=1 -DPL
 jayanti-plain-abort N=2 abort=1              |jayanti    |-DN=2 -DABORTS=1 -DPLAIN_RESET=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
 jayanti-x-then-reset N=2 crash=1             |jayanti    |-DN=2 -DCRASHES=1 -DPLAIN_RESET=2 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
 jayanti-keep-incs N=2 crash=2                |jayanti    |-DN=2 -DCRASHES=2 -DKEEP_INCS=1 -DCLUSTER=0 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
-pass(lamport) N=2 crash=2 pass=2 safety     |pass       |-DN=2 -DCRASHES=2 -DPASSES=2|safety  |pass      |3
-pass(lamport) N=3 pass=1 safety              |pass       |-DN=3 -DPASSES=1 -DMAXNUM=4|safety  |pass      |4
 pass-no-settle N=2                           |pass       |-DN=2 -DNO_SETTLE=1|safety  |fail:mutex|1
 pass-no-close N=2                            |pass       |-DN=2 -DNO_CLOSE=1|safety  |fail:mutex|1
-pass(black-white) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |6
 pass(black-white)-no-settle N=2              |pass       |-DN=2 -DBW=1 -DNO_SETTLE=1|safety  |fail:mutex|1
 jayanti-pass N=2 pass=2 safety               |jayanti_pass|-DN=2 -DPASSES=2|safety  |pass      |1
 jayanti-pass N=2 crash=2 pass=2 safety       |jayanti_pass|-DN=2 -DCRASHES=2 -DPASSES=2|safety  |pass      |8
@@ -129,9 +126,24 @@ k-pass K=2 N=3 slot 2 passes slot 0 crash=1 of the passed in a pass (numbers<=3)
 k-pass-k-inside K=2 N=3 (reachable)          |lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1 -DREACH=1|safety|fail:reach|1
 k-pass-no-close K=2 N=3                      |lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1 -DNO_CLOSE=1|safety|fail:mutex|2
 k-pass-no-settle K=2 N=3                     |lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1 -DNO_SETTLE=1|safety|fail:mutex|2
-black-white-shared N=3 readers keep colour, 6 passages|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=6|safety|pass|20
-black-white-shared N=2 readers keep colour crash=2 abort=2, 8 passages|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=8 -DCRASHES=2 -DABORTS=2|safety|pass|25
-black-white-shared-readers-keep-colour-overlap N=3 (reachable)|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DPASSAGES=6 -DREACH=1|safety|fail:reach|1
+pass(lamport) N=2 crash=2 pass=2 abort=2 safety|pass   |-DN=2 -DCRASHES=2 -DPASSES=2 -DABORTS=2|safety|pass|3
+pass(lamport) N=3 pass=1 abort=1 safety      |pass       |-DN=3 -DPASSES=1 -DABORTS=1 -DMAXNUM=4|safety|pass|5
+pass(black-white) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |6
+pass(black-white) N=2 crash=2 pass=1 abort=1 safety|pass |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=1 -DABORTS=1|safety|pass|15
+pass(boulangerie) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |8
+pass(boulangerie) N=2 crash=2 pass=1 abort=1 safety|pass |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=1 -DABORTS=1|safety|pass|12
+pass(boulangerie) N=3 pass=1 safety          |pass       |-DN=3 -DBOUL=1 -DPASSES=1 -DMAXNUM=4|safety|pass|6
+pass(boulangerie)-no-settle N=2              |pass       |-DN=2 -DBOUL=1 -DNO_SETTLE=1|safety  |fail:mutex|1
+pass(boulangerie)-no-close N=2               |pass       |-DN=2 -DBOUL=1 -DNO_CLOSE=1|safety  |fail:mutex|1
+pass-abort-no-settle N=2 abort=1             |pass       |-DN=2 -DPASSES=1 -DABORTS=1 -DABORT_NO_SETTLE=1|safety|fail:mutex|1
+pass(black-white)-abort-no-settle N=2 abort=1|pass       |-DN=2 -DBW=1 -DPASSES=1 -DABORTS=1 -DABORT_NO_SETTLE=1|safety|fail:mutex|1
+pass(boulangerie)-abort-no-settle N=2 abort=1|pass       |-DN=2 -DBOUL=1 -DPASSES=1 -DABORTS=1 -DABORT_NO_SETTLE=1|safety|fail:mutex|1
+black-white-shared N=3 RRW readers keep colour safety|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4|safety|pass|2
+black-white-shared N=2 readers keep colour crash=2 abort=2 safety|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DCRASHES=2 -DABORTS=2|safety|pass|10
+black-white-shared N=2 readers keep colour crash=1 abort=1 liveness|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DCRASHES=1 -DABORTS=1 -DFIFO=0|liveness|pass|10
+black-white-shared N=3 RRW readers keep colour liveness|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass|10
+black-white-shared-readers-keep-colour-overlap N=3 (reachable)|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DREACH=1|safety|fail:reach|1
+black-white-shared-readers-keep-colour-choosing-bit N=3 RRW liveness|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|fail:liveness|2
 EOF
 }
 
@@ -160,6 +172,16 @@ k-holders K=2 N=3 crash=1 liveness (numbers<=4)|lamport_k|-DN=3 -DK=2 -DSEQ=1 -D
 k-pass K=2 N=3 passes=1 any passed (numbers<=4)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1|safety|pass|60
 k-pass K=2 N=3 passes=1 slot 0 passed crash=1 slot 2 (numbers<=3)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=3 -DPASSES=1 -DPASSED_MASK=1 -DCRASHES=1 -DCRASH_MASK=4|safety|pass|125
 k-pass K=2 N=3 slot 2 passes slot 0 crash=1 of anyone in a pass (numbers<=3)|lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=3 -DPASSES=1 -DPASSED_MASK=1 -DPASSER_MASK=4 -DCRASHES=1 -DCRASH_IN_PASS=1|safety|pass|90
+pass(black-white) N=2 crash=2 pass=2 abort=1 safety|pass |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2 -DABORTS=1|safety|pass|16
+pass(boulangerie) N=2 crash=2 pass=2 abort=1 safety|pass |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=2 -DABORTS=1|safety|pass|16
+pass(black-white) N=2 crash=2 pass=2 abort=2 safety|pass |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2 -DABORTS=2|safety|pass|30
+pass(boulangerie) N=2 crash=2 pass=2 abort=2 safety|pass |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=2 -DABORTS=2|safety|pass|30
+pass(boulangerie) N=3 pass=1 abort=1 safety  |pass       |-DN=3 -DBOUL=1 -DPASSES=1 -DABORTS=1 -DMAXNUM=4|safety|pass|60
+pass(black-white) N=3 pass=1 safety          |pass       |-DN=3 -DBW=1 -DPASSES=1|safety  |pass      |30
+pass(black-white) N=3 pass=1 abort=1 safety  |pass       |-DN=3 -DBW=1 -DPASSES=1 -DABORTS=1|safety|pass|120
+black-white-shared N=2 readers keep colour crash=2 abort=2 liveness|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass|40
+black-white-shared N=3 RRW readers keep colour crash=1 abort=1 safety|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DCRASHES=1 -DABORTS=1|safety|pass|400
+black-white-shared N=3 RRW readers keep colour crash=1 liveness|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DCRASHES=1 -DFIFO=0|liveness|pass|200
 EOF
 }
 
