@@ -302,11 +302,17 @@ static int lock_usable(const struct bakery_lock *l, bool shared)
  */
 static int slot_enter(struct bakery *b, const struct deadline *dl, unsigned *self)
 {
-	int err;
+	/* the common case: our slot, still ours */
+	int err = bakery__slot_enter(b, self);
 
-	do
+	if (caa_likely(!err))
+		return 0;
+	/* revoked (claim another), or none free (wait for one) */
+	while (err == ESTALE || err == BAKERY_ESLOTS || err == EAGAIN) {
 		err = bakery__slot_self_wait(b, self, dl);
-	while (caa_unlikely(err == ESTALE));
+		if (err != ESTALE)
+			break;
+	}
 	return err;
 }
 
@@ -552,33 +558,41 @@ int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime)
 
 /* ------------------------------------------------------------ releasing -- */
 
-/* The calling thread's registers in L if it holds L, else NULL. */
-static struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thread_slot **rec,
-                                       bool *pinned)
+/* held_reg when by our own count we hold nothing of the region: the slot
+ * may not even be ours any more.  Only registers that say otherwise
+ * (written by someone else: a corrupted region) need a look, with the slot
+ * kept ours meanwhile (*PINNED); the caller then ends that with
+ * bakery__record_busy_end. */
+static struct bakery_shm_reg *held_reg_unpinned(struct bakery_lock *l, struct thread_slot **rec,
+                                                bool *pinned)
 {
 	struct bakery_shm_reg *r;
 	unsigned self;
 
-	*pinned = false;
-	*rec = bakery__slot_record_busy(l->b);
-	/* By our own count we hold nothing of the region: the slot may not
-	 * even be ours any more.  Only registers that say otherwise (written
-	 * by someone else: a corrupted region) need a look, with the slot
-	 * kept ours meanwhile; the caller then ends that with
-	 * bakery__record_busy_end. */
-	if (caa_unlikely(!*rec)) {
-		if (bakery__slot_self_peek(l->b, &self) || bakery__slot_busy_begin(l->b) ||
-		    !(*rec = bakery__slot_record_busy(l->b)))
-			return NULL;
-		*pinned = true;
-	}
+	if (bakery__slot_self_peek(l->b, &self) || bakery__slot_busy_begin(l->b) ||
+	    !(*rec = bakery__slot_record_busy(l->b)))
+		return NULL;
+	*pinned = true;
 	r = reg_of(l->b, l->index, (*rec)->slot);
 	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL)
 		return r;
-	if (*pinned)
-		bakery__record_busy_end(*rec);
+	bakery__record_busy_end(*rec);
 	*pinned = false;
 	return NULL;
+}
+
+/* The calling thread's registers in L if it holds L, else NULL. */
+static inline struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thread_slot **rec,
+                                              bool *pinned)
+{
+	struct bakery_shm_reg *r;
+
+	*pinned = false;
+	*rec = bakery__slot_record_busy(l->b);
+	if (caa_unlikely(!*rec))
+		return held_reg_unpinned(l, rec, pinned);
+	r = reg_of(l->b, l->index, (*rec)->slot);
+	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL ? r : NULL;
 }
 
 /* EPERM, unless the registers that said so were the SIGBUS guard's zero

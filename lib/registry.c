@@ -812,13 +812,31 @@ static void record_forget_mine(struct thread_slot *t)
 /* One more lock call (or lock held) through record T: 0, or ESTALE when
  * its slot had been revoked (T is gone then), or record_pin's EAGAIN or
  * BAKERY_EBADREGION (T stays, not busy). */
-static int record_busy_begin(struct thread_slot *t)
+static int record_busy_begin_slow(struct thread_slot *t);
+
+static inline int record_busy_begin(struct thread_slot *t)
+{
+	unsigned busy = t->busy + 1;
+
+	CMM_STORE_SHARED(t->busy, busy);
+	/* already inside a lock call or holding one: pinned already */
+	if (busy > 1)
+		return 0;
+	/* record_pin's common case, written out (the lock path's): the busy
+	 * store, a compiler barrier, our generation still there */
+	CMM_STORE_SHARED(*t->busy_word, 1);
+	cmm_barrier();
+	if (caa_likely(CMM_LOAD_SHARED(t->b->slots[t->slot].gen) == t->gen))
+		return 0;
+	return record_busy_begin_slow(t);
+}
+
+/* record_busy_begin when the generation moved: record_pin decides. */
+static int record_busy_begin_slow(struct thread_slot *t)
 {
 	int old, err;
 
-	CMM_STORE_SHARED(t->busy, t->busy + 1);
-	/* already inside a lock call or holding one: pinned already */
-	if (t->busy > 1 || caa_likely((err = record_pin(t)) == 0))
+	if ((err = record_pin(t)) == 0)
 		return 0;
 	if (err != ESTALE) {
 		CMM_STORE_SHARED(t->busy, t->busy - 1);
