@@ -308,11 +308,10 @@ static int slot_enter(struct bakery *b, const struct deadline *dl, unsigned *sel
 	if (caa_likely(!err))
 		return 0;
 	/* revoked (claim another), or none free (wait for one) */
-	while (err == ESTALE || err == BAKERY_ESLOTS || err == EAGAIN) {
-		err = bakery__slot_self_wait(b, self, dl);
-		if (err != ESTALE)
-			break;
-	}
+	if (err == ESTALE || err == BAKERY_ESLOTS || err == EAGAIN)
+		do
+			err = bakery__slot_self_wait(b, self, dl);
+		while (err == ESTALE);
 	return err;
 }
 
