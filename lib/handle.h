@@ -78,6 +78,18 @@ static inline unsigned slots_bound(struct bakery *b)
 	return hwm < b->nslots ? hwm : b->nslots;   /* never trust the region */
 }
 
+/*
+ * Has L's lock been removed since L was opened (bakery_lock_unlink): does
+ * its entry now hold another lock, or none?  Not while the generation is
+ * L's or one more: an unlink of L under way, which gives up while anyone
+ * holds or waits for L (lockadmin.c), so that a holder of L never finds it
+ * gone.  One load and a compare.
+ */
+static inline bool lock_handle_stale(const struct bakery_lock *l)
+{
+	return (CMM_LOAD_SHARED(l->b->locks[l->index].gen) ^ l->gen) > 1u;
+}
+
 /* Has the object been cut short under this process (guard.c)? */
 static inline bool region_lost(struct bakery *b)
 {

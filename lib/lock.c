@@ -251,10 +251,19 @@ int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo
 	return err;
 }
 
+/* The answer to a call on a handle whose lock was removed: BAKERY_EREMOVED,
+ * unless what we read was the SIGBUS guard's zero pages. */
+static int removed(struct bakery *b)
+{
+	return region_lost(b) ? BAKERY_EBADREGION : BAKERY_EREMOVED;
+}
+
 int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
 {
-	if (!l || !holders)
+	if (!l || !l->b || !holders)
 		return EINVAL;
+	if (lock_handle_stale(l))
+		return removed(l->b);
 	*holders = l->holders;
 	return 0;
 }
@@ -265,7 +274,10 @@ int bakery_lock_close(bakery_lock_t *l)
 
 	if (!l)
 		return EINVAL;
-	if (bakery__slot_self_busy(l->b, &self) == 0 &&
+	/* (the region is looked at only through a slot of ours in it, which
+	 * keeps it mapped.)  A removed lock is held by nobody: what our
+	 * registers in its entry say is about the lock that took the entry. */
+	if (bakery__slot_self_busy(l->b, &self) == 0 && !lock_handle_stale(l) &&
 	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
 		return EBUSY;
 	free(l);
@@ -278,7 +290,7 @@ int bakery_lock_close(bakery_lock_t *l)
  * was removed. */
 static int held_already(const struct bakery_lock *l)
 {
-	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) == l->gen ? EDEADLK : BAKERY_EREMOVED;
+	return lock_handle_stale(l) ? removed(l->b) : EDEADLK;
 }
 
 /* Can L be taken (in SHARED mode) at all? */
@@ -402,8 +414,17 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->pass) != PASS_IDLE) &&
 	    (err = bakery__pass_settle(p)))
 		return err;
-	if (l->ops->prepare && (err = l->ops->prepare(p)))
-		return err;
+	if (l->ops->prepare) {
+		/* It may wait for others (Jayanti: a passage of ours left to
+		 * a proxy is completed first).  Once L was removed, such a
+		 * passage is one of the lock that took the entry: a call on L
+		 * must not wait for that lock's holders (nor, a trylock, be
+		 * EBUSY because of them). */
+		if (caa_unlikely(lock_handle_stale(l)))
+			return ENTRY_MOVED;
+		if ((err = l->ops->prepare(p)))
+			return err;
+	}
 	/* The passage's mode before its ticket: the doorway's first store_mb()
 	 * orders this store before the ticket's (store->store), so that whoever
 	 * reads our ticket and then, after a read barrier, our mode, reads this
@@ -610,6 +631,9 @@ int bakery_unlock(bakery_lock_t *l)
 
 	if (!l || !l->b)
 		return EINVAL;
+	/* our registers in L's entry are another lock's once L was removed */
+	if (caa_unlikely(lock_handle_stale(l)))
+		return removed(l->b);
 	p.mine = held_reg(l, &rec, &pinned);
 	if (!p.mine)
 		return not_held(l->b);
@@ -643,6 +667,8 @@ int bakery_consistent(bakery_lock_t *l)
 
 	if (!l || !l->b)
 		return EINVAL;
+	if (lock_handle_stale(l))
+		return removed(l->b);
 	r = held_reg(l, &rec, &pinned);
 	if (!r)
 		return not_held(l->b);

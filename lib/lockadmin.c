@@ -72,7 +72,7 @@ int bakery_lock_reset(bakery_lock_t *l)
 		return BAKERY_EBADREGION;
 	if ((err = caller_owns(l->b)))
 		return err;
-	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
+	if (lock_handle_stale(l))
 		return BAKERY_EREMOVED;
 	flags = &l->b->locks[l->index].flags;
 	/* one atomic step from not-recoverable to owner-died: no acquirer can
