@@ -327,19 +327,40 @@ static int slot_enter(struct bakery *b, const struct deadline *dl, unsigned *sel
 	return err;
 }
 
+/* A place in line not taken yet: nobody seen ahead (no predecessor: slot 0
+ * is a slot like any other), not passable. */
+static inline void passage_new_place(struct passage *p)
+{
+	p->also = p->also_waiters = NULL;
+	p->crowd = 0;
+	p->pred = BAKERY_NO_SLOT;
+	p->pred_number = 0;
+	p->pass_published = p->pass_phase = false;
+}
+
+/* The one way to make a passage: slot SELF's in L's lock, every field set
+ * (field by field: no zeroing of the whole, and no zero left to name slot
+ * 0 where no slot is meant). */
+static inline void passage_init(struct passage *p, struct bakery_lock *l, unsigned self,
+                                const struct deadline *dl, bool shared)
+{
+	p->b = l->b;
+	p->lock = l->index;
+	p->self = self;
+	p->mine = reg_of(l->b, l->index, self);
+	p->dl = dl;
+	p->shared = shared;
+	p->holders = l->holders;
+	p->pass_abort = l->ops->pass_abort;
+	passage_new_place(p);
+}
+
 static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
                          unsigned self, struct passage *p)
 {
 	struct bakery *b = l->b;
 
-	p->self = self;
-	p->b = b;
-	p->lock = l->index;
-	p->mine = reg_of(b, l->index, p->self);
-	p->dl = dl;
-	p->shared = shared;
-	p->holders = l->holders;
-	p->pass_abort = l->ops->pass_abort;
+	passage_init(p, l, self, dl, shared);
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return held_already(l);
 	/* held through another handle of the region: our other slot would
@@ -395,17 +416,13 @@ static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline 
  * caller sees (lock_acquire_after_move sorts it out). */
 #define ENTRY_MOVED (-2)
 
-/* One place in line: doorway and wait.  0 when it is our turn; an error;
- * BAKERY_EPASSED when we were passed (pass.c) and must not enter; or
- * ENTRY_MOVED. */
+/* One place in line (P's, not taken yet): doorway and wait.  0 when it is
+ * our turn; an error; BAKERY_EPASSED when we were passed (pass.c) and must
+ * not enter; or ENTRY_MOVED. */
 static int passage_attempt(struct bakery_lock *l, struct passage *p)
 {
 	int err;
 
-	p->also = p->also_waiters = NULL;
-	p->crowd = 0;
-	p->pred = BAKERY_NO_SLOT;
-	p->pass_published = p->pass_phase = false;
 	/* a pass of our registers not finished yet (we were passed, or our
 	 * slot's previous owner was): none of our stores before it is.  A
 	 * plain load: IDLE is our own last store to the word (or a
@@ -458,6 +475,7 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 	/* passed: a new place in line, with the deadline we had */
 	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
+		passage_new_place(&p);
 		if (dl->mode == WAIT_DEADLINE && bakery__deadline_passed(dl)) {
 			/* no new place past the deadline; the pass is settled
 			 * now if it is over, else before our next attempt */
@@ -624,9 +642,10 @@ static int not_held(struct bakery *b)
 
 int bakery_unlock(bakery_lock_t *l)
 {
-	struct passage p = { 0 };
 	const struct deadline dl = { .mode = WAIT_NONE };
+	struct bakery_shm_reg *mine;
 	struct thread_slot *rec;
+	struct passage p;
 	bool pinned;
 
 	if (!l || !l->b)
@@ -634,16 +653,11 @@ int bakery_unlock(bakery_lock_t *l)
 	/* our registers in L's entry are another lock's once L was removed */
 	if (caa_unlikely(lock_handle_stale(l)))
 		return removed(l->b);
-	p.mine = held_reg(l, &rec, &pinned);
-	if (!p.mine)
+	mine = held_reg(l, &rec, &pinned);
+	if (!mine)
 		return not_held(l->b);
 	(void)pinned;   /* the busy_end below ends that too */
-	p.self = rec->slot;
-	p.b = l->b;
-	p.lock = l->index;
-	p.dl = &dl;
-	p.holders = l->holders;
-	p.shared = CMM_LOAD_SHARED(p.mine->mode) == REG_SHARED;
+	passage_init(&p, l, rec->slot, &dl, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
 		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);
