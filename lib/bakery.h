@@ -351,7 +351,9 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   ENOTRECOVERABLE  the lock was left inconsistent; it cannot be acquired
  *                    until the region's owner calls bakery_lock_reset()
  *   EDEADLK          the calling thread already holds it (through this
- *                    handle, or through another handle of the same region)
+ *                    handle, or through another handle of the same region,
+ *                    whatever name it was opened by: a hard link or a
+ *                    rename of the object names the same region)
  *   EMFILE           the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
  *   EAGAIN           the lock was being removed and the removal held

@@ -30,6 +30,10 @@ struct bakery {
 	uint64_t tokens_off;
 	uint32_t page_size;
 	int fd;
+	/* the shm object's identity, recorded at open: two handles of one
+	 * object, whatever names they were opened by (a hard link, a rename) */
+	dev_t dev;
+	ino_t ino;
 	/* set by the SIGBUS guard when the object was cut short under us:
 	 * from then on every call answers BAKERY_EBADREGION */
 	int lost;
