@@ -476,8 +476,14 @@ BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
 /*
  * Remove the lock LOCK_NAME from region B, freeing its table entry for
  * another name.  Only while nobody holds it, waits for it or is in its
- * doorway, and no passage of a dead participant is left in it; for the
- * owner of the region's shm object (or root) only.  Race-free against a
+ * doorway, no passage of a dead participant is left in it, and no repair
+ * is owed: a lock whose holder died inside its critical section and that
+ * nobody has repaired since (its next holder would be told EOWNERDEAD) is
+ * refused with EOWNERDEAD, a not-recoverable one with ENOTRECOVERABLE,
+ * and stays as it was (a lock made anew under the name would tell its
+ * next holder nothing of the death; see bakery_lock_unlink_flags to
+ * remove it anyway).  For the owner of the region's shm object (or root)
+ * only.  Race-free against a
  * concurrent acquisition: either the unlink sees it (EBUSY) or the
  * acquirer sees the unlink.  Handles still open on the removed lock stay
  * valid to close (0), and every other call on them (the lock calls,
@@ -487,11 +493,25 @@ BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
  * name makes a new lock.  Blocks for a system-wide memory barrier
  * (membarrier(2), milliseconds) and while another lock of B is being
  * created or removed.  Returns 0, EINVAL, ENOENT (no such lock), EBUSY,
+ * EOWNERDEAD or ENOTRECOVERABLE (a repair is owed: nothing was removed),
  * EPERM (not the region's owner, or B was opened BAKERY_RDONLY), EAGAIN
  * (the lock table stayed busy), ENOTSUP (the kernel has no
  * MEMBARRIER_CMD_GLOBAL), BAKERY_EBADREGION.
  */
 BAKERY_API int bakery_lock_unlink(bakery_t *b, const char *lock_name);
+
+/* bakery_lock_unlink_flags: remove a lock that owes a repair all the same. */
+#define BAKERY_UNLINK_FORCE 0x1u
+
+/*
+ * As bakery_lock_unlink, with FLAGS: 0 (the same call), or
+ * BAKERY_UNLINK_FORCE, which removes a lock that is owner-died or not
+ * recoverable too: the news that its holder died is lost with it (use it
+ * when nothing is left to repair, e.g. the data it protected is gone).  A
+ * lock that is held or waited for is still refused (EBUSY).  Other flags:
+ * EINVAL.  Returns as bakery_lock_unlink.
+ */
+BAKERY_API int bakery_lock_unlink_flags(bakery_t *b, const char *lock_name, unsigned flags);
 
 /* ------------------------------------------------------- introspection -- */
 

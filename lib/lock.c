@@ -368,7 +368,9 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
 		return held_already(l);
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
-		return ENOTRECOVERABLE;
+		/* (a removed lock's flags stay in its entry until the next
+		 * lock is made there) */
+		return lock_handle_stale(l) ? removed(b) : ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
 		bakery__active_join(p);
 	return 0;

@@ -7,7 +7,8 @@
  * entry, from every call that takes it (an unlock or a repair through it
  * leaves the next lock, held by the caller, as it is; it closes with 0);
  * unlinks racing with threads that lock, unlock and reopen never
- * let two of them in at once.  An unlinker killed at each step (test
+ * let two of them in at once.  A lock that owes a repair (its holder died
+ * inside) is not removed unless forced.  An unlinker killed at each step (test
  * build: BAKERY_CRASH_AT=unlink-...) leaves either the lock or a free
  * entry, and the next table operation finds the region sound.
  */
@@ -282,17 +283,56 @@ START_TEST(unlink_refuses_a_lock_held_shared)
 }
 END_TEST
 
+/*
+ * A lock whose holder died inside its critical section owes a repair: its
+ * next holder must be told.  Removing it would lose that (a lock made anew
+ * under the name tells nobody), so the unlink refuses with EOWNERDEAD and
+ * the lock stays; left not recoverable, with ENOTRECOVERABLE.  Forced
+ * (BAKERY_UNLINK_FORCE), it goes; repaired, it goes as any other.  Held,
+ * it stays, forced or not (EBUSY).
+ */
 START_TEST(unlink_of_a_dead_holders_lock)
 {
+	enum bakery_algo algo = (enum bakery_algo)_i;
 	char name[TK_NAME_SIZE];
 	bakery_t *b = unit_region(name, "unlinkdead", 4, 2);
-	pid_t doomed = unit_holder_process(name, "orphan", BAKERY_ALGO_DEFAULT);
+	bakery_lock_t *l;
 	unsigned reclaimed;
 
-	ck_assert(tk_kill(doomed));
+	ck_assert(tk_kill(unit_holder_process(name, "orphan", algo)));
 	/* the dead holder's registers are still set until someone recovers */
+	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), EBUSY);
 	ck_assert_int_eq(bakery_recover(b, &reclaimed), 0);
-	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), 0);
+	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), EOWNERDEAD);
+	ck_assert_int_eq(bakery_lock_unlink_flags(b, "orphan", 0), EOWNERDEAD);
+	/* still there, and the next holder is told */
+	ck_assert_int_eq(bakery_lock_lookup(b, "orphan", BAKERY_ALGO_DEFAULT, &l), 0);
+	ck_assert_int_eq(bakery_lock(l), EOWNERDEAD);
+	ck_assert_int_eq(bakery_lock_unlink_flags(b, "orphan", BAKERY_UNLINK_FORCE), EBUSY);
+	ck_assert_int_eq(bakery_unlock(l), 0);                  /* unrepaired */
+	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), ENOTRECOVERABLE);
+	ck_assert_int_eq(bakery_lock(l), ENOTRECOVERABLE);
+	ck_assert_int_eq(bakery_lock_unlink_flags(b, "orphan", BAKERY_UNLINK_FORCE), 0);
+	ck_assert_int_eq(bakery_lock(l), BAKERY_EREMOVED);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_lock_lookup(b, "orphan", BAKERY_ALGO_DEFAULT, &l), ENOENT);
+
+	/* forced straight from owner-died */
+	ck_assert(tk_kill(unit_holder_process(name, "forced", algo)));
+	ck_assert_int_eq(bakery_recover(b, &reclaimed), 0);
+	ck_assert_int_eq(bakery_lock_unlink_flags(b, "forced", BAKERY_UNLINK_FORCE), 0);
+
+	/* repaired: removed as any other */
+	ck_assert(tk_kill(unit_holder_process(name, "mended", algo)));
+	l = unit_lock(b, "mended", algo);
+	ck_assert_int_eq(bakery_lock(l), EOWNERDEAD);
+	ck_assert_int_eq(bakery_lock_unlink(b, "mended"), EBUSY);
+	ck_assert_int_eq(bakery_consistent(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock_unlink(b, "mended"), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+
+	ck_assert_int_eq(bakery_lock_unlink_flags(b, "mended", 0x2), EINVAL);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
 }
@@ -583,7 +623,7 @@ static Suite *lock_unlink_suite(void)
 	                    TK_ALGO_END);
 	tcase_add_loop_test(tc, unlink_refuses_a_lock_in_use, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, unlink_refuses_a_lock_held_shared, TK_ALGO_FIRST, TK_ALGO_END);
-	tcase_add_test(tc, unlink_of_a_dead_holders_lock);
+	tcase_add_loop_test(tc, unlink_of_a_dead_holders_lock, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, unlink_bad_arguments);
 	tcase_add_test(tc, unlink_needs_the_owner);
 	suite_add_tcase(s, tc);
