@@ -362,7 +362,10 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *                    stopped half-way for 2 s (try again)
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
- *                    registered for the thread (threads not made by glibc)
+ *                    registered for the thread (threads not made by glibc);
+ *                    ENOMEM also from a JAYANTI doorway that finds a crowd
+ *                    of more than 32 in line (it notes their tokens in
+ *                    allocated memory, to keep its stack small)
  *   BAKERY_EREMOVED  the lock was removed by bakery_lock_unlink() since L
  *                    was opened (its entry may hold another lock by now);
  *                    close L, and open the name again for a new lock

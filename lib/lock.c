@@ -455,7 +455,8 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 		CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
 		return ENTRY_MOVED;
 	}
-	l->ops->doorway(p);
+	if (caa_unlikely(err = l->ops->doorway(p)))
+		return err;
 	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_WAITING);
 	CRASH_POINT("waiting");
 	p->pass_phase = true;           /* from now on we may be passed */
