@@ -62,6 +62,8 @@ struct bakery_lock {
 	enum bakery_algo algo;     /* the variant this handle runs */
 	const struct algo_ops *ops;
 	unsigned holders;          /* the lock's capacity k, read at open */
+	uint64_t serial;           /* this handle among all the process opened
+	                              (never 0, never reused, unlike an address) */
 };
 
 static inline struct bakery_shm_reg *reg_of(struct bakery *b, unsigned lock, unsigned slot)

@@ -177,6 +177,14 @@ static int entry_open(struct bakery *b, const char *lock_name, const struct bake
 	return 0;
 }
 
+/* A serial for a new lock handle: 1, 2, ... for the life of the process. */
+static uint64_t handle_serial_next(void)
+{
+	static uint64_t serials;
+
+	return uatomic_add_return(&serials, 1);
+}
+
 static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_lock_config *cfg,
                      bool create, bakery_lock_t **out)
 {
@@ -216,6 +224,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	l->algo = run;
 	l->ops = bakery__algo_ops_of(run);
 	l->holders = holders;
+	l->serial = handle_serial_next();
 	*out = l;
 	return 0;
 }
@@ -352,6 +361,7 @@ static inline void passage_init(struct passage *p, struct bakery_lock *l, unsign
 	p->shared = shared;
 	p->holders = l->holders;
 	p->pass_abort = l->ops->pass_abort;
+	p->handle = l->serial;
 	passage_new_place(p);
 }
 
