@@ -308,33 +308,41 @@ START_TEST(passer_dies_before_cleared)
 }
 END_TEST
 
+/* The only one ahead is a stopped waiter whose turn has come: the
+ * trylocks of this thread, every 10 ms, are EBUSY (the first at once) until
+ * they pass it, not before the grace G (seconds), and then get the lock. */
+static void trylock_until_passed(struct scene *s, double g)
+{
+	double started = tk_now(CLOCK_MONOTONIC), took = -1;
+	int rc;
+
+	ck_assert_int_eq(bakery_trylock(s->l), EBUSY);
+	while (tk_now(CLOCK_MONOTONIC) - started < g + 30) {
+		rc = bakery_trylock(s->l);
+		if (rc == 0) {
+			took = tk_now(CLOCK_MONOTONIC) - started;
+			occupy(s->a, 0);
+			ck_assert_int_eq(bakery_unlock(s->l), 0);
+			break;
+		}
+		ck_assert_int_eq(rc, EBUSY);
+		tk_sleep_ms(10);
+	}
+	ck_assert_msg(took >= g, "the trylock got the lock after %.3f s (grace %.3f s)", took, g);
+	ck_assert_uint_eq(lock_passes(s->b), 1);
+}
+
 START_TEST(trylock_passes_a_stopped_waiter)
 {
 	struct scene s;
-	double started, took = -1;
 	pid_t a;
-	int rc;
 
 	scene_open(&s, (enum bakery_algo)_i, "passtry");
 	unit_holder_start(&s.h, s.l);
 	a = queue_waiter(s.a, &s.w[1], 1, s.b, 1);
 	stop_and_check(a);
 	unit_holder_stop(&s.h);
-	started = tk_now(CLOCK_MONOTONIC);
-	ck_assert_int_eq(bakery_trylock(s.l), EBUSY);          /* A's turn, not yet G */
-	while (tk_now(CLOCK_MONOTONIC) - started < G_S + 30) {
-		rc = bakery_trylock(s.l);
-		if (rc == 0) {
-			took = tk_now(CLOCK_MONOTONIC) - started;
-			occupy(s.a, 0);
-			ck_assert_int_eq(bakery_unlock(s.l), 0);
-			break;
-		}
-		ck_assert_int_eq(rc, EBUSY);
-		tk_sleep_ms(10);
-	}
-	ck_assert_msg(took >= G_S, "the trylock got the lock after %.3f s (grace %.3f s)", took, G_S);
-	ck_assert_uint_eq(lock_passes(s.b), 1);
+	trylock_until_passed(&s, G_S);
 	ck_assert_int_eq(kill(a, SIGCONT), 0);
 	ck_assert_int_eq(tk_reap(a, 30), 0);
 	ck_assert_uint_eq(s.a->entries, 2);
@@ -372,12 +380,11 @@ static void waiter_ticket(bakery_t *b, unsigned *slot, uint64_t *ticket)
 START_TEST(trylock_watch_does_not_outlive_its_use)
 {
 	const double g = LATE_GRACE_MS / 1000.0;
-	double noted, started, took = -1;
 	unsigned slot, again_slot;
 	uint64_t ticket, again_ticket;
 	struct scene s;
+	double noted;
 	pid_t a;
-	int rc;
 
 	setenv("BAKERY_PASS_GRACE_MS", "2000", 1);      /* LATE_GRACE_MS, here and in children */
 	scene_open(&s, BAKERY_ALGO_BLACK_WHITE, "passlate");
@@ -411,21 +418,7 @@ START_TEST(trylock_watch_does_not_outlive_its_use)
 	ck_assert_msg(again_ticket == ticket, "ticket %#llx, A's was %#llx",
 	              (unsigned long long)again_ticket, (unsigned long long)ticket);
 	unit_holder_stop(&s.h);
-	started = tk_now(CLOCK_MONOTONIC);
-	ck_assert_int_eq(bakery_trylock(s.l), EBUSY);  /* not passed on A's account */
-	while (tk_now(CLOCK_MONOTONIC) - started < g + 30) {
-		rc = bakery_trylock(s.l);
-		if (rc == 0) {
-			took = tk_now(CLOCK_MONOTONIC) - started;
-			occupy(s.a, 0);
-			ck_assert_int_eq(bakery_unlock(s.l), 0);
-			break;
-		}
-		ck_assert_int_eq(rc, EBUSY);
-		tk_sleep_ms(10);
-	}
-	ck_assert_msg(took >= g, "the trylock got the lock after %.3f s (grace %.3f s)", took, g);
-	ck_assert_uint_eq(lock_passes(s.b), 1);
+	trylock_until_passed(&s, g);    /* not at once, on A's account */
 	ck_assert_int_eq(kill(a, SIGCONT), 0);
 	ck_assert_int_eq(tk_reap(a, 30), 0);
 	scene_close(&s);
