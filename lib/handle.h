@@ -102,4 +102,12 @@ static inline bool region_lost(struct bakery *b)
 	return caa_unlikely(CMM_LOAD_SHARED(b->lost));
 }
 
+/* The answer to a call on a handle of B whose lock was removed:
+ * BAKERY_EREMOVED, unless what said so was the SIGBUS guard's zero pages
+ * (the region was cut short under us). */
+static inline int lock_removed(struct bakery *b)
+{
+	return region_lost(b) ? BAKERY_EBADREGION : BAKERY_EREMOVED;
+}
+
 #endif /* BAKERY_HANDLE_H */

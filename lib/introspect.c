@@ -142,7 +142,7 @@ int bakery_lock_index(bakery_lock_t *l, unsigned *index)
 		return EINVAL;
 	/* its entry may hold another lock by now */
 	if (lock_handle_stale(l))
-		return region_lost(l->b) ? BAKERY_EBADREGION : BAKERY_EREMOVED;
+		return lock_removed(l->b);
 	*index = l->index;
 	return 0;
 }

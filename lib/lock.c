@@ -260,19 +260,12 @@ int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo
 	return err;
 }
 
-/* The answer to a call on a handle whose lock was removed: BAKERY_EREMOVED,
- * unless what we read was the SIGBUS guard's zero pages. */
-static int removed(struct bakery *b)
-{
-	return region_lost(b) ? BAKERY_EBADREGION : BAKERY_EREMOVED;
-}
-
 int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
 {
 	if (!l || !l->b || !holders)
 		return EINVAL;
 	if (lock_handle_stale(l))
-		return removed(l->b);
+		return lock_removed(l->b);
 	*holders = l->holders;
 	return 0;
 }
@@ -299,7 +292,7 @@ int bakery_lock_close(bakery_lock_t *l)
  * was removed. */
 static int held_already(const struct bakery_lock *l)
 {
-	return lock_handle_stale(l) ? removed(l->b) : EDEADLK;
+	return lock_handle_stale(l) ? lock_removed(l->b) : EDEADLK;
 }
 
 /* Can L be taken (in SHARED mode) at all? */
@@ -380,7 +373,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
 		/* (a removed lock's flags stay in its entry until the next
 		 * lock is made there) */
-		return lock_handle_stale(l) ? removed(b) : ENOTRECOVERABLE;
+		return lock_handle_stale(l) ? lock_removed(b) : ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
 		bakery__active_join(p);
 	return 0;
@@ -665,7 +658,7 @@ int bakery_unlock(bakery_lock_t *l)
 		return EINVAL;
 	/* our registers in L's entry are another lock's once L was removed */
 	if (caa_unlikely(lock_handle_stale(l)))
-		return removed(l->b);
+		return lock_removed(l->b);
 	mine = held_reg(l, &rec, &pinned);
 	if (!mine)
 		return not_held(l->b);
@@ -695,7 +688,7 @@ int bakery_consistent(bakery_lock_t *l)
 	if (!l || !l->b)
 		return EINVAL;
 	if (lock_handle_stale(l))
-		return removed(l->b);
+		return lock_removed(l->b);
 	r = held_reg(l, &rec, &pinned);
 	if (!r)
 		return not_held(l->b);
