@@ -7,9 +7,24 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include "lock_recovery.h"
 #include "region.h"
 #include "registry.h"
+
+/* The object's identity (registry.c tells two handles of one object apart
+ * from two regions by it, not by the names they were opened by). */
+static int identity_record(struct bakery *b)
+{
+	struct stat st;
+
+	if (fstat(b->fd, &st) < 0)
+		return errno;
+	b->dev = st.st_dev;
+	b->ino = st.st_ino;
+	return 0;
+}
 
 static int api_open(const char *name, unsigned flags, const struct bakery_config *cfg,
                     bakery_t **out)
@@ -24,6 +39,10 @@ static int api_open(const char *name, unsigned flags, const struct bakery_config
 	err = bakery__region_open(name, flags, cfg, &b);
 	if (err)
 		return err;
+	if ((err = identity_record(b))) {
+		bakery__region_close(b);
+		return err;
+	}
 	b->recovery = &bakery__lock_recovery;
 	/* whoever opens the region proves and clears deaths (unless told not
 	 * to: BAKERY_NORECOVER; a BAKERY_RDONLY handle cannot write) */

@@ -295,12 +295,14 @@ struct bakery_lock_config {
 BAKERY_API int bakery_lock_open_config(bakery_t *b, const char *lock_name,
                                        const struct bakery_lock_config *cfg,
                                        bakery_lock_t **out);
-/* The lock's capacity k (1 for a mutex) into *holders.  0 or EINVAL. */
+/* The lock's capacity k (1 for a mutex) into *holders.  0, EINVAL, or
+ * BAKERY_EREMOVED (the lock was removed since L was opened). */
 BAKERY_API int bakery_lock_holders(bakery_lock_t *l, unsigned *holders);
 
 /* Free a lock handle.  The lock itself stays in the region (until
  * bakery_lock_unlink).  0 or EINVAL (NULL), EBUSY if the calling thread
- * holds it. */
+ * holds it.  A handle whose lock was removed is held by nobody: it closes
+ * with 0, whatever lock took its entry since. */
 BAKERY_API int bakery_lock_close(bakery_lock_t *l);
 
 /*
@@ -349,7 +351,9 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *   ENOTRECOVERABLE  the lock was left inconsistent; it cannot be acquired
  *                    until the region's owner calls bakery_lock_reset()
  *   EDEADLK          the calling thread already holds it (through this
- *                    handle, or through another handle of the same region)
+ *                    handle, or through another handle of the same region,
+ *                    whatever name it was opened by: a hard link or a
+ *                    rename of the object names the same region)
  *   EMFILE           the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
  *   EAGAIN           the lock was being removed and the removal held
@@ -358,7 +362,10 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *                    stopped half-way for 2 s (try again)
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
- *                    registered for the thread (threads not made by glibc)
+ *                    registered for the thread (threads not made by glibc);
+ *                    ENOMEM also from a JAYANTI doorway that finds a crowd
+ *                    of more than 32 in line (it notes their tokens in
+ *                    allocated memory, to keep its stack small)
  *   BAKERY_EREMOVED  the lock was removed by bakery_lock_unlink() since L
  *                    was opened (its entry may hold another lock by now);
  *                    close L, and open the name again for a new lock
@@ -386,7 +393,9 @@ BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
 /*
  * Release.  Wakes the threads that wait on this thread's registers.  Does not
  * block.  Returns 0, EPERM (the calling thread does not hold it), EINVAL,
- * BAKERY_EBADREGION (the region was shrunk under the process).
+ * BAKERY_EBADREGION (the region was shrunk under the process),
+ * BAKERY_EREMOVED (the lock was removed since L was opened: nothing is
+ * released, not even a lock that took its entry and that the caller holds).
  * Unlocking after EOWNERDEAD without bakery_consistent() makes the lock
  * ENOTRECOVERABLE (and returns 0), until bakery_lock_reset().
  */
@@ -394,7 +403,9 @@ BAKERY_API int bakery_unlock(bakery_lock_t *l);
 
 /* Mark the state protected by a lock acquired with EOWNERDEAD as repaired.
  * 0, EPERM (not held by the calling thread, or held in shared mode: a
- * reader cannot repair), EINVAL (the lock is not in the owner-died state). */
+ * reader cannot repair), EINVAL (the lock is not in the owner-died state),
+ * BAKERY_EREMOVED (the lock was removed since L was opened: no other lock's
+ * mark is touched). */
 BAKERY_API int bakery_consistent(bakery_lock_t *l);
 
 /*
@@ -460,27 +471,50 @@ BAKERY_API int bakery_lock_lookup(bakery_t *b, const char *lock_name,
  * bakery_consistent().  For the owner of the region's shm object (or
  * root) only.  Does not block; one atomic step, ordered with acquirers.
  * Returns 0, EINVAL (NULL, or the lock is not ENOTRECOVERABLE), EPERM
- * (the caller does not own the region), BAKERY_EBADREGION.
+ * (the caller does not own the region), BAKERY_EREMOVED (the lock was
+ * removed since L was opened), BAKERY_EBADREGION.
  */
 BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
 
 /*
  * Remove the lock LOCK_NAME from region B, freeing its table entry for
  * another name.  Only while nobody holds it, waits for it or is in its
- * doorway, and no passage of a dead participant is left in it; for the
- * owner of the region's shm object (or root) only.  Race-free against a
+ * doorway, no passage of a dead participant is left in it, and no repair
+ * is owed: a lock whose holder died inside its critical section and that
+ * nobody has repaired since (its next holder would be told EOWNERDEAD) is
+ * refused with EOWNERDEAD, a not-recoverable one with ENOTRECOVERABLE,
+ * and stays as it was (a lock made anew under the name would tell its
+ * next holder nothing of the death; see bakery_lock_unlink_flags to
+ * remove it anyway).  For the owner of the region's shm object (or root)
+ * only.  Race-free against a
  * concurrent acquisition: either the unlink sees it (EBUSY) or the
  * acquirer sees the unlink.  Handles still open on the removed lock stay
- * valid to close, and every lock call on them returns BAKERY_EREMOVED,
- * even once the entry holds another lock; bakery_lock_open of the same
+ * valid to close (0), and every other call on them (the lock calls,
+ * bakery_unlock, bakery_consistent, bakery_lock_reset, bakery_lock_holders,
+ * bakery_lock_index) returns BAKERY_EREMOVED, even once the entry holds
+ * another lock, which none of them touches; bakery_lock_open of the same
  * name makes a new lock.  Blocks for a system-wide memory barrier
  * (membarrier(2), milliseconds) and while another lock of B is being
  * created or removed.  Returns 0, EINVAL, ENOENT (no such lock), EBUSY,
+ * EOWNERDEAD or ENOTRECOVERABLE (a repair is owed: nothing was removed),
  * EPERM (not the region's owner, or B was opened BAKERY_RDONLY), EAGAIN
  * (the lock table stayed busy), ENOTSUP (the kernel has no
  * MEMBARRIER_CMD_GLOBAL), BAKERY_EBADREGION.
  */
 BAKERY_API int bakery_lock_unlink(bakery_t *b, const char *lock_name);
+
+/* bakery_lock_unlink_flags: remove a lock that owes a repair all the same. */
+#define BAKERY_UNLINK_FORCE 0x1u
+
+/*
+ * As bakery_lock_unlink, with FLAGS: 0 (the same call), or
+ * BAKERY_UNLINK_FORCE, which removes a lock that is owner-died or not
+ * recoverable too: the news that its holder died is lost with it (use it
+ * when nothing is left to repair, e.g. the data it protected is gone).  A
+ * lock that is held or waited for is still refused (EBUSY).  Other flags:
+ * EINVAL.  Returns as bakery_lock_unlink.
+ */
+BAKERY_API int bakery_lock_unlink_flags(bakery_t *b, const char *lock_name, unsigned flags);
 
 /* ------------------------------------------------------- introspection -- */
 
@@ -561,7 +595,9 @@ BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_
  */
 BAKERY_API int bakery_lock_queue(bakery_t *b, unsigned index, unsigned *slots,
                                  unsigned cap, unsigned *count);
-/* Index of an open lock handle's table entry (for bakery_lock_info). */
+/* Index of an open lock handle's table entry (for bakery_lock_info).  0,
+ * EINVAL, BAKERY_EREMOVED (the lock was removed since L was opened: the
+ * entry may hold another lock). */
 BAKERY_API int bakery_lock_index(bakery_lock_t *l, unsigned *index);
 
 #ifdef __cplusplus

@@ -138,8 +138,11 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 
 int bakery_lock_index(bakery_lock_t *l, unsigned *index)
 {
-	if (!l || !index)
+	if (!l || !l->b || !index)
 		return EINVAL;
+	/* its entry may hold another lock by now */
+	if (lock_handle_stale(l))
+		return lock_removed(l->b);
 	*index = l->index;
 	return 0;
 }

@@ -177,6 +177,14 @@ static int entry_open(struct bakery *b, const char *lock_name, const struct bake
 	return 0;
 }
 
+/* A serial for a new lock handle: 1, 2, ... for the life of the process. */
+static uint64_t handle_serial_next(void)
+{
+	static uint64_t serials;
+
+	return uatomic_add_return(&serials, 1);
+}
+
 static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_lock_config *cfg,
                      bool create, bakery_lock_t **out)
 {
@@ -216,6 +224,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	l->algo = run;
 	l->ops = bakery__algo_ops_of(run);
 	l->holders = holders;
+	l->serial = handle_serial_next();
 	*out = l;
 	return 0;
 }
@@ -253,8 +262,10 @@ int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo
 
 int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
 {
-	if (!l || !holders)
+	if (!l || !l->b || !holders)
 		return EINVAL;
+	if (lock_handle_stale(l))
+		return lock_removed(l->b);
 	*holders = l->holders;
 	return 0;
 }
@@ -265,7 +276,10 @@ int bakery_lock_close(bakery_lock_t *l)
 
 	if (!l)
 		return EINVAL;
-	if (bakery__slot_self_busy(l->b, &self) == 0 &&
+	/* (the region is looked at only through a slot of ours in it, which
+	 * keeps it mapped.)  A removed lock is held by nobody: what our
+	 * registers in its entry say is about the lock that took the entry. */
+	if (bakery__slot_self_busy(l->b, &self) == 0 && !lock_handle_stale(l) &&
 	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
 		return EBUSY;
 	free(l);
@@ -278,7 +292,7 @@ int bakery_lock_close(bakery_lock_t *l)
  * was removed. */
 static int held_already(const struct bakery_lock *l)
 {
-	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) == l->gen ? EDEADLK : BAKERY_EREMOVED;
+	return lock_handle_stale(l) ? lock_removed(l->b) : EDEADLK;
 }
 
 /* Can L be taken (in SHARED mode) at all? */
@@ -315,19 +329,41 @@ static int slot_enter(struct bakery *b, const struct deadline *dl, unsigned *sel
 	return err;
 }
 
+/* A place in line not taken yet: nobody seen ahead (no predecessor: slot 0
+ * is a slot like any other), not passable. */
+static inline void passage_new_place(struct passage *p)
+{
+	p->also = p->also_waiters = NULL;
+	p->crowd = 0;
+	p->pred = BAKERY_NO_SLOT;
+	p->pred_number = 0;
+	p->pass_published = p->pass_phase = false;
+}
+
+/* The one way to make a passage: slot SELF's in L's lock, every field set
+ * (field by field: no zeroing of the whole, and no zero left to name slot
+ * 0 where no slot is meant). */
+static inline void passage_init(struct passage *p, struct bakery_lock *l, unsigned self,
+                                const struct deadline *dl, bool shared)
+{
+	p->b = l->b;
+	p->lock = l->index;
+	p->self = self;
+	p->mine = reg_of(l->b, l->index, self);
+	p->dl = dl;
+	p->shared = shared;
+	p->holders = l->holders;
+	p->pass_abort = l->ops->pass_abort;
+	p->handle = l->serial;
+	passage_new_place(p);
+}
+
 static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
                          unsigned self, struct passage *p)
 {
 	struct bakery *b = l->b;
 
-	p->self = self;
-	p->b = b;
-	p->lock = l->index;
-	p->mine = reg_of(b, l->index, p->self);
-	p->dl = dl;
-	p->shared = shared;
-	p->holders = l->holders;
-	p->pass_abort = l->ops->pass_abort;
+	passage_init(p, l, self, dl, shared);
 	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 		return held_already(l);
 	/* held through another handle of the region: our other slot would
@@ -335,7 +371,9 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
 		return held_already(l);
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
-		return ENOTRECOVERABLE;
+		/* (a removed lock's flags stay in its entry until the next
+		 * lock is made there) */
+		return lock_handle_stale(l) ? lock_removed(b) : ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
 		bakery__active_join(p);
 	return 0;
@@ -383,17 +421,13 @@ static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline 
  * caller sees (lock_acquire_after_move sorts it out). */
 #define ENTRY_MOVED (-2)
 
-/* One place in line: doorway and wait.  0 when it is our turn; an error;
- * BAKERY_EPASSED when we were passed (pass.c) and must not enter; or
- * ENTRY_MOVED. */
+/* One place in line (P's, not taken yet): doorway and wait.  0 when it is
+ * our turn; an error; BAKERY_EPASSED when we were passed (pass.c) and must
+ * not enter; or ENTRY_MOVED. */
 static int passage_attempt(struct bakery_lock *l, struct passage *p)
 {
 	int err;
 
-	p->also = p->also_waiters = NULL;
-	p->crowd = 0;
-	p->pred = BAKERY_NO_SLOT;
-	p->pass_published = p->pass_phase = false;
 	/* a pass of our registers not finished yet (we were passed, or our
 	 * slot's previous owner was): none of our stores before it is.  A
 	 * plain load: IDLE is our own last store to the word (or a
@@ -402,8 +436,17 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->pass) != PASS_IDLE) &&
 	    (err = bakery__pass_settle(p)))
 		return err;
-	if (l->ops->prepare && (err = l->ops->prepare(p)))
-		return err;
+	if (l->ops->prepare) {
+		/* It may wait for others (Jayanti: a passage of ours left to
+		 * a proxy is completed first).  Once L was removed, such a
+		 * passage is one of the lock that took the entry: a call on L
+		 * must not wait for that lock's holders (nor, a trylock, be
+		 * EBUSY because of them). */
+		if (caa_unlikely(lock_handle_stale(l)))
+			return ENTRY_MOVED;
+		if ((err = l->ops->prepare(p)))
+			return err;
+	}
 	/* The passage's mode before its ticket: the doorway's first store_mb()
 	 * orders this store before the ticket's (store->store), so that whoever
 	 * reads our ticket and then, after a read barrier, our mode, reads this
@@ -415,7 +458,8 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 		CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
 		return ENTRY_MOVED;
 	}
-	l->ops->doorway(p);
+	if (caa_unlikely(err = l->ops->doorway(p)))
+		return err;
 	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_WAITING);
 	CRASH_POINT("waiting");
 	p->pass_phase = true;           /* from now on we may be passed */
@@ -437,6 +481,7 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 	/* passed: a new place in line, with the deadline we had */
 	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
+		passage_new_place(&p);
 		if (dl->mode == WAIT_DEADLINE && bakery__deadline_passed(dl)) {
 			/* no new place past the deadline; the pass is settled
 			 * now if it is over, else before our next attempt */
@@ -603,23 +648,22 @@ static int not_held(struct bakery *b)
 
 int bakery_unlock(bakery_lock_t *l)
 {
-	struct passage p = { 0 };
 	const struct deadline dl = { .mode = WAIT_NONE };
+	struct bakery_shm_reg *mine;
 	struct thread_slot *rec;
+	struct passage p;
 	bool pinned;
 
 	if (!l || !l->b)
 		return EINVAL;
-	p.mine = held_reg(l, &rec, &pinned);
-	if (!p.mine)
+	/* our registers in L's entry are another lock's once L was removed */
+	if (caa_unlikely(lock_handle_stale(l)))
+		return lock_removed(l->b);
+	mine = held_reg(l, &rec, &pinned);
+	if (!mine)
 		return not_held(l->b);
 	(void)pinned;   /* the busy_end below ends that too */
-	p.self = rec->slot;
-	p.b = l->b;
-	p.lock = l->index;
-	p.dl = &dl;
-	p.holders = l->holders;
-	p.shared = CMM_LOAD_SHARED(p.mine->mode) == REG_SHARED;
+	passage_init(&p, l, rec->slot, &dl, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
 		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);
@@ -643,6 +687,8 @@ int bakery_consistent(bakery_lock_t *l)
 
 	if (!l || !l->b)
 		return EINVAL;
+	if (lock_handle_stale(l))
+		return lock_removed(l->b);
 	r = held_reg(l, &rec, &pinned);
 	if (!r)
 		return not_held(l->b);

@@ -25,7 +25,10 @@
  *      its stage here or it sees the odd generation and stops before its
  *      doorway (tests/model/unlink.pml checks this handshake);
  *   3. any register not idle: the generation goes back (EBUSY), and the
- *      lock is as it was;
+ *      lock is as it was; the same, unless forced, while the lock owes a
+ *      repair (owner-died: EOWNERDEAD; not recoverable: ENOTRECOVERABLE):
+ *      the next holder of a lock of that name must be told, and a new
+ *      lock would tell it nothing;
  *   4. all idle: the entry is FREE (the commit point), its registers are
  *      cleared for the next lock, and the generation moves on to the next
  *      even value.  A handle that cached the old one gets BAKERY_EREMOVED.
@@ -72,7 +75,7 @@ int bakery_lock_reset(bakery_lock_t *l)
 		return BAKERY_EBADREGION;
 	if ((err = caller_owns(l->b)))
 		return err;
-	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
+	if (lock_handle_stale(l))
 		return BAKERY_EREMOVED;
 	flags = &l->b->locks[l->index].flags;
 	/* one atomic step from not-recoverable to owner-died: no acquirer can
@@ -112,8 +115,28 @@ static bool entry_idle(struct bakery *b, unsigned lock)
 	return true;
 }
 
-/* Steps 1-4 on entry LOCK, the table's token held. */
-static int entry_remove(struct bakery *b, unsigned lock)
+/*
+ * The repair LOCK still owes: EOWNERDEAD (a holder died inside and nobody
+ * has repaired since), ENOTRECOVERABLE, or 0.  Called with the registers
+ * found idle: read after them (load->load), the flags are those a
+ * recoverer set before it cleared a dead holder's registers (pairs with
+ * the barrier in note_dead_slot, lock_recovery.c), and those an unlock
+ * without repair set before its exit's store_mb() cleared its ticket.
+ */
+static int repair_owed(struct bakery *b, unsigned lock)
+{
+	uint32_t flags;
+
+	cmm_smp_rmb();
+	flags = CMM_LOAD_SHARED(b->locks[lock].flags);
+	if (flags & LOCK_NOT_RECOVERABLE)
+		return ENOTRECOVERABLE;
+	return flags & LOCK_OWNER_DIED ? EOWNERDEAD : 0;
+}
+
+/* Steps 1-4 on entry LOCK, the table's token held; FLAGS as
+ * bakery_lock_unlink_flags's. */
+static int entry_remove(struct bakery *b, unsigned lock, unsigned flags)
 {
 	struct bakery_shm_lock *e = &b->locks[lock];
 	uint32_t gen = CMM_LOAD_SHARED(e->gen);     /* even: settled at table_lock */
@@ -128,6 +151,8 @@ static int entry_remove(struct bakery *b, unsigned lock)
 	err = bakery__barrier_everywhere();   /* the acquirers' half */
 	if (!err && !entry_idle(b, lock))
 		err = EBUSY;
+	if (!err && !(flags & BAKERY_UNLINK_FORCE))
+		err = repair_owed(b, lock);
 	CRASH_POINT("unlink-checked");
 	if (err) {
 		CMM_STORE_SHARED(e->gen, gen);
@@ -155,13 +180,13 @@ static int entry_find(struct bakery *b, const char *name, unsigned *index)
 	return ENOENT;
 }
 
-static int lock_unlink(bakery_t *b, const char *lock_name)
+static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 {
 	struct token_hold h;
 	unsigned index;
 	int err;
 
-	if (!b || !lock_name || b->closed)
+	if (!b || !lock_name || b->closed || (flags & ~BAKERY_UNLINK_FORCE))
 		return EINVAL;
 	if (b->rdonly)
 		return EPERM;
@@ -175,16 +200,21 @@ static int lock_unlink(bakery_t *b, const char *lock_name)
 		return err;
 	err = entry_find(b, lock_name, &index);
 	if (!err)
-		err = entry_remove(b, index);
+		err = entry_remove(b, index, flags);
 	bakery__token_give(&h);
 	return region_lost(b) ? BAKERY_EBADREGION : err;
 }
 
 /* (membarrier and the table token: cancellation off) */
-int bakery_lock_unlink(bakery_t *b, const char *lock_name)
+int bakery_lock_unlink_flags(bakery_t *b, const char *lock_name, unsigned flags)
 {
-	int old = cancel_off(), err = lock_unlink(b, lock_name);
+	int old = cancel_off(), err = lock_unlink(b, lock_name, flags);
 
 	cancel_restore(old);
 	return err;
+}
+
+int bakery_lock_unlink(bakery_t *b, const char *lock_name)
+{
+	return bakery_lock_unlink_flags(b, lock_name, 0);
 }

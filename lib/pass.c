@@ -445,19 +445,29 @@ bool bakery__pass_consider(struct passage *p, unsigned j, struct pass_watch *w)
 
 bool bakery__pass_consider_once(struct passage *p, unsigned j)
 {
-	/* a trylock's watch, kept between calls of this thread: which region
-	 * mapping and lock it is about */
+	/* A trylock's watch, kept between the calls of this thread through
+	 * one lock handle (by its serial: a freed handle's address may serve
+	 * another) for as long as they come at least every G/4, as often as
+	 * a blocked waiter looks.  A trylock that comes back later has not
+	 * watched the line meanwhile: what it saw then (a slot, a ticket, and
+	 * Black-White gives the same small numbers again and again) says
+	 * nothing of the passage there now, whose turn may have just come. */
 	static __thread struct {
-		const struct bakery *b;
-		unsigned lock;
+		uint64_t handle;
+		struct timespec used;
 		struct pass_watch w;
 	} tl;
+	long grace = bakery__pass_grace_ns();
+	struct timespec now;
 
-	if (tl.b != p->b || tl.lock != p->lock) {
-		tl.b = p->b;
-		tl.lock = p->lock;
-		tl.w.started = false;
+	if (!grace)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (tl.handle != p->handle || elapsed_ns(&tl.used, &now) >= grace / 4) {
+		tl.handle = p->handle;
+		tl.w.started = tl.w.armed = false;
 	}
+	tl.used = now;
 	return consider(p, j, &tl.w);
 }
 

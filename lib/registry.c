@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -760,14 +759,12 @@ int bakery__slot_self(struct bakery *b, unsigned *slot)
 	return err;
 }
 
-/* Are A and B handles of the same shm object? (names first: fstat only for
- * a name opened twice) */
-static bool same_region(struct bakery *a, struct bakery *b)
+/* Are A and B handles of the same shm object?  By its identity, recorded
+ * at open: a hard link or a rename gives it other names, and a name may
+ * have named another object when the other handle was opened. */
+static bool same_region(const struct bakery *a, const struct bakery *b)
 {
-	struct stat sa, sb;
-
-	return !strcmp(a->name, b->name) && fstat(a->fd, &sa) == 0 && fstat(b->fd, &sb) == 0 &&
-	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return a->ino == b->ino && a->dev == b->dev;
 }
 
 bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock)

@@ -28,8 +28,12 @@
 
 #define CACHE_LINE 64
 
-/* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
- * attach instead of misreading (LMDB's format word does the same). */
+/* The magic: "BAKERY" in its top six bytes names a region (anything else
+ * there: BAKERY_EBADREGION); its low two bytes, 0x0001, are fixed, not the
+ * layout version.  The layout version is the header's `version` field
+ * (BAKERY_LAYOUT_VERSION): a build of another layout, like another value of
+ * the low bytes, refuses to attach with BAKERY_EVERSION instead of
+ * misreading (region.c, header_validate; LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
 #define BAKERY_LAYOUT_VERSION 5u
 

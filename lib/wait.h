@@ -60,6 +60,9 @@ struct passage {
 	 * plain reset will not do (struct algo_ops.pass_abort); NULL: the
 	 * plain reset (pass.c) */
 	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
+	/* the serial of the lock handle it is made through (a trylock's pass
+	 * watch belongs to one handle: pass.c) */
+	uint64_t handle;
 };
 
 /* Note slot J, ticket register value NUMBER, as the latest ticket ahead of

@@ -30,8 +30,9 @@ static const char help_text[] =
 	"        reclaim the slots of dead participants now\n"
 	"  bakery reset   REGION LOCK\n"
 	"        make a not-recoverable lock usable again (region owner only)\n"
-	"  bakery rm      REGION LOCK\n"
-	"        remove a lock nobody holds or waits for (region owner only)\n"
+	"  bakery rm      REGION LOCK [-f|--force]\n"
+	"        remove a lock nobody holds or waits for (region owner only); one\n"
+	"        whose holder died unrepaired only with --force\n"
 	"  bakery unlink  REGION [-f|--force]\n"
 	"        remove the region's name\n"
 	"  bakery run     [OPTIONS] REGION LOCK [--] COMMAND [ARG...]\n"
@@ -171,7 +172,7 @@ static const struct subcommand subcommands[] = {
 	{ "list",    "list [-j|--json]", cmd_list },
 	{ "recover", "recover REGION", cmd_recover },
 	{ "reset",   "reset REGION LOCK", cmd_reset },
-	{ "rm",      "rm REGION LOCK", cmd_rm },
+	{ "rm",      "rm REGION LOCK [-f|--force]", cmd_rm },
 	{ "unlink",  "unlink REGION [-f|--force]", cmd_unlink },
 	{ "run",     "run [OPTIONS] REGION LOCK [--] COMMAND [ARG...] | "
 	             "run [OPTIONS] REGION LOCK -c SHELL-COMMAND | "

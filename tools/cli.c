@@ -116,14 +116,15 @@ int cli_open(const struct cli *c, const char *region, unsigned flags,
 	return err ? cli_open_fail(c, region, err) : 0;
 }
 
-int cli_lock_command(struct cli *c, int argc, char **argv, cli_lock_act act)
+int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+                     cli_lock_act act)
 {
-	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL } };
+	const struct cli_opt none[] = { { NULL, 0, NULL, NULL } };
 	struct cli_args a;
 	bakery_t *b;
 	int err;
 
-	if ((err = cli_parse(c, argc, argv, opts, NULL, 2, false, &a)))
+	if ((err = cli_parse(c, argc, argv, opts ? opts : none, NULL, 2, false, &a)))
 		return err < 0 ? 0 : err;
 	if ((err = cli_region_arg(c, a.pos[0])))
 		return err;

@@ -91,10 +91,12 @@ void cli_set_what(struct cli *c, const char *region, const char *lock);
 int cli_open(const struct cli *c, const char *region, unsigned flags,
              const struct bakery_config *cfg, bakery_t **out);
 
-/* A command of the form `bakery CMD REGION LOCK` (no options): parse,
- * open the region, ACT on the named lock, close.  ACT's exit code. */
+/* A command of the form `bakery CMD [OPTIONS] REGION LOCK`: parse (OPTS,
+ * or none if NULL; ACT reads what they set), open the region, ACT on the
+ * named lock, close.  ACT's exit code. */
 typedef int (*cli_lock_act)(struct cli *c, bakery_t *b, const char *lock);
-int cli_lock_command(struct cli *c, int argc, char **argv, cli_lock_act act);
+int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+                     cli_lock_act act);
 
 int cmd_status(struct cli *c, int argc, char **argv);
 int cmd_list(struct cli *c, int argc, char **argv);

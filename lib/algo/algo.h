@@ -48,8 +48,10 @@ struct algo_ops {
 	enum bakery_algo id;
 	const char *name;
 	unsigned modes;            /* ALGO_SHARED | ALGO_HOLDERS, as model-checked */
-	/* Take a place in line; never blocks. */
-	void (*doorway)(struct passage *p);
+	/* Take a place in line; never blocks.  0, or ENOMEM (Jayanti, for a
+	 * crowd too large to note on the stack: nothing was published, as
+	 * after a death before the ticket, which a plain reset clears). */
+	int (*doorway)(struct passage *p);
 	/* Wait for our turn: 0, or EBUSY/ETIMEDOUT after leaving the protocol
 	 * cleanly (the algorithm's abort). */
 	int (*wait)(struct passage *p);

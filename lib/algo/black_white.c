@@ -54,7 +54,7 @@ static inline unsigned shared_color(struct bakery *b, unsigned lock)
 	return CMM_LOAD_SHARED(*color_word(b, lock)) & 1;
 }
 
-static void bw_doorway(struct passage *p)
+static int bw_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
 	unsigned mycolor, other_pred = BAKERY_NO_SLOT;
@@ -107,6 +107,7 @@ static void bw_doorway(struct passage *p)
 	 * (store->store), both before the loads of line 7 on (store->load) */
 	store_mb(&me->choosing, count + 1);
 	bakery__reg_signal_doorway(me);
+	return 0;
 }
 
 struct bw_wait {

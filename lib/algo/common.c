@@ -90,7 +90,7 @@ int bakery__await_doorway_end(struct passage *p, unsigned j)
 
 	return bakery__await_doorway(p, j, doorway_ended, &d);
 }
-void bakery__number_doorway(struct passage *p)
+int bakery__number_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
 	uint64_t max = 0, pred_max = 0;
@@ -127,6 +127,7 @@ void bakery__number_doorway(struct passage *p)
 	 * choosing/number in the waiting loop or the waiter count (store->load). */
 	store_mb(&me->choosing, count + 1);
 	bakery__reg_signal_doorway(me);
+	return 0;
 }
 
 void bakery__number_exit(struct passage *p)

@@ -79,8 +79,9 @@ static inline uint32_t doorway_count_open(uint32_t c)
  * that awaits choosing[j] = false) */
 BAKERY_HIDDEN int bakery__await_doorway_end(struct passage *p, unsigned j);
 
-/* The doorway of Lamport and Boulangerie: choosing, max + 1, publish. */
-BAKERY_HIDDEN void bakery__number_doorway(struct passage *p);
+/* The doorway of Lamport and Boulangerie: choosing, max + 1, publish.
+ * Always 0. */
+BAKERY_HIDDEN int bakery__number_doorway(struct passage *p);
 
 /* Exit and abort by number := 0 (Lamport, Boulangerie). */
 BAKERY_HIDDEN void bakery__number_exit(struct passage *p);

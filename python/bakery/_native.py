@@ -27,6 +27,7 @@ EREMOVED = ERRBASE - 5
 CREATE = 0x1
 EXCL = 0x2
 NORECOVER = 0x4
+UNLINK_FORCE = 0x1
 
 LOCK_NAME_MAX = 63
 REGION_NAME_MAX = 200
@@ -110,6 +111,7 @@ _PROTOTYPES = {
     "bakery_consistent": (c_int, [c_void_p]),
     "bakery_recover": (c_int, [c_void_p, POINTER(c_uint)]),
     "bakery_lock_unlink": (c_int, [c_void_p, c_char_p]),
+    "bakery_lock_unlink_flags": (c_int, [c_void_p, c_char_p, c_uint]),
     "bakery_strerror": (c_char_p, [c_int]),
     "bakery_algo_name": (c_char_p, [c_int]),
     "bakery_algo_parse": (c_int, [c_char_p, POINTER(c_int)]),

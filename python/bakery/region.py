@@ -135,16 +135,21 @@ class Region:
         with self._handle.use() as pointer:
             return _status.snapshot(pointer, self.name)
 
-    def unlink_lock(self, name: str) -> None:
+    def unlink_lock(self, name: str, force: bool = False) -> None:
         """Remove the lock NAME from the region (``bakery rm``), freeing its
         table entry.  Only while nobody holds or waits for it
         (:class:`bakery.Busy` otherwise), for the region's owner
         (:class:`bakery.PermissionDenied`); :class:`bakery.NotFound` if there
-        is no such lock.  Lock objects still open on it raise
-        :class:`bakery.LockRemoved` on their next acquire."""
+        is no such lock.  A lock that owes a repair (its holder died inside
+        and nobody has repaired since) is kept, so that its next holder is
+        told: :class:`bakery.OwnerDead` or :class:`bakery.NotRecoverable`
+        (the lock is not held by the caller), unless ``force`` is true.
+        Lock objects still open on it raise :class:`bakery.LockRemoved` on
+        their next acquire."""
         raw = _encode(name, "lock name")
+        flags = _native.UNLINK_FORCE if force else 0
         with self._handle.use() as pointer:
-            err = lib.bakery_lock_unlink(pointer, raw)
+            err = lib.bakery_lock_unlink_flags(pointer, raw, flags)
         if err:
             raise make_error(err, name)
 

@@ -197,6 +197,18 @@ class TestDeaths(ProcessTest):
             self.assertIsInstance(cm.exception, OSError)
         self.assertEqual(lock.info()["state"], "not-recoverable")
 
+    def test_unlink_lock_keeps_a_lock_that_owes_a_repair(self):
+        lock = self.region.lock("dies")
+        self.kill_holder(lock)
+        self.region.recover()
+        with self.assertRaises(bakery.OwnerDead) as cm:
+            self.region.unlink_lock("dies")
+        self.assertIsNone(cm.exception.lock)        # refused: not held
+        self.assertEqual(lock.info()["state"], "owner-died")
+        self.region.unlink_lock("dies", force=True)
+        with self.assertRaises(bakery.LockRemoved):
+            lock.acquire(blocking=False)
+
 
 class TestFork(ProcessTest):
 
