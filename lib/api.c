@@ -17,7 +17,9 @@ static int api_open(const char *name, unsigned flags, const struct bakery_config
 	struct bakery *b;
 	int err;
 
-	if (!out || (flags & ~(BAKERY_CREATE | BAKERY_EXCL | BAKERY_NORECOVER | BAKERY_RDONLY)) ||
+	if (!out ||
+	    (flags & ~(BAKERY_CREATE | BAKERY_EXCL | BAKERY_NORECOVER | BAKERY_RDONLY |
+	               BAKERY_ANY_OWNER)) ||
 	    ((flags & BAKERY_EXCL) && !(flags & BAKERY_CREATE)) ||
 	    ((flags & BAKERY_RDONLY) && (flags & BAKERY_CREATE)))
 		return EINVAL;

@@ -174,7 +174,12 @@ struct bakery_config {
                                   introspection calls only (read permission on the
                                   object is enough); implies BAKERY_NORECOVER, not
                                   with BAKERY_CREATE.  bakery_lock_open and
-                                  bakery_recover on such a handle: EPERM            */
+                                  bakery_recover on such a handle: EPERM.  Opens a
+                                  region of any owner (see Other users above)       */
+#define BAKERY_ANY_OWNER 0x10u /* extension: join a region whose shm object
+                                  belongs to another user (neither the caller's
+                                  effective UID nor root), which is refused with
+                                  EPERM without it (see Other users above)          */
 
 /* ------------------------------------------------------- library errors -- */
 

@@ -12,9 +12,10 @@
  * world-writable, and anything another user can lock or plant there could
  * otherwise hold every creator up (see shm_object_open, tmp_create).
  *
- * Opening trusts nothing: the object must be a regular file; the header is
- * read with pread() and every size and offset is recomputed from the
- * capacities and compared before mapping.
+ * Opening trusts nothing: the object must be a regular file, of the caller
+ * (or root) unless the caller accepts another owner (BAKERY_ANY_OWNER); the
+ * header is read with pread() and every size and offset is recomputed from
+ * the capacities and compared before mapping.
  *
  * This file also owns the handle's whole lifetime: struct bakery is made
  * here, counted (one reference for the user's handle, one per thread slot,
@@ -177,6 +178,23 @@ static int shm_object_open(const char *shm_name, int flags, mode_t mode, int *fd
 	close(*fd);
 	*fd = -1;
 	return BAKERY_EBADREGION;
+}
+
+/*
+ * May the caller trust the object ST with its exclusion?  Whoever owns the
+ * object can rewrite every register of the region, remove its locks or
+ * change its mode: a region of another user, found under a name the caller
+ * meant for its own, is a squat (that user created the name first).  So:
+ * the caller's own (effective UID) or root's; another user's only when the
+ * caller asks for it (BAKERY_ANY_OWNER), or for reading only (BAKERY_RDONLY:
+ * introspection, which changes nothing).  0 or EPERM.
+ */
+static int owner_check(const struct stat *st, unsigned flags)
+{
+	if (st->st_uid == geteuid() || st->st_uid == 0 ||
+	    (flags & (BAKERY_ANY_OWNER | BAKERY_RDONLY)))
+		return 0;
+	return EPERM;
 }
 
 /* ------------------------------------------------------------ validation -- */
@@ -606,6 +624,8 @@ int bakery__region_open(const char *name, unsigned flags, const struct bakery_co
 		if (err == EEXIST && !(flags & BAKERY_EXCL))
 			err = region_open_existing(shm_name, flags, &fd, &st);
 	}
+	if (!err && (err = owner_check(&st, flags)))
+		close(fd);
 	if (err)
 		return err;
 

@@ -26,11 +26,11 @@ static const char help_text[] =
 	"        show the region, its slots in use and its locks\n"
 	"  bakery list    [-j|--json]\n"
 	"        every region in " CLI_SHM_DIR " the caller can read\n"
-	"  bakery recover REGION\n"
+	"  bakery recover [--any-owner] REGION\n"
 	"        reclaim the slots of dead participants now\n"
-	"  bakery reset   REGION LOCK\n"
+	"  bakery reset   [--any-owner] REGION LOCK\n"
 	"        make a not-recoverable lock usable again (region owner only)\n"
-	"  bakery rm      REGION LOCK\n"
+	"  bakery rm      [--any-owner] REGION LOCK\n"
 	"        remove a lock nobody holds or waits for (region owner only)\n"
 	"  bakery unlink  REGION [-f|--force]\n"
 	"        remove the region's name\n"
@@ -42,11 +42,14 @@ static const char help_text[] =
 	"        -E, --conflict-exit-code N (default 75)\n"
 	"        -s, --shared (a reader, beside other readers: BAKERY_SHARED=1)\n"
 	"        --holders K  (a new lock admits K holders at once; default 1)\n"
+	"        --any-owner  (join a region of another user; refused otherwise)\n"
 	"  bakery help | --help        this text\n"
 	"  bakery --version            the version\n"
 	"\n"
 	"ALGO: lamport, boulangerie, black-white, jayanti (default: the lock's own,\n"
-	"or the library default for a new lock).  See bakery(1) for exit codes.\n";
+	"or the library default for a new lock).  See bakery(1) for exit codes.\n"
+	"A region whose object belongs to another user (not you, not root) is\n"
+	"joined only with --any-owner: its owner could break its exclusion.\n";
 
 /* ---------------------------------------------------------------- create -- */
 
@@ -101,7 +104,10 @@ static int cmd_create(struct cli *c, int argc, char **argv)
 
 static int cmd_recover(struct cli *c, int argc, char **argv)
 {
-	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL } };
+	bool any_owner = false;
+	const struct cli_opt opts[] = {
+		{ "any-owner", 0, NULL, &any_owner }, { NULL, 0, NULL, NULL }
+	};
 	struct cli_args a;
 	unsigned n = 0;
 	bakery_t *b;
@@ -112,7 +118,8 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
 	if ((err = cli_region_arg(c, a.pos[0])))
 		return err;
 	/* NORECOVER: the reaping is bakery_recover's, which counts it */
-	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER, NULL, &b)))
+	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER | (any_owner ? BAKERY_ANY_OWNER : 0),
+	                    NULL, &b)))
 		return err;
 	err = bakery_recover(b, &n);
 	bakery_close(b);
@@ -125,11 +132,13 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
 /* ---------------------------------------------------------------- unlink -- */
 
 /* Unless --force: refuse to remove a shm object that is not a valid region,
- * so that a typing error cannot delete some other program's memory. */
+ * so that a typing error cannot delete some other program's memory.  Any
+ * owner's: removing another user's region (root clearing a squat) is up to
+ * the kernel (the sticky /dev/shm). */
 static int unlink_check(struct cli *c, const char *region)
 {
 	bakery_t *b;
-	int err = bakery_open(region, BAKERY_NORECOVER, NULL, &b);
+	int err = bakery_open(region, BAKERY_NORECOVER | BAKERY_ANY_OWNER, NULL, &b);
 
 	if (err == BAKERY_EBADREGION || err == BAKERY_EVERSION)
 		return cli_fail(c, "%s; not removed (use --force to remove it anyway)",
@@ -169,9 +178,9 @@ static const struct subcommand subcommands[] = {
 	{ "create",  "create REGION [-s|--slots N] [-l|--locks N] [-m|--mode MODE]", cmd_create },
 	{ "status",  "status REGION [-j|--json]", cmd_status },
 	{ "list",    "list [-j|--json]", cmd_list },
-	{ "recover", "recover REGION", cmd_recover },
-	{ "reset",   "reset REGION LOCK", cmd_reset },
-	{ "rm",      "rm REGION LOCK", cmd_rm },
+	{ "recover", "recover [--any-owner] REGION", cmd_recover },
+	{ "reset",   "reset [--any-owner] REGION LOCK", cmd_reset },
+	{ "rm",      "rm [--any-owner] REGION LOCK", cmd_rm },
 	{ "unlink",  "unlink REGION [-f|--force]", cmd_unlink },
 	{ "run",     "run [OPTIONS] REGION LOCK [--] COMMAND [ARG...] | "
 	             "run [OPTIONS] REGION LOCK -c SHELL-COMMAND | "
