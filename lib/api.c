@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * api.c - the region calls of the public API: bakery_open, bakery_close,
- * bakery_unlink and bakery_recover.  The top layer: it puts together the
- * mapping (region.c), the participants' slots (registry.c) and the per-lock
- * half of recovery (lock_recovery.c), which it registers in each handle.
+ * bakery_unlink, bakery_recover and bakery_region_size.  The top layer: it
+ * puts together the mapping (region.c), the participants' slots
+ * (registry.c) and the per-lock half of recovery (lock_recovery.c), which
+ * it registers in each handle.
  */
 #include "config.h"
 
 #include "lock_recovery.h"
 #include "region.h"
 #include "registry.h"
+
+static int api_close(bakery_t *b);
 
 static int api_open(const char *name, unsigned flags, const struct bakery_config *cfg,
                     bakery_t **out)
@@ -31,6 +34,13 @@ static int api_open(const char *name, unsigned flags, const struct bakery_config
 	 * to: BAKERY_NORECOVER; a BAKERY_RDONLY handle cannot write) */
 	if (!(flags & (BAKERY_NORECOVER | BAKERY_RDONLY)))
 		bakery__registry_reap(b, BAKERY_NO_SLOT);
+	/* lost already (cut short, or a page /dev/shm could not give): say
+	 * so now rather than hand out a handle that answers nothing else */
+	if (region_lost(b)) {
+		err = region_lost_error(b);
+		api_close(b);
+		return err;
+	}
 	*out = b;
 	return 0;
 }
@@ -51,6 +61,13 @@ int bakery_unlink(const char *name)
 	return bakery__region_unlink(name);
 }
 
+int bakery_region_size(const struct bakery_config *cfg, uint64_t *size)
+{
+	if (!size)
+		return EINVAL;
+	return bakery__region_size(cfg, size);
+}
+
 static int api_recover(bakery_t *b, unsigned *reclaimed)
 {
 	unsigned self = BAKERY_NO_SLOT, n;
@@ -60,7 +77,7 @@ static int api_recover(bakery_t *b, unsigned *reclaimed)
 	if (b->rdonly)
 		return EPERM;
 	if (region_lost(b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(b);
 	/* a slot of our own lets us finish proxy passages; not required (and
 	 * kept ours meanwhile: registry.c may revoke an idle one) */
 	if (bakery__slot_self(b, &self) || bakery__slot_busy_begin(b))

@@ -238,6 +238,15 @@ BAKERY_API int bakery_open(const char *name, unsigned flags,
                            const struct bakery_config *cfg, bakery_t **out);
 
 /*
+ * The bytes of shared memory (/dev/shm) a region created with CFG (NULL:
+ * the defaults) takes, into *size: a page of header, then per slot 64
+ * bytes and two liveness tokens (a third of a page each), per lock an entry
+ * and an active set, and per lock and slot a 64-byte register line, each
+ * part rounded up to pages.  0, or EINVAL (NULL size, cfg out of range).
+ */
+BAKERY_API int bakery_region_size(const struct bakery_config *cfg, uint64_t *size);
+
+/*
  * Close a region handle: gives back the calling thread's slot and, once no
  * thread of this process still has a slot in it, unmaps the region.  Other
  * threads' slots are given back when those threads exit or make their next

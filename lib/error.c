@@ -42,6 +42,8 @@ const char *bakery_strerror(int err)
 	case EPERM:
 		return "not permitted: the calling thread does not hold this lock, the "
 		       "region belongs to another user, or the handle is read-only";
+	case ENOSPC:
+		return "no space left in shared memory (/dev/shm is full)";
 	default:
 		break;
 	}

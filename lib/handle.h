@@ -30,8 +30,9 @@ struct bakery {
 	uint64_t tokens_off;
 	uint32_t page_size;
 	int fd;
-	/* set by the SIGBUS guard when the object was cut short under us:
-	 * from then on every call answers BAKERY_EBADREGION */
+	/* set by the SIGBUS guard to the error every call answers from then
+	 * on: BAKERY_EBADREGION (the object was cut short under us) or ENOSPC
+	 * (a page of it could not be allocated: a full /dev/shm) */
 	int lost;
 	struct guard *guard;
 	/* the per-lock half of recovery, registered at open (api.c) */
@@ -78,10 +79,19 @@ static inline unsigned slots_bound(struct bakery *b)
 	return hwm < b->nslots ? hwm : b->nslots;   /* never trust the region */
 }
 
-/* Has the object been cut short under this process (guard.c)? */
+/* Has the mapping been lost under this process (guard.c)? */
 static inline bool region_lost(struct bakery *b)
 {
 	return caa_unlikely(CMM_LOAD_SHARED(b->lost));
+}
+
+/* The error a call answers once region_lost(b): BAKERY_EBADREGION, or
+ * ENOSPC for a page /dev/shm had no room for. */
+static inline int region_lost_error(struct bakery *b)
+{
+	int err = CMM_LOAD_SHARED(b->lost);
+
+	return err ? err : BAKERY_EBADREGION;
 }
 
 #endif /* BAKERY_HANDLE_H */

@@ -69,7 +69,7 @@ int bakery_lock_reset(bakery_lock_t *l)
 	if (!l || !l->b || l->b->closed)
 		return EINVAL;
 	if (region_lost(l->b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(l->b);
 	if ((err = caller_owns(l->b)))
 		return err;
 	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
@@ -166,7 +166,7 @@ static int lock_unlink(bakery_t *b, const char *lock_name)
 	if (b->rdonly)
 		return EPERM;
 	if (region_lost(b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(b);
 	if ((err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX)))
 		return err;
 	if ((err = caller_owns(b)))
@@ -177,7 +177,7 @@ static int lock_unlink(bakery_t *b, const char *lock_name)
 	if (!err)
 		err = entry_remove(b, index);
 	bakery__token_give(&h);
-	return region_lost(b) ? BAKERY_EBADREGION : err;
+	return region_lost(b) ? region_lost_error(b) : err;
 }
 
 /* (membarrier and the table token: cancellation off) */

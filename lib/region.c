@@ -15,7 +15,8 @@
  * Opening trusts nothing: the object must be a regular file, of the caller
  * (or root) unless the caller accepts another owner (BAKERY_ANY_OWNER); the
  * header is read with pread() and every size and offset is recomputed from
- * the capacities and compared before mapping.
+ * the capacities and compared before mapping; the object's pages are
+ * reserved, so that a full /dev/shm is an error (ENOSPC), not a signal.
  *
  * This file also owns the handle's whole lifetime: struct bakery is made
  * here, counted (one reference for the user's handle, one per thread slot,
@@ -197,6 +198,34 @@ static int owner_check(const struct stat *st, unsigned flags)
 	return EPERM;
 }
 
+/* Did reserving pages fail for want of room (an error for the caller), or
+ * because the file system cannot reserve (the guard covers that case)? */
+static bool no_room(int err)
+{
+	return err == ENOSPC || err == ENOMEM || err == EDQUOT || err == EFBIG;
+}
+
+/*
+ * Reserve the pages of an existing region (one made by an older version,
+ * or where fallocate did not work, may have pages never touched): a page
+ * that cannot be had is ENOSPC now rather than a SIGBUS at its first touch.
+ * FALLOC_FL_KEEP_SIZE: never grows an object that someone cut short after
+ * we looked.  Nothing to do when every page is there (st_blocks).  Where
+ * the file system cannot reserve, or on a read-only handle, the guard tells
+ * such a fault from a truncation (guard.c).
+ */
+static int pages_reserve(int fd, const struct stat *st, uint64_t size)
+{
+	int r;
+
+	if ((uint64_t)st->st_blocks * 512 >= size)
+		return 0;
+	do
+		r = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)size);
+	while (r < 0 && errno == EINTR);         /* tmpfs stops at a signal */
+	return r < 0 && no_room(errno) ? errno : 0;
+}
+
 /* ------------------------------------------------------------ validation -- */
 
 static int header_validate(const struct bakery_shm_header *h, uint64_t file_size)
@@ -295,13 +324,15 @@ static int region_attach(struct bakery *b, int fd, const struct stat *st)
 	if (err)
 		return err;
 	bakery__layout_compute(h.nslots, h.nlocks, &l);
+	if (!b->rdonly && (err = pages_reserve(fd, st, l.total_size)))
+		return err;
 	p = mmap(NULL, l.total_size, b->rdonly ? PROT_READ : PROT_READ | PROT_WRITE,
 	         MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
-	/* from here a shrink of the object costs us the region, not the
-	 * process */
-	err = bakery__guard_add(p, l.total_size, &b->lost, &b->guard);
+	/* from here a shrink of the object, or a page the file system cannot
+	 * give, costs us the region, not the process */
+	err = bakery__guard_add(p, l.total_size, fd, l.total_size, &b->lost, &b->guard);
 	if (err) {
 		munmap(p, l.total_size);
 		return err;
@@ -450,6 +481,22 @@ static void orphans_remove(const char *shm_name)
 	closedir(d);
 }
 
+/*
+ * Reserve every page of the new object: a full /dev/shm is ENOSPC here, not
+ * a SIGBUS at the first touch (the format below, or any participant's
+ * later).  Where the file system cannot reserve, the object is left as
+ * ftruncate made it: the guard tells a later fault apart (guard.c).
+ */
+static int tmp_reserve(int fd, uint64_t size)
+{
+	int err;
+
+	do
+		err = posix_fallocate(fd, 0, (off_t)size);
+	while (err == EINTR);
+	return no_room(err) ? err : 0;
+}
+
 /* Build the region under a temporary name and link it to SHM_NAME.
  * 0 and the open fd of the new region and its fstat, EEXIST, or an
  * error. */
@@ -470,6 +517,8 @@ static int region_create(const char *shm_name, const struct layout *l, mode_t mo
 		err = errno;
 		goto out;
 	}
+	if ((err = tmp_reserve(fd, l->total_size)))
+		goto out;
 	base = mmap(NULL, l->total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
 		err = errno;
@@ -502,6 +551,17 @@ static int config_resolve(const struct bakery_config *cfg, struct layout *l, mod
 	if (*mode & ~(mode_t)0666)
 		return EINVAL;
 	return bakery__layout_compute(slots, locks, l);
+}
+
+int bakery__region_size(const struct bakery_config *cfg, uint64_t *size)
+{
+	struct layout l;
+	mode_t mode;
+	int err = config_resolve(cfg, &l, &mode);
+
+	if (!err)
+		*size = l.total_size;
+	return err;
 }
 
 static int region_open_existing(const char *shm_name, unsigned flags, int *fd, struct stat *st)

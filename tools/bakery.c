@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "cli.h"
 
@@ -21,7 +22,7 @@ static const char help_text[] =
 	"holding fair, crash-proof locks), and run commands under their locks.\n"
 	"\n"
 	"  bakery create  REGION [-s|--slots N] [-l|--locks N] [-m|--mode MODE]\n"
-	"        create a region; fails if it exists\n"
+	"        create a region; fails if it exists (--help: the memory it takes)\n"
 	"  bakery status  REGION [-j|--json]\n"
 	"        show the region, its slots in use and its locks\n"
 	"  bakery list    [-j|--json]\n"
@@ -76,6 +77,46 @@ static int create_config(struct cli *c, const char *slots, const char *locks,
 	return 0;
 }
 
+/* BYTES as "N KiB" or "N.N MiB" into BUF. */
+static void print_size(char *buf, size_t size, double bytes)
+{
+	if (bytes < 1024 * 1024)
+		snprintf(buf, size, "%.0f KiB", bytes / 1024);
+	else
+		snprintf(buf, size, "%.1f MiB", bytes / (1024 * 1024));
+}
+
+/* After create's usage (--help): the shared memory the region would take,
+ * with the options given before --help, and what /dev/shm has free (a
+ * container's is small: Docker's default is 64 MB). */
+static int create_size(struct cli *c, const char *slots, const char *locks)
+{
+	struct bakery_config cfg;
+	struct statvfs vfs;
+	char total[32], avail[32], all[32];
+	unsigned ns, nl;
+	uint64_t size;
+	int err;
+
+	if ((err = create_config(c, slots, locks, NULL, &cfg)))
+		return err;
+	if ((err = bakery_region_size(&cfg, &size)))
+		return cli_fail(c, "%s", bakery_strerror(err));
+	ns = cfg.slots ? cfg.slots : BAKERY_DEFAULT_SLOTS;
+	nl = cfg.locks ? cfg.locks : BAKERY_DEFAULT_LOCKS;
+	print_size(total, sizeof(total), (double)size);
+	printf("\nA region of %u slot%s and %u lock%s takes %llu bytes (%s) of /dev/shm,\n"
+	       "all reserved when it is created", ns, ns == 1 ? "" : "s", nl, nl == 1 ? "" : "s",
+	       (unsigned long long)size, total);
+	if (statvfs(CLI_SHM_DIR, &vfs) == 0) {
+		print_size(avail, sizeof(avail), (double)vfs.f_bavail * vfs.f_frsize);
+		print_size(all, sizeof(all), (double)vfs.f_blocks * vfs.f_frsize);
+		printf(" (/dev/shm has %s free of %s)", avail, all);
+	}
+	printf(".\n");
+	return 0;
+}
+
 static int cmd_create(struct cli *c, int argc, char **argv)
 {
 	const char *slots = NULL, *locks = NULL, *mode = NULL;
@@ -89,7 +130,7 @@ static int cmd_create(struct cli *c, int argc, char **argv)
 	int err;
 
 	if ((err = cli_parse(c, argc, argv, opts, NULL, 1, false, &a)))
-		return err < 0 ? 0 : err;
+		return err < 0 ? create_size(c, slots, locks) : err;
 	if ((err = cli_region_arg(c, a.pos[0])))
 		return err;
 	if ((err = create_config(c, slots, locks, mode, &cfg)))
