@@ -67,6 +67,29 @@
  *     (ftruncate) costs that process the region, not its life: every call
  *     on it then returns BAKERY_EBADREGION.  Share a region only with
  *     trusted processes (the default mode is 0600).
+ *   - Other users: anyone may create any name in /dev/shm, so a name does
+ *     not say whose region it is.  bakery_open joins a region whose shm
+ *     object belongs to the caller (its effective UID) or to root.  A
+ *     region of another user, who may have created it first under the
+ *     name the caller meant for its own (a squat: as the object's owner it
+ *     could then rewrite the registers, remove or reset the caller's locks
+ *     and let two "exclusive" holders in together), is refused with EPERM,
+ *     unless the caller asks to share it (BAKERY_ANY_OWNER) or only reads
+ *     it (BAKERY_RDONLY: introspection acts on nothing).  A region of the
+ *     caller's own is trusted whatever its mode: a 0666 object of ours is a
+ *     choice only we could have made.  Nothing another user puts in
+ *     /dev/shm holds bakery_open up: no lock there is waited for, and every
+ *     object is opened non-blocking, without following a symbolic link,
+ *     and must be a regular file (BAKERY_EBADREGION otherwise).
+ *   - Shared memory is memory: a region takes bakery_region_size() bytes of
+ *     /dev/shm, a tmpfs of limited size (Docker's default: 64 MB).  Every
+ *     page is reserved when the region is created (and when it is opened,
+ *     if some are missing), so a full /dev/shm is ENOSPC from bakery_open,
+ *     not a SIGBUS later.  A page that cannot be had after that (a file
+ *     system that cannot reserve, a read-only handle's first look at a page
+ *     an older version never wrote) costs the process the region as a
+ *     shrink does, but every call on it then returns ENOSPC, not
+ *     BAKERY_EBADREGION: the region is sound, /dev/shm is full.
  *   - SIGBUS: to survive a shrunk region, the first bakery_open installs a
  *     process-wide SIGBUS handler.  A SIGBUS outside the library's mappings
  *     goes to the handler installed before it, or kills the process as
@@ -174,7 +197,12 @@ struct bakery_config {
                                   introspection calls only (read permission on the
                                   object is enough); implies BAKERY_NORECOVER, not
                                   with BAKERY_CREATE.  bakery_lock_open and
-                                  bakery_recover on such a handle: EPERM            */
+                                  bakery_recover on such a handle: EPERM.  Opens a
+                                  region of any owner (see Other users above)       */
+#define BAKERY_ANY_OWNER 0x10u /* extension: join a region whose shm object
+                                  belongs to another user (neither the caller's
+                                  effective UID nor root), which is refused with
+                                  EPERM without it (see Other users above)          */
 
 /* ------------------------------------------------------- library errors -- */
 
@@ -215,22 +243,41 @@ struct bakery_config {
  * validates the header and every size against the object's size, then reaps
  * slots whose owners died (as bakery_recover; not with BAKERY_NORECOVER).
  * Does not block (beyond file-system calls; completing a dead Jayanti
- * passage is done only as far as it goes without waiting).
+ * passage is done only as far as it goes without waiting): it waits for no
+ * lock in /dev/shm, and opens nothing there that could block (see Other
+ * users above).  The region's pages are reserved (see Shared memory
+ * above).  Descriptors it opens are close-on-exec and never 0, 1 or 2 (a
+ * program started with its standard streams closed does not write its
+ * messages into a region).
  *
  * Returns 0 and *out, or EINVAL (NULL name/out, bad flags (also
  * BAKERY_RDONLY with BAKERY_CREATE), bad name, cfg out
- * of range, a cfg mode with bits outside 0666), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
- * BAKERY_EBADREGION, BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
+ * of range, a cfg mode with bits outside 0666), ENAMETOOLONG, ENOENT, EEXIST, EACCES,
+ * EPERM (the region belongs to another user: see BAKERY_ANY_OWNER), ENOSPC
+ * (no room left in /dev/shm for the region's pages), ENOMEM, EMFILE,
+ * EAGAIN (creation found every temporary name it tried taken: try again),
+ * BAKERY_EBADREGION (also: the name is not a regular file, as a directory,
+ * a FIFO or a symbolic link), BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
  * robust-futex ABI the liveness tokens need), or another errno from the
  * system.
  *
  * A region shrunk under the process after it was opened (see Trust and
- * SIGBUS above): every call on it then returns BAKERY_EBADREGION, except
- * bakery_close, which still closes it (the calling thread's slot is left
- * for the others to recover, as a dead owner's).
+ * SIGBUS above): every call on it then returns BAKERY_EBADREGION (ENOSPC
+ * for a page /dev/shm had no room for), except bakery_close, which still
+ * closes it (the calling thread's slot is left for the others to recover,
+ * as a dead owner's).
  */
 BAKERY_API int bakery_open(const char *name, unsigned flags,
                            const struct bakery_config *cfg, bakery_t **out);
+
+/*
+ * The bytes of shared memory (/dev/shm) a region created with CFG (NULL:
+ * the defaults) takes, into *size: a page of header, then per slot 64
+ * bytes and two liveness tokens (a third of a page each), per lock an entry
+ * and an active set, and per lock and slot a 64-byte register line, each
+ * part rounded up to pages.  0, or EINVAL (NULL size, cfg out of range).
+ */
+BAKERY_API int bakery_region_size(const struct bakery_config *cfg, uint64_t *size);
 
 /*
  * Close a region handle: gives back the calling thread's slot and, once no

@@ -40,7 +40,10 @@ const char *bakery_strerror(int err)
 	case EDEADLK:
 		return "the calling thread already holds this lock";
 	case EPERM:
-		return "the calling thread does not hold this lock";
+		return "not permitted: the calling thread does not hold this lock, the "
+		       "region belongs to another user, or the handle is read-only";
+	case ENOSPC:
+		return "no space left in shared memory (/dev/shm is full)";
 	default:
 		break;
 	}

@@ -34,8 +34,9 @@ struct bakery {
 	 * object, whatever names they were opened by (a hard link, a rename) */
 	dev_t dev;
 	ino_t ino;
-	/* set by the SIGBUS guard when the object was cut short under us:
-	 * from then on every call answers BAKERY_EBADREGION */
+	/* set by the SIGBUS guard to the error every call answers from then
+	 * on: BAKERY_EBADREGION (the object was cut short under us) or ENOSPC
+	 * (a page of it could not be allocated: a full /dev/shm) */
 	int lost;
 	struct guard *guard;
 	/* the per-lock half of recovery, registered at open (api.c) */
@@ -96,18 +97,27 @@ static inline bool lock_handle_stale(const struct bakery_lock *l)
 	return (CMM_LOAD_SHARED(l->b->locks[l->index].gen) ^ l->gen) > 1u;
 }
 
-/* Has the object been cut short under this process (guard.c)? */
+/* Has the mapping been lost under this process (guard.c)? */
 static inline bool region_lost(struct bakery *b)
 {
 	return caa_unlikely(CMM_LOAD_SHARED(b->lost));
 }
 
+/* The error a call answers once region_lost(b): BAKERY_EBADREGION, or
+ * ENOSPC for a page /dev/shm had no room for. */
+static inline int region_lost_error(struct bakery *b)
+{
+	int err = CMM_LOAD_SHARED(b->lost);
+
+	return err ? err : BAKERY_EBADREGION;
+}
+
 /* The answer to a call on a handle of B whose lock was removed:
  * BAKERY_EREMOVED, unless what said so was the SIGBUS guard's zero pages
- * (the region was cut short under us). */
+ * (the region was lost under us: region_lost_error's answer). */
 static inline int lock_removed(struct bakery *b)
 {
-	return region_lost(b) ? BAKERY_EBADREGION : BAKERY_EREMOVED;
+	return region_lost(b) ? region_lost_error(b) : BAKERY_EREMOVED;
 }
 
 #endif /* BAKERY_HANDLE_H */

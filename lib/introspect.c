@@ -18,7 +18,7 @@
  * read was then the guard's zero pages, not the region. */
 static int snapshot_result(struct bakery *b, int rc)
 {
-	return region_lost(b) ? BAKERY_EBADREGION : rc;
+	return region_lost(b) ? region_lost_error(b) : rc;
 }
 
 int bakery_region_info(bakery_t *b, struct bakery_region_info *out)

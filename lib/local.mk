@@ -11,6 +11,7 @@ bakery_sources = \
 	lib/private.h \
 	lib/shm_layout.h \
 	lib/handle.h \
+	lib/fd.h \
 	lib/futex.h \
 	lib/guard.h \
 	lib/token.h \
@@ -21,6 +22,7 @@ bakery_sources = \
 	lib/lock_recovery.h \
 	lib/locktable.h \
 	lib/slotwait.h \
+	lib/fd.c \
 	lib/futex.c \
 	lib/guard.c \
 	lib/token.c \

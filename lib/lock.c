@@ -139,7 +139,7 @@ static int entry_get(struct bakery *b, const char *name, const struct bakery_loc
 		if (err == ENOENT && create)
 			err = table_create(b, name, len, creation_algo(cfg->algo, k), k, index);
 		if (!err && region_lost(b))
-			err = BAKERY_EBADREGION;
+			err = region_lost_error(b);
 		if (err)
 			return err;
 		CRASH_POINT("open-found");
@@ -201,7 +201,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	if (b->rdonly)
 		return EPERM;
 	if (region_lost(b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(b);
 	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
@@ -305,7 +305,7 @@ static int lock_usable(const struct bakery_lock *l, bool shared)
 	if (shared && (l->holders > 1 || !(l->ops->modes & ALGO_SHARED)))
 		return ENOTSUP;
 	if (region_lost(l->b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(l->b);
 	return 0;
 }
 
@@ -500,7 +500,7 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 		/* what let us in may have been the zero pages the guard put
 		 * in place of the region: no exclusion to speak of */
 		passage_release(l, &p);
-		return BAKERY_EBADREGION;
+		return region_lost_error(p.b);
 	}
 	/* the algorithm's last step (Jayanti's X) is done: we are the holder */
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_CRITICAL);
@@ -643,7 +643,7 @@ static inline struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thre
  * pages (the region was cut short under us). */
 static int not_held(struct bakery *b)
 {
-	return region_lost(b) ? BAKERY_EBADREGION : EPERM;
+	return region_lost(b) ? region_lost_error(b) : EPERM;
 }
 
 int bakery_unlock(bakery_lock_t *l)
@@ -675,7 +675,7 @@ int bakery_unlock(bakery_lock_t *l)
 	if (caa_unlikely(CMM_LOAD_SHARED(p.b->hdr->slot_wanted)))
 		bakery__slot_give_back_if_wanted(p.b);
 	/* released in our view; the others' may be gone with the region */
-	return region_lost(p.b) ? BAKERY_EBADREGION : 0;
+	return region_lost(p.b) ? region_lost_error(p.b) : 0;
 }
 
 int bakery_consistent(bakery_lock_t *l)

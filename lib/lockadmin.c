@@ -72,7 +72,7 @@ int bakery_lock_reset(bakery_lock_t *l)
 	if (!l || !l->b || l->b->closed)
 		return EINVAL;
 	if (region_lost(l->b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(l->b);
 	if ((err = caller_owns(l->b)))
 		return err;
 	if (lock_handle_stale(l))
@@ -191,7 +191,7 @@ static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 	if (b->rdonly)
 		return EPERM;
 	if (region_lost(b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(b);
 	if ((err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX)))
 		return err;
 	if ((err = caller_owns(b)))
@@ -202,7 +202,7 @@ static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 	if (!err)
 		err = entry_remove(b, index, flags);
 	bakery__token_give(&h);
-	return region_lost(b) ? BAKERY_EBADREGION : err;
+	return region_lost(b) ? region_lost_error(b) : err;
 }
 
 /* (membarrier and the table token: cancellation off) */

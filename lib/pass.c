@@ -278,7 +278,7 @@ int bakery__pass_settle(struct passage *p)
 		}
 		/* PASSING(by) */
 		if (region_lost(p->b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(p->b);
 		if (by < p->b->nslots &&
 		    (CMM_LOAD_SHARED(*slot_token_word(p->b, by)) & FUTEX_OWNER_DIED)) {
 			/* its recoverer finishes the pass (bakery__pass_recover) */

@@ -23,6 +23,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fd.h"
 #include "futex.h"
 #include "region.h"
 #include "registry.h"
@@ -117,10 +119,14 @@ static uint64_t proc_start_time(void)
 {
 	char buf[1024], *p;
 	unsigned long long start = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
+	int fd = bakery__fd_open("/proc/self/stat", O_RDONLY, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
-	if (!f)
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
 		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
 		       &start);

@@ -123,7 +123,7 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 		if (err != BAKERY_ESLOTS && err != EAGAIN)
 			return err;
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(b);
 		/* waited a while and still no slot: take one from a thread
 		 * that sleeps in the application (registry.c) */
 		if (sleeps && !bakery__deadline_passed(dl) &&

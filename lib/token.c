@@ -177,7 +177,7 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 		munmap(win, 2 * page);
 		return err;
 	}
-	err = bakery__guard_add(win, page, &b->lost, &h->guard);
+	err = bakery__guard_add(win, page, b->fd, page_off + page, &b->lost, &h->guard);
 	if (err) {
 		munmap(win, 2 * page);
 		return err;
@@ -282,7 +282,7 @@ int bakery__token_wait(struct bakery *b, unsigned i, struct token_hold *h,
 		if (ts_cmp(&now, until) >= 0)
 			return ETIMEDOUT;
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(b);
 		word_sleep(token_word(b, i), until);
 	}
 }

@@ -301,7 +301,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		bool orphan;
 
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(b);
 		/* passed while we slept: as above */
 		if (bakery__pass_was_passed(p))
 			return 0;
@@ -439,7 +439,7 @@ static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned
 		unsigned nw;
 
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(b);
 		/* passed while we slept: as in await_common */
 		if (bakery__pass_was_passed(p))
 			return 0;
@@ -541,7 +541,7 @@ int bakery__park_behind_slow(struct passage *p)
 		bool moved;
 
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(b);
 		if (bakery__pass_was_passed(p) || bakery__deadline_passed(p->dl))
 			return 0;
 		/* a predecessor that does not take its turn is passed here

@@ -40,6 +40,7 @@ struct run_opts {
 	enum bakery_algo algo;
 	unsigned holders;          /* --holders K; 0: join the lock as it is */
 	bool shared;               /* -s, --shared: take the lock as a reader */
+	bool any_owner;            /* --any-owner: join another user's region */
 	enum run_wait wait;
 	double timeout;            /* seconds, with RUN_WAIT_FOR */
 	int conflict_code;         /* exit code when the lock was busy */

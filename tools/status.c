@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "cli.h"
@@ -523,6 +525,36 @@ static void json_print(const struct snapshot *s, const char *region)
 	printf("%s]\n}\n", s->nlocks ? "\n  " : "");
 }
 
+/* ------------------------------------------------------------------ room -- */
+
+/*
+ * A region whose pages are not all allocated (made by an older version, or
+ * where the file system could not reserve them) in a /dev/shm without room
+ * for them: its participants will fail with ENOSPC at their next touch of
+ * such a page.  Say so (on stderr: the JSON stays whole); the region is
+ * not damaged.
+ */
+static void room_note(const struct cli *c, const char *region, uint64_t size)
+{
+	char path[sizeof(CLI_SHM_DIR) + BAKERY_REGION_NAME_MAX + 2];
+	struct statvfs vfs;
+	struct stat st;
+	uint64_t missing, avail;
+
+	snprintf(path, sizeof(path), CLI_SHM_DIR "%s", region + (*region == '/'));
+	if (stat(path, &st) != 0 || statvfs(CLI_SHM_DIR, &vfs) != 0)
+		return;
+	if ((uint64_t)st.st_blocks * 512 >= size)
+		return;
+	missing = size - (uint64_t)st.st_blocks * 512;
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (avail < missing)
+		fprintf(stderr, "bakery: status %s: %llu KiB of the region are not allocated yet "
+		        "and /dev/shm has %llu KiB free: participants will fail with \"%s\"\n",
+		        c->what, (unsigned long long)missing / 1024,
+		        (unsigned long long)avail / 1024, bakery_strerror(ENOSPC));
+}
+
 /* ------------------------------------------------------------ subcommand -- */
 
 int cmd_status(struct cli *c, int argc, char **argv)
@@ -552,6 +584,8 @@ int cmd_status(struct cli *c, int argc, char **argv)
 		human_locks(&snap);
 		human_lines(&snap);
 	}
+	if (!err)
+		room_note(c, a.pos[0], snap.region.size);
 	snapshot_free(&snap);
 	return err ? cli_fail(c, "%s", bakery_strerror(err)) : 0;
 }

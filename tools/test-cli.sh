@@ -872,6 +872,15 @@ test_help_and_unlink() {
 	done
 	run 0 "$bakery" help
 	run 0 "$bakery" run --help
+	# create --help: the shared memory the region would take, as created
+	run 0 "$bakery" create --slots 3 --locks 2 --help
+	size=$(sed -n 's/^A region of 3 slots and 2 locks takes \([0-9]*\) bytes .* of \/dev\/shm,$/\1/p' \
+	       "$tmp/out")
+	[ -n "$size" ] || fail "create --help does not say the size: $(cat "$tmp/out")"
+	run 0 "$bakery" create "$fresh" --slots 3 --locks 2
+	"$bakery" status "$fresh" --json >"$tmp/json" || fail "status --json exited $?"
+	same "create --help's size" "$size" "$(json .size <"$tmp/json")"
+	run 0 "$bakery" unlink "$fresh"
 	run 0 "$bakery" --version
 	grep -q '^bakery (libbakery) [0-9]' "$tmp/out" || fail "--version: $(cat "$tmp/out")"
 	# the version is configure.ac's, and the library loaded is the same one

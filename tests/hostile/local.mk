@@ -21,7 +21,9 @@ hostile_suites = \
 	tests/hostile/test_tables \
 	tests/hostile/test_tokens \
 	tests/hostile/test_misuse \
-	tests/hostile/test_perm
+	tests/hostile/test_perm \
+	tests/hostile/test_shm_dir \
+	tests/hostile/test_squat
 check_PROGRAMS += $(hostile_suites)
 TESTS += $(hostile_suites)
 tests_hostile_test_registers_LDADD = $(hostile_ldadd)
@@ -29,6 +31,8 @@ tests_hostile_test_tables_LDADD = $(hostile_ldadd)
 tests_hostile_test_tokens_LDADD = $(hostile_ldadd)
 tests_hostile_test_misuse_LDADD = $(hostile_ldadd)
 tests_hostile_test_perm_LDADD = $(hostile_ldadd)
+tests_hostile_test_shm_dir_LDADD = $(hostile_ldadd)
+tests_hostile_test_squat_LDADD = $(hostile_ldadd)
 endif
 
 # Fixed: they stay as regression tests.
