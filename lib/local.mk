@@ -11,6 +11,7 @@ bakery_sources = \
 	lib/private.h \
 	lib/shm_layout.h \
 	lib/handle.h \
+	lib/deadline.h \
 	lib/futex.h \
 	lib/guard.h \
 	lib/token.h \
