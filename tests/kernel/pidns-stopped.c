@@ -32,7 +32,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -87,33 +86,6 @@ static void fail(int line, const char *fmt, ...)
 
 /* ------------------------------------------------------------ namespace -- */
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : errno ? errno : EIO;
-}
-
-/* Unprivileged: our own uid and gid become root of a new user namespace. */
-static int map_ids(uid_t uid, gid_t gid)
-{
-	char buf[64];
-	int err;
-
-	snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)uid);
-	if ((err = write_file("/proc/self/uid_map", buf)))
-		return err;
-	if ((err = write_file("/proc/self/setgroups", "deny")) && err != ENOENT)
-		return err;
-	snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)gid);
-	return write_file("/proc/self/gid_map", buf);
-}
-
 /* A new PID namespace for our children: as root, a PID namespace alone;
  * otherwise inside a new user namespace (where the kernel allows it). */
 static int ns_enter(void)
@@ -125,7 +97,7 @@ static int ns_enter(void)
 		return 0;
 	if (unshare(CLONE_NEWUSER | CLONE_NEWPID) < 0)
 		return errno;
-	return map_ids(uid, gid);
+	return crash_map_ids(uid, gid);
 }
 
 /* ------------------------------------------------------------------- V -- */
@@ -184,7 +156,7 @@ static int ns_init(void *unused)
 
 	(void)unused;
 	snprintf(buf, sizeof(buf), "%d", (int)sh->want_pid - 1);
-	sh->pid_chosen = write_file("/proc/sys/kernel/ns_last_pid", buf) == 0;
+	sh->pid_chosen = crash_write_file("/proc/sys/kernel/ns_last_pid", buf) == 0;
 	return tk_reap(crash_fork(v_run, NULL, NULL), CRASH_CHILD_LIMIT - 10);
 }
 
