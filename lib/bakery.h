@@ -217,7 +217,8 @@ struct bakery_config {
 	X(EBADREGION, "not a valid libbakery region (bad magic, truncated or corrupted)") \
 	X(EVERSION,   "region created by an incompatible libbakery layout version")      \
 	X(EALGO,      "lock exists with an algorithm this handle cannot take part in")   \
-	X(ESLOTS,     "no free participant slot in the region")                          \
+	X(ESLOTS,     "no free participant slot in the region (idle threads keep theirs "  \
+	              "where membarrier(2) is refused)")                                 \
 	X(ELOCKS,     "no free entry in the region's lock table")                        \
 	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened")
 
@@ -305,9 +306,11 @@ BAKERY_API int bakery_unlink(const char *name);
  * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed
  * 001 section 4), each handle running its own variant.
  * Creating a lock takes the region's lock table for microseconds; a caller
- * that finds it held for 2 s by a thread that exists (a creator stopped or
- * starved of CPU) gets EAGAIN: try again later.  Held by a thread that does
- * not exist (a forged or corrupted table token) is BAKERY_EBADREGION.
+ * that finds it held for 2 s (by a creator or remover that is stopped,
+ * traced or starved of CPU, in this PID namespace or another) gets EAGAIN:
+ * try again later.  BAKERY_EBADREGION only when the table's token is
+ * proven forged: it names a thread of the caller's own PID namespace that
+ * does not exist and whose end the kernel never marked.
  * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, EAGAIN, BAKERY_EALGO,
  * BAKERY_ELOCKS, BAKERY_EBADREGION, EPERM (B was opened BAKERY_RDONLY).
  */
@@ -355,7 +358,11 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
 /*
  * Acquire: blocks until the calling thread holds the lock.  Waiting spins
  * briefly, then sleeps in the kernel (shared futex) and is woken when the
- * register it waits on changes or its owner dies.  A waiter far back in line
+ * register it waits on changes or its owner dies.  Where futex_waitv(2) is
+ * refused (Linux before 5.16, a container's seccomp profile: whatever the
+ * error) it sleeps on the register alone and looks at its owner at growing
+ * intervals up to a tenth of a second: a death is seen that late at worst,
+ * and a long wait costs about ten wake-ups a second.  A waiter far back in line
  * (at least twice as many tickets ahead as online CPUs) sleeps once, behind
  * the ticket just ahead of it, and is woken by that one's unlock, abort or
  * death alone.  Signals do not interrupt it.
@@ -390,8 +397,16 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * when it holds no other lock of the region, and a waiter that has slept
  * once takes the slot of a thread that is idle (holds no lock of the
  * region, is not inside a lock call); that thread's next lock call claims
- * a slot again, transparently.  (Not where membarrier(2) is refused: the
- * waiters then wait for slots given back.)
+ * a slot again, transparently.  Not where membarrier(2) is refused (a
+ * kernel without it, a container's seccomp profile): no slot is then
+ * reclaimed, and a caller that sees every slot owned by an idle thread for
+ * a second gets BAKERY_ESLOTS instead of waiting for ever (threads that are
+ * inside a lock call or hold a lock still give their slots back at their
+ * unlock, and are waited for).
+ * A lock being removed (bakery_lock_unlink), or the caller's own idle slot
+ * being reclaimed, by a participant stopped half-way (in any PID
+ * namespace: its TID says nothing here) is waited for as the lock is:
+ * for ever, until the deadline (ETIMEDOUT), or not at all (trylock: EBUSY).
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock
@@ -403,10 +418,8 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *                    rename of the object names the same region)
  *   EMFILE           the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
- *   EAGAIN           the lock was being removed and the removal held
- *                    the lock table for 2 s (see bakery_lock_open), or
- *                    a waiter reclaiming the caller's idle slot was
- *                    stopped half-way for 2 s (try again)
+ *   BAKERY_ESLOTS    every slot is owned by an idle thread and none can
+ *                    be reclaimed: membarrier(2) is refused (see above)
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
  *                    registered for the thread (threads not made by glibc);
@@ -545,8 +558,9 @@ BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
  * created or removed.  Returns 0, EINVAL, ENOENT (no such lock), EBUSY,
  * EOWNERDEAD or ENOTRECOVERABLE (a repair is owed: nothing was removed),
  * EPERM (not the region's owner, or B was opened BAKERY_RDONLY), EAGAIN
- * (the lock table stayed busy), ENOTSUP (the kernel has no
- * MEMBARRIER_CMD_GLOBAL), BAKERY_EBADREGION.
+ * (the lock table stayed busy for 2 s), ENOTSUP (the kernel has no
+ * MEMBARRIER_CMD_GLOBAL, or a seccomp filter refuses membarrier(2)),
+ * BAKERY_EBADREGION.
  */
 BAKERY_API int bakery_lock_unlink(bakery_t *b, const char *lock_name);
 

@@ -12,6 +12,7 @@ bakery_sources = \
 	lib/shm_layout.h \
 	lib/handle.h \
 	lib/fd.h \
+	lib/deadline.h \
 	lib/futex.h \
 	lib/guard.h \
 	lib/token.h \

@@ -403,12 +403,13 @@ static inline bool entry_moved(const struct bakery_lock *l)
 static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
                                 unsigned self);
 
-/* L's entry moved on before our doorway: wait out an unlink under way;
- * the lock is still there if it gave up (then try again). */
+/* L's entry moved on before our doorway: wait out an unlink under way
+ * (within DL, as for the lock); the lock is still there if it gave up
+ * (then try again). */
 static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl,
                                    bool shared, unsigned self)
 {
-	int err = bakery__entry_wait_settled(l->b);
+	int err = bakery__entry_wait_settled_until(l->b, dl);
 
 	if (err)
 		return err;

@@ -48,7 +48,6 @@
 
 #include <linux/futex.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "futex.h"
@@ -250,9 +249,12 @@ int bakery__pass_close(struct passage *p, int err)
 /* Sleep on our pass word (woken by the passer's CLEARED) for a short while. */
 static void settle_sleep(uint32_t *word, uint32_t val)
 {
-	struct timespec rel = { 0, SETTLE_POLL_NS };
+	struct futex_word w = futex_word(word, val);
+	struct timespec until;
 
-	syscall(SYS_futex, word, FUTEX_WAIT, val, &rel, NULL, 0);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	ts_add_ns(&until, SETTLE_POLL_NS);
+	bakery__futex_sleep(&w, 1, CLOCK_MONOTONIC, &until, NULL);
 }
 
 int bakery__pass_settle(struct passage *p)

@@ -11,8 +11,12 @@
  *     marks it FUTEX_OWNER_DIED *and wakes us*.
  * So a waiter wakes when the register changes or its owner dies, never by
  * polling.  An algorithm may add one more word (Black-White's colour).
- * Without futex_waitv (ENOSYS) it sleeps on `seq` alone for at most
- * FALLBACK_POLL_NS and checks the owner's liveness on every wake-up.
+ * Where futex_waitv is refused (a kernel before 5.16, a container's seccomp
+ * profile) it sleeps on the first word alone (`seq`, or the lock-wide word
+ * of bakery__await_any), for 1 ms the first time and up to 100 ms as the
+ * sleeps time out (futex.c), and checks the owner's liveness on every
+ * wake-up: a death is seen within that bound, and a waiter blocked for long
+ * wakes about ten times a second.
  *
  * The waiter counts make an uncontended release free of system calls: the
  * writer wakes only if someone registered before its barrier (bakery__reg_signal).
@@ -27,7 +31,7 @@
  * it, and it passes the slot it waits on if that one does not take its
  * turn within the grace (its sleeps are then at most G/4 long).
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
- * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
+ * there is capped at MUTANT_POLL_NS: the mutant is slow, not stuck.
  * A region cut short under us (guard.c) ends the wait with
  * BAKERY_EBADREGION.
  */
@@ -35,7 +39,6 @@
 
 #include <linux/futex.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,38 +47,22 @@
 #include "registry.h"
 #include "wait.h"
 
-#ifndef SYS_futex_waitv
-#define SYS_futex_waitv 449
-#endif
-#ifndef FUTEX_32
-#define FUTEX_32 2
-#endif
-
 /* Polls of the condition before sleeping: a few microseconds, the length of a
  * short critical section; longer only burns the CPU the holder needs. */
 #define SPIN_POLLS 100
 /* Polls while everyone in line can be running: about one futex wake-up
  * (~35 us with a 36 ns `pause`). */
 #define LONG_SPIN_POLLS 1000
-#define FALLBACK_POLL_NS 1000000L       /* 1 ms */
+#define MUTANT_POLL_NS   1000000L       /* 1 ms */
 #define ORPHAN_POLL_NS   1000000L       /* awaited registers with no owner (proxy pending) */
 #ifdef BAKERY_NO_BARRIERS
-#define SLEEP_CAP_NS FALLBACK_POLL_NS
+#define SLEEP_CAP_NS MUTANT_POLL_NS
 #else
 /* Every change wakes us; the cap only bounds what a participant that breaks
  * the protocol can cost a sleeper (a forged waiter count that loses our
  * wake-up, the object cut short under us): a second, not for ever. */
 #define SLEEP_CAP_NS 1000000000L
 #endif
-
-struct waitv {                          /* struct futex_waitv of the kernel ABI */
-	uint64_t val;
-	uint64_t uaddr;
-	uint32_t flags;
-	uint32_t reserved;
-};
-
-static int have_waitv = 1;              /* cleared once if the kernel lacks it */
 
 static void reg_wake(struct bakery_shm_reg *reg)
 {
@@ -105,26 +92,13 @@ void bakery__reg_publish(struct bakery_shm_reg *reg)
 		reg_wake(reg);
 }
 
-static void ts_add_ns(struct timespec *t, long ns)
-{
-	t->tv_nsec += ns;
-	while (t->tv_nsec >= 1000000000L) {
-		t->tv_nsec -= 1000000000L;
-		t->tv_sec++;
-	}
-}
-
 /* The absolute time to sleep until: the deadline, capped at CAP_NS from now
  * (0 = no cap).  Returns false when there is no limit at all. */
 static bool sleep_until(const struct deadline *dl, long cap_ns, clockid_t *clock,
                         struct timespec *until)
 {
 	if (cap_ns) {
-		*clock = dl->mode == WAIT_DEADLINE ? dl->clock : CLOCK_MONOTONIC;
-		clock_gettime(*clock, until);
-		ts_add_ns(until, cap_ns);
-		if (dl->mode == WAIT_DEADLINE && ts_cmp(&dl->at, until) < 0)
-			*until = dl->at;
+		deadline_cap(dl, cap_ns, clock, until);
 		return true;
 	}
 	if (dl->mode == WAIT_DEADLINE) {
@@ -135,27 +109,17 @@ static bool sleep_until(const struct deadline *dl, long cap_ns, clockid_t *clock
 	return false;
 }
 
-/* Sleep until one of the words differs from its value, a wake-up, or the time. */
-static void futex_sleep(struct waitv *w, unsigned n, const struct deadline *dl, long cap_ns)
+/* Sleep until one of the words differs from its value, a wake-up, DL, or
+ * CAP_NS from now (futex.c's one sleep; *NAPS is its count of one-word
+ * sleeps where futex_waitv is refused: 0 at the start of each wait). */
+static void futex_sleep(const struct futex_word *w, unsigned n, const struct deadline *dl,
+                        long cap_ns, unsigned *naps)
 {
 	struct timespec until;
 	clockid_t clock = CLOCK_MONOTONIC;
-	bool timed;
+	bool timed = sleep_until(dl, cap_ns, &clock, &until);
 
-	if (have_waitv && n > 1) {
-		timed = sleep_until(dl, cap_ns, &clock, &until);
-		if (syscall(SYS_futex_waitv, w, n, 0, timed ? &until : NULL, clock) < 0 &&
-		    errno == ENOSYS)
-			uatomic_set(&have_waitv, 0);
-		else
-			return;
-		cap_ns = FALLBACK_POLL_NS;
-	}
-	/* one word: FUTEX_WAIT_BITSET takes an absolute time on either clock */
-	timed = sleep_until(dl, cap_ns, &clock, &until);
-	syscall(SYS_futex, (uint32_t *)(uintptr_t)w[0].uaddr,
-	        FUTEX_WAIT_BITSET | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0),
-	        (uint32_t)w[0].val, timed ? &until : NULL, NULL, FUTEX_BITSET_MATCH_ANY);
+	bakery__futex_sleep(w, n, clock, timed ? &until : NULL, naps);
 }
 
 /*
@@ -266,6 +230,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	 * running, and a long spin only takes the CPU it needs. */
 	int spins = !transient && p->crowd < online_cpus() ? LONG_SPIN_POLLS : SPIN_POLLS;
 	struct pass_watch watch = { .started = false };
+	unsigned naps = 0;
 
 	/* passed: our view is stale and we will not enter (lock.c's
 	 * pass_close says so); end the algorithm's loop without waiting and
@@ -292,7 +257,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	if (p->dl->mode == WAIT_NONE)
 		return busy_unless_gone(p, j, cond, arg);
 	for (;;) {
-		struct waitv w[4];
+		struct futex_word w[4];
 		unsigned n = 0;
 		/* the futex values are read before the condition: a change
 		 * after this point makes the sleep return at once */
@@ -318,17 +283,18 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		cmm_smp_mb();
 		tok = token_arm(b, j);
 		orphan = !tok;
-		w[n++] = (struct waitv){ seq, (uintptr_t)&r->seq, FUTEX_32, 0 };
+		w[n++] = futex_word(&r->seq, seq);
 		if (tok)
-			w[n++] = (struct waitv){ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 };
+			w[n++] = futex_word(slot_token_word(b, j), tok);
 		if (p->also)
-			w[n++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
+			w[n++] = futex_word(p->also, also);
 		/* our own pass word: a passer's CLEARED wakes us */
 		if (p->pass_published)
-			w[n++] = (struct waitv){ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 };
+			w[n++] = futex_word(&p->mine->pass, PASS_WAITING);
 		if (!cond(b, p->lock, j, arg)) {
 			futex_sleep(w, n, p->dl, bakery__pass_sleep_cap(p, j, orphan ? ORPHAN_POLL_NS
-			                                                            : SLEEP_CAP_NS));
+			                                                            : SLEEP_CAP_NS),
+			            &naps);
 			CRASH_POINT("wait-woken");
 			death_pass_on(b, j);
 		}
@@ -360,7 +326,7 @@ int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *
 /* futex_waitv takes at most 128 words: the lock-wide one, our own pass
  * word and as many tokens as fit.  A death among slots past them is seen
  * at the next exit or at the sleep cap. */
-#define AWAIT_WORDS_MAX 128u
+#define AWAIT_WORDS_MAX FUTEX_WORDS_MAX
 
 void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
 {
@@ -376,8 +342,8 @@ void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
 
 /* Arm the tokens of AHEAD[0..n) into W, at most ROOM; the number of words
  * filled.  A token found dead is recovered (token_arm) and not slept on. */
-static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n, struct waitv *w,
-                           unsigned room)
+static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n,
+                           struct futex_word *w, unsigned room)
 {
 	unsigned filled = 0;
 
@@ -385,8 +351,7 @@ static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n,
 		uint32_t tok = token_arm(p->b, ahead[i]);
 
 		if (tok)
-			w[filled++] = (struct waitv){ tok, (uintptr_t)slot_token_word(p->b, ahead[i]),
-			                              FUTEX_32, 0 };
+			w[filled++] = futex_word(slot_token_word(p->b, ahead[i]), tok);
 	}
 	return filled;
 }
@@ -417,13 +382,13 @@ static long ahead_sleep_cap(struct passage *p, const unsigned *ahead, unsigned n
 /* The words of one sleep: the lock-wide one (value ALSO), our pass word
  * once we are passable (a passer's CLEARED wakes us), the tokens ahead. */
 static unsigned any_words(struct passage *p, const unsigned *ahead, unsigned n, uint32_t also,
-                          struct waitv *w)
+                          struct futex_word *w)
 {
 	unsigned nw = 0;
 
-	w[nw++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
+	w[nw++] = futex_word(p->also, also);
 	if (p->pass_published)
-		w[nw++] = (struct waitv){ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 };
+		w[nw++] = futex_word(&p->mine->pass, PASS_WAITING);
 	return nw + tokens_arm(p, ahead, n, w + nw, AWAIT_WORDS_MAX - nw);
 }
 
@@ -431,9 +396,10 @@ static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned
                               await_fn cond, void *arg, struct pass_watch *watch)
 {
 	struct bakery *b = p->b;
+	unsigned naps = 0;
 
 	for (;;) {
-		struct waitv w[AWAIT_WORDS_MAX];
+		struct futex_word w[AWAIT_WORDS_MAX];
 		/* the word's value before the condition, as in await_common */
 		uint32_t also = CMM_LOAD_SHARED(*p->also);
 		unsigned nw;
@@ -452,7 +418,7 @@ static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned
 		cmm_smp_mb();
 		nw = any_words(p, ahead, n, also, w);
 		if (!cond(b, p->lock, BAKERY_NO_SLOT, arg)) {
-			futex_sleep(w, nw, p->dl, ahead_sleep_cap(p, ahead, n));
+			futex_sleep(w, nw, p->dl, ahead_sleep_cap(p, ahead, n), &naps);
 			CRASH_POINT("wait-woken");
 			for (unsigned i = 0; i < n; i++)
 				death_pass_on(b, ahead[i]);
@@ -529,6 +495,7 @@ int bakery__park_behind_slow(struct passage *p)
 	unsigned j = p->pred;
 	struct pass_watch watch = { .started = false };
 	struct bakery_shm_reg *r;
+	unsigned naps = 0;
 
 	if (p->dl->mode == WAIT_NONE || p->crowd < park_threshold())
 		return 0;
@@ -555,14 +522,14 @@ int bakery__park_behind_slow(struct passage *p)
 		tok = token_arm(b, j);
 		moved = !tok || pred_moved(b, p->lock, j, &p->pred_number);
 		if (!moved) {
-			struct waitv w[3] = {
-				{ seq, (uintptr_t)&r->seq, FUTEX_32, 0 },
-				{ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 },
+			struct futex_word w[3] = {
+				futex_word(&r->seq, seq),
+				futex_word(slot_token_word(b, j), tok),
 				/* our own pass word: a passer's CLEARED wakes us */
-				{ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 },
+				futex_word(&p->mine->pass, PASS_WAITING),
 			};
 			futex_sleep(w, p->pass_published ? 3 : 2, p->dl,
-			            bakery__pass_sleep_cap(p, j, SLEEP_CAP_NS));
+			            bakery__pass_sleep_cap(p, j, SLEEP_CAP_NS), &naps);
 			death_pass_on(b, j);
 		}
 		uatomic_dec(&r->waiters);

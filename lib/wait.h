@@ -6,27 +6,9 @@
 #ifndef BAKERY_WAIT_H
 #define BAKERY_WAIT_H
 
+#include "deadline.h"
 #include "handle.h"
 #include "registry.h"
-
-enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
-
-struct deadline {
-	enum wait_mode mode;
-	clockid_t clock;
-	struct timespec at;
-};
-
-/* Has the deadline passed?  (WAIT_NONE: always) */
-static inline bool bakery__deadline_passed(const struct deadline *dl)
-{
-	struct timespec now;
-
-	if (dl->mode != WAIT_DEADLINE)
-		return dl->mode == WAIT_NONE;
-	clock_gettime(dl->clock, &now);
-	return ts_cmp(&now, &dl->at) >= 0;
-}
 
 /* A condition on another slot's registers, re-evaluated on every wake-up. */
 typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +179,32 @@ char crash_proc_state(pid_t pid)
 	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 	fclose(f);
 	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+int crash_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : errno ? errno : EIO;
+}
+
+int crash_map_ids(uid_t uid, gid_t gid)
+{
+	char buf[64];
+	int err;
+
+	snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)uid);
+	if ((err = crash_write_file("/proc/self/uid_map", buf)))
+		return err;
+	if ((err = crash_write_file("/proc/self/setgroups", "deny")) && err != ENOENT)
+		return err;
+	snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)gid);
+	return crash_write_file("/proc/self/gid_map", buf);
 }
 
 /* --------------------------------------------------------------- slots -- */
