@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "algo.h"
+#include "table.h"
 #include "registry.h"
 
 /* RC, unless the region was cut short before or while we read it: what we

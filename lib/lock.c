@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo.h"
+#include "table.h"
 #include "locktable.h"
 #include "pass.h"
 #include "region.h"
