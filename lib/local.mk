@@ -16,6 +16,7 @@ bakery_sources = \
 	lib/token.h \
 	lib/region.h \
 	lib/registry.h \
+	lib/passage.h \
 	lib/wait.h \
 	lib/pass.h \
 	lib/lock_recovery.h \

@@ -79,7 +79,8 @@ tests_unit_test_dlclose_LDADD = $(BAKERY_LIBS)
 
 endif
 
-# The library's symbol tables (scripts, no Check needed): only bakery_ and
-# bakery__ names; no cycle of calls between the files of lib/.
+# The library's symbol tables and sources (scripts, no Check needed): only
+# bakery_ and bakery__ names; the files of lib/ depend on each other one way,
+# in the order docs/design.md "Parts" lists them.
 TESTS += tests/unit/test-symbols.sh tests/unit/test-layers.sh
 EXTRA_DIST += tests/unit/test-symbols.sh tests/unit/test-layers.sh
