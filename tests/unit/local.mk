@@ -79,6 +79,10 @@ tests_unit_test_dlclose_LDADD = $(BAKERY_LIBS)
 
 endif
 
+# The layout of the public structs, as the compiler builds them, for the
+# Python test that compares the ctypes mirrors with it (python/tests/test_abi.py)
+check_PROGRAMS += tests/unit/abi-layout
+
 # The library's symbol tables and sources (scripts, no Check needed): only
 # bakery_ and bakery__ names; the files of lib/ depend on each other one way,
 # in the order docs/design.md "Parts" lists them.
