@@ -60,15 +60,6 @@ END_TEST
 
 /* ------------------------------------------------------------ per lock -- */
 
-static struct bakery_slot_info slot_info(struct unit_fixture *f, int slot)
-{
-	struct bakery_slot_info si;
-
-	ck_assert_int_ge(slot, 0);
-	ck_assert_int_eq(bakery_slot_info(f->b, (unsigned)slot, &si), 0);
-	return si;
-}
-
 /* A second thread that waits for the lock, holds it until told, and exits. */
 struct second {
 	pthread_t thread;
@@ -101,7 +92,7 @@ static bool second_waiting(void *arg)
 		return false;
 	/* the other active slot has reached its waiting stage */
 	for (int s = 0; s < 4; s++)
-		if (s != me && slot_info(f, s).pass == BAKERY_PASS_WAITING)
+		if (s != me && unit_slot_info(f->b, s).pass == BAKERY_PASS_WAITING)
 			return true;
 	return false;
 }
@@ -142,7 +133,7 @@ START_TEST(lock_and_slot_info_follow_a_passage)
 	ck_assert_int_eq(li.holder, me);
 	ck_assert_uint_eq(li.participants, 1);
 	ck_assert(li.acquisitions == 1);
-	si = slot_info(&f, me);
+	si = unit_slot_info(f.b, me);
 	ck_assert_uint_eq(si.index, (unsigned)me);
 	ck_assert_int_eq(si.state, BAKERY_SLOT_ACTIVE);
 	ck_assert_int_eq(si.alive, 1);
@@ -171,8 +162,8 @@ START_TEST(lock_and_slot_info_follow_a_passage)
 	ck_assert_int_eq(li.holder, s.slot);
 	ck_assert_uint_eq(li.waiters, 0);
 	ck_assert(li.acquisitions == 2);
-	ck_assert_int_eq(slot_info(&f, s.slot).pass, BAKERY_PASS_CRITICAL);
-	si = slot_info(&f, me);
+	ck_assert_int_eq(unit_slot_info(f.b, s.slot).pass, BAKERY_PASS_CRITICAL);
+	si = unit_slot_info(f.b, me);
 	ck_assert_int_eq(si.pass, BAKERY_PASS_IDLE);
 	ck_assert_int_eq(si.lock, -1);
 
@@ -192,8 +183,8 @@ START_TEST(lock_and_slot_info_follow_a_passage)
 	ck_assert(li.owner_deaths == 0 && li.recoveries == 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	/* the second thread's slot went back at its exit */
-	ck_assert_int_eq(slot_info(&f, s.slot).state, BAKERY_SLOT_FREE);
-	ck_assert_int_eq(slot_info(&f, s.slot).alive, -1);
+	ck_assert_int_eq(unit_slot_info(f.b, s.slot).state, BAKERY_SLOT_FREE);
+	ck_assert_int_eq(unit_slot_info(f.b, s.slot).alive, -1);
 
 	tk_gate_close(&s.got);
 	tk_gate_close(&s.leave);

@@ -320,15 +320,6 @@ START_TEST(readers_and_a_writer)
 }
 END_TEST
 
-static struct bakery_slot_info slot_info(struct unit_fixture *f, int slot)
-{
-	struct bakery_slot_info si;
-
-	ck_assert_int_ge(slot, 0);
-	ck_assert_int_eq(bakery_slot_info(f->b, (unsigned)slot, &si), 0);
-	return si;
-}
-
 START_TEST(introspection_of_readers)
 {
 	struct unit_fixture f;
@@ -347,10 +338,10 @@ START_TEST(introspection_of_readers)
 	ck_assert_uint_eq(li.holding, 2);
 	ck_assert_uint_eq(li.readers, 2);
 	ck_assert(li.holder == r1.slot || li.holder == r2.slot);
-	si = slot_info(&f, r1.slot);
+	si = unit_slot_info(f.b, r1.slot);
 	ck_assert_int_eq(si.pass, BAKERY_PASS_CRITICAL);
 	ck_assert_int_eq(si.shared, 1);
-	ck_assert_int_eq(slot_info(&f, r2.slot).shared, 1);
+	ck_assert_int_eq(unit_slot_info(f.b, r2.slot).shared, 1);
 	mode_holder_stop(&r1);
 	mode_holder_stop(&r2);
 	li = unit_fixture_info(&f);
@@ -363,7 +354,7 @@ START_TEST(introspection_of_readers)
 	ck_assert_uint_eq(li.holding, 1);
 	ck_assert_uint_eq(li.readers, 0);
 	ck_assert_int_eq(li.holder, w.slot);
-	si = slot_info(&f, w.slot);
+	si = unit_slot_info(f.b, w.slot);
 	ck_assert_int_eq(si.pass, BAKERY_PASS_CRITICAL);
 	ck_assert_int_eq(si.shared, 0);
 	mode_holder_stop(&w);
@@ -385,8 +376,8 @@ START_TEST(introspection_of_holders)
 	ck_assert_uint_eq(li.capacity, 3);
 	ck_assert_uint_eq(li.holding, 2);
 	ck_assert_uint_eq(li.readers, 0);
-	ck_assert_int_eq(slot_info(&f, h1.slot).shared, 0);
-	ck_assert_int_eq(slot_info(&f, h2.slot).pass, BAKERY_PASS_CRITICAL);
+	ck_assert_int_eq(unit_slot_info(f.b, h1.slot).shared, 0);
+	ck_assert_int_eq(unit_slot_info(f.b, h2.slot).pass, BAKERY_PASS_CRITICAL);
 	/* the third unit is free, the fourth is not */
 	ck_assert_int_eq(bakery_trylock(f.l), 0);
 	ck_assert_uint_eq(unit_fixture_info(&f).holding, 3);

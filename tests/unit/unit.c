@@ -95,6 +95,15 @@ struct bakery_lock_info unit_fixture_info(const struct unit_fixture *f)
 	return unit_lock_info(f->b, f->index);
 }
 
+struct bakery_slot_info unit_slot_info(bakery_t *b, int slot)
+{
+	struct bakery_slot_info si;
+
+	ck_assert_int_ge(slot, 0);
+	ck_assert_int_eq(bakery_slot_info(b, (unsigned)slot, &si), 0);
+	return si;
+}
+
 /* -------------------------------------------------------------- holder -- */
 
 static void *holder_main(void *arg)

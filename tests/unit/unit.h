@@ -65,6 +65,8 @@ void unit_fixture_close(struct unit_fixture *f);
  * unit_fixture_info: of the fixture's lock. */
 struct bakery_lock_info unit_lock_info(bakery_t *b, unsigned index);
 struct bakery_lock_info unit_fixture_info(const struct unit_fixture *f);
+/* bakery_slot_info of slot SLOT (>= 0) of B, which must succeed. */
+struct bakery_slot_info unit_slot_info(bakery_t *b, int slot);
 
 /* -------------------------------------------------------------- holder -- */
 
