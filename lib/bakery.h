@@ -171,6 +171,7 @@ struct bakery_config {
 	unsigned slots;            /* max participating threads at once, all processes; 0 = default (64) */
 	unsigned locks;            /* max named locks in the region; 0 = default (64)                    */
 	mode_t   mode;             /* permission bits of the shm object, within 0666; 0 = 0600           */
+	unsigned reserved[5];      /* must be 0 (room for later settings)                                */
 };
 
 /* The grace G (ms) after which a waiter that does not take its turn is
@@ -253,7 +254,8 @@ struct bakery_config {
  *
  * Returns 0 and *out, or EINVAL (NULL name/out, bad flags (also
  * BAKERY_RDONLY with BAKERY_CREATE), bad name, cfg out
- * of range, a cfg mode with bits outside 0666), ENAMETOOLONG, ENOENT, EEXIST, EACCES,
+ * of range, a cfg mode with bits outside 0666, a reserved field of cfg
+ * not 0), ENAMETOOLONG, ENOENT, EEXIST, EACCES,
  * EPERM (the region belongs to another user: see BAKERY_ANY_OWNER), ENOSPC
  * (no room left in /dev/shm for the region's pages), ENOMEM, EMFILE,
  * EAGAIN (creation found every temporary name it tried taken: try again),
@@ -331,7 +333,7 @@ BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
 struct bakery_lock_config {
 	enum bakery_algo algo;     /* as bakery_lock_open's ALGO                    */
 	unsigned holders;          /* capacity k; 0 = create with 1, join any       */
-	unsigned reserved[6];      /* must be 0                                     */
+	unsigned reserved[6];      /* must be 0 (room for later settings)           */
 };
 
 /*
@@ -595,6 +597,7 @@ struct bakery_region_info {
 	uid_t    creator_uid;
 	uint64_t created_ns;       /* CLOCK_REALTIME, nanoseconds           */
 	mode_t   mode;             /* current permission bits of the object */
+	unsigned reserved[8];      /* 0: the library zeroes them (room for more) */
 };
 BAKERY_API int bakery_region_info(bakery_t *b, struct bakery_region_info *out);
 
@@ -618,9 +621,32 @@ struct bakery_slot_info {
 	enum bakery_pass_state pass; /* furthest stage over all locks               */
 	int      lock;             /* lock index of that stage, -1 if idle           */
 	int      shared;           /* that stage is a shared (reader) passage        */
+	unsigned reserved[8];      /* 0: the library zeroes them (room for more)     */
 };
 /* 0, EINVAL (index out of range). */
 BAKERY_API int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out);
+
+/*
+ * The state of a lock as a status display shows it ("ok", "not-recoverable",
+ * "owner-died", "removing"), derived by bakery_lock_info from the lock's
+ * flags, its holders' liveness and its table entry: the first of the states
+ * after OK that applies, else OK.  A snapshot, for display.
+ */
+enum bakery_lock_state {
+	BAKERY_LOCK_OK = 0,
+	/* released without bakery_consistent() after EOWNERDEAD: every
+	 * acquirer is told ENOTRECOVERABLE until bakery_lock_reset */
+	BAKERY_LOCK_NOT_RECOVERABLE,
+	/* a holder died inside (not a reader): its recovery marked the lock
+	 * (owner_dead), or, before anyone recovered it, the kernel has proven
+	 * the death of a holder still inside.  The next acquirer is told
+	 * EOWNERDEAD. */
+	BAKERY_LOCK_OWNER_DIED,
+	/* bakery_lock_unlink is under way: the lock is about to go, or to
+	 * stay if it is in use (also after an unlinker died mid-way, until
+	 * the next call on the lock table settles it) */
+	BAKERY_LOCK_REMOVING,
+};
 
 struct bakery_lock_info {
 	unsigned index;
@@ -642,6 +668,8 @@ struct bakery_lock_info {
 	unsigned readers;          /* of them, in shared mode               */
 	uint64_t reader_deaths;    /* readers that died inside: no owner-died */
 	uint64_t passes;           /* waiters passed: their turn came and they did not take it */
+	enum bakery_lock_state state; /* as a status display shows it (above) */
+	unsigned reserved[7];      /* 0: the library zeroes them (room for more) */
 };
 /* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
 BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);

@@ -18,6 +18,7 @@ bakery_sources = \
 	lib/token.h \
 	lib/region.h \
 	lib/registry.h \
+	lib/passage.h \
 	lib/wait.h \
 	lib/pass.h \
 	lib/lock_recovery.h \
@@ -47,7 +48,9 @@ bakery_sources = \
 	lib/algo/lamport.c \
 	lib/algo/boulangerie.c \
 	lib/algo/black_white.c \
-	lib/algo/jayanti.c
+	lib/algo/jayanti.c \
+	lib/algo/table.h \
+	lib/algo/table.c
 
 lib_libbakery_la_SOURCES = $(bakery_sources)
 lib_libbakery_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib/algo -DBAKERY_BUILDING

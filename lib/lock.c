@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo.h"
+#include "table.h"
 #include "locktable.h"
 #include "pass.h"
 #include "region.h"
@@ -112,11 +112,9 @@ static enum bakery_algo creation_algo(enum bakery_algo algo, unsigned holders)
 /* Check a lock configuration: 0, EINVAL or ENOTSUP. */
 static int config_check(const struct bakery_lock_config *cfg)
 {
-	if ((unsigned)cfg->algo >= BAKERY_ALGO_COUNT || cfg->holders > BAKERY_MAX_HOLDERS)
+	if ((unsigned)cfg->algo >= BAKERY_ALGO_COUNT || cfg->holders > BAKERY_MAX_HOLDERS ||
+	    !reserved_zero(cfg->reserved))
 		return EINVAL;
-	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
-		if (cfg->reserved[i])
-			return EINVAL;
 	if (cfg->holders > 1 &&
 	    !(bakery__algo_ops_of(creation_algo(cfg->algo, cfg->holders))->modes & ALGO_HOLDERS))
 		return ENOTSUP;

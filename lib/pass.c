@@ -125,7 +125,7 @@ struct line_view {
 
 /* Jayanti's register value (token + 1, the token modulo 2n-1) shifted
  * around X, the token of the last holder, as jayanti.c's before() and
- * bakery__jay_queue_key() order tokens: every waiting token is within n of
+ * jay_queue_key() order tokens: every waiting token is within n of
  * X, so the shift keeps their order. */
 static uint64_t jay_rank(const struct line_view *v, uint64_t t)
 {

@@ -25,7 +25,7 @@
 #ifndef BAKERY_PASS_H
 #define BAKERY_PASS_H
 
-#include "wait.h"
+#include "passage.h"
 
 #define PASS_IDLE      0u
 #define PASS_WAITING   1u

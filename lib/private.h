@@ -44,6 +44,17 @@ static inline void ts_add_ns(struct timespec *t, long ns)
 	}
 }
 
+/* Are the words of a public struct's reserved field all 0, as the API
+ * requires of the structs a caller passes in?  (RESERVED: an array.) */
+#define reserved_zero(reserved) words_zero((reserved), sizeof(reserved) / sizeof((reserved)[0]))
+static inline bool words_zero(const unsigned *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
 /*
  * Crash points: in the test build (BAKERY_TESTING) the process SIGKILLs itself
  * when the environment variable BAKERY_CRASH_AT names this point (optionally

@@ -548,7 +548,7 @@ static int config_resolve(const struct bakery_config *cfg, struct layout *l, mod
 
 	*mode = cfg && cfg->mode ? cfg->mode : 0600;
 	/* read/write bits only: no setuid, setgid, sticky or execute bits */
-	if (*mode & ~(mode_t)0666)
+	if (*mode & ~(mode_t)0666 || (cfg && !reserved_zero(cfg->reserved)))
 		return EINVAL;
 	return bakery__layout_compute(slots, locks, l);
 }

@@ -6,54 +6,11 @@
 #ifndef BAKERY_WAIT_H
 #define BAKERY_WAIT_H
 
-#include "deadline.h"
-#include "handle.h"
+#include "passage.h"
 #include "registry.h"
 
 /* A condition on another slot's registers, re-evaluated on every wake-up. */
 typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);
-
-struct passage {
-	struct bakery *b;
-	unsigned lock;
-	unsigned self;             /* our slot index */
-	struct bakery_shm_reg *mine;
-	const struct deadline *dl;
-	/* a lock-wide futex word the conditions also depend on, or NULL */
-	uint32_t *also, *also_waiters;
-	/* others holding a ticket when our doorway read them, all ahead of
-	 * ours (wait.c: how long to spin, whether to park) */
-	unsigned crowd;
-	/* the latest of those tickets (our predecessor in line) and the
-	 * register value the doorway read, or BAKERY_NO_SLOT */
-	unsigned pred;
-	uint64_t pred_number;
-	/* a shared (reader) passage: it waits only for exclusive ones ahead */
-	bool shared;
-	/* the lock's capacity k: more than 1 admits k holders at once */
-	unsigned holders;
-	/* our pass word says WAITING (pass.h): we may be passed */
-	bool pass_published;
-	/* in the algorithm's waiting phase (after the doorway, before the
-	 * pass word is taken back): only there may we become passable, not
-	 * while an algorithm's prepare step drives a passage of ours */
-	bool pass_phase;
-	/* how a passer aborts a passed waiter's passage in this lock, when the
-	 * plain reset will not do (struct algo_ops.pass_abort); NULL: the
-	 * plain reset (pass.c) */
-	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
-	/* the serial of the lock handle it is made through (a trylock's pass
-	 * watch belongs to one handle: pass.c) */
-	uint64_t handle;
-};
-
-/* Note slot J, ticket register value NUMBER, as the latest ticket ahead of
- * ours so far (doorways call it in order of their tickets' rank). */
-static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t number)
-{
-	p->pred = j;
-	p->pred_number = number;
-}
 
 /*
  * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT

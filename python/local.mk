@@ -13,6 +13,7 @@ python_package = \
 
 python_tests = \
 	python/tests/support.py \
+	python/tests/test_abi.py \
 	python/tests/test_api.py \
 	python/tests/test_processes.py \
 	python/tests/test_examples.py \

@@ -208,29 +208,23 @@ static bool holds(const struct bakery_slot_info *si, const struct bakery_lock_in
 	return si->pass == BAKERY_PASS_CRITICAL && si->lock == (int)li->index;
 }
 
-/* Owner died: the flag a recoverer set, or, before anyone recovered, a
- * writer holding the lock whose death the kernel has already proven (a
- * token marked dead reads as alive == 0, which needs no write access to
- * see).  A dead reader changed nothing: it does not count. */
-static bool owner_died(const struct snapshot *s, const struct bakery_lock_info *li)
+/* The lock's state as the library derives it (enum bakery_lock_state). */
+static const char *lock_state_word(const struct bakery_lock_info *li)
 {
-	const struct bakery_slot_info *holder = slot_at(s, li->holder);
-
-	/* the first holder, read from the lock (right also when that slot
-	 * holds two locks): with no reader inside, it is a writer */
-	if (li->owner_dead || (holder && holder->alive == 0 && li->readers == 0))
-		return true;
-	for (unsigned i = 0; i < s->nslots; i++)
-		if (holds(&s->slots[i], li) && s->slots[i].alive == 0 && !s->slots[i].shared)
-			return true;
-	return false;
+	switch (li->state) {
+	case BAKERY_LOCK_OK:              return "ok";
+	case BAKERY_LOCK_NOT_RECOVERABLE: return "not-recoverable";
+	case BAKERY_LOCK_OWNER_DIED:      return "owner-died";
+	case BAKERY_LOCK_REMOVING:        return "removing";
+	}
+	return "unknown";
 }
 
-static const char *lock_state_word(const struct snapshot *s, const struct bakery_lock_info *li)
+/* Owner died: the flag a recoverer set, or a holder's death proven before
+ * anyone recovered it (the state says so) */
+static bool owner_died(const struct bakery_lock_info *li)
 {
-	if (li->not_recoverable)
-		return "not-recoverable";
-	return owner_died(s, li) ? "owner-died" : "ok";
+	return li->owner_dead || li->state == BAKERY_LOCK_OWNER_DIED;
 }
 
 /* The command name of the process that owns slot SI ("?" if it cannot be
@@ -341,7 +335,7 @@ static void human_locks(const struct snapshot *s)
 		       li->waiters, li->participants, (unsigned long long)li->acquisitions,
 		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 		       (unsigned long long)li->reader_deaths, (unsigned long long)li->aborts,
-		       (unsigned long long)li->passes, lock_state_word(s, li));
+		       (unsigned long long)li->passes, lock_state_word(li));
 	}
 }
 
@@ -501,8 +495,8 @@ static void json_lock(const struct snapshot *s, const struct bakery_lock_info *l
 	       (unsigned long long)li->aborts);
 	printf("\"passes\": %llu, ", (unsigned long long)li->passes);
 	printf("\"owner_dead\": %s, \"not_recoverable\": %s, \"state\": \"%s\", ",
-	       owner_died(s, li) ? "true" : "false", li->not_recoverable ? "true" : "false",
-	       lock_state_word(s, li));
+	       owner_died(li) ? "true" : "false", li->not_recoverable ? "true" : "false",
+	       lock_state_word(li));
 	printf("\"capacity\": %u, \"holding\": %u, \"readers\": %u, \"reader_deaths\": %llu, ",
 	       li->capacity, li->holding, li->readers, (unsigned long long)li->reader_deaths);
 	json_holders(s, li);

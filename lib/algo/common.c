@@ -2,8 +2,9 @@
 /*
  * common.c - the steps Lamport's Bakery and the Boulangerie share
  * (Boulangerie keeps Lamport's doorway and exit, Moses and Patkin's Fig. 2, lines 3-5
- * and 10), the plain reset of a dead slot, the table of the algorithms and
- * the lock's active set (the getset() of the papers).
+ * and 10), the plain reset of a dead slot, the k-holder wait and the
+ * lock's active set (the getset() of the papers).  The table of the
+ * algorithms, above them all, is table.c.
  */
 #include "config.h"
 
@@ -12,31 +13,11 @@
 
 #include "common.h"
 
-/* ------------------------------------------------------- the algorithms -- */
-
-const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo)
-{
-	switch (algo) {
-	case BAKERY_ALGO_LAMPORT:     return &bakery__algo_lamport;
-	case BAKERY_ALGO_BOULANGERIE: return &bakery__algo_boulangerie;
-	case BAKERY_ALGO_BLACK_WHITE: return &bakery__algo_black_white;
-	case BAKERY_ALGO_JAYANTI:     return &bakery__algo_jayanti;
-	default:                      return NULL;
-	}
-}
-
 /* ----------------------------------------------------------------- line -- */
 
-uint64_t bakery__queue_key(struct bakery *b, unsigned lock, unsigned slot)
+uint64_t bakery__number_queue_key(struct bakery *b, unsigned lock, unsigned slot)
 {
-	switch (CMM_LOAD_SHARED(b->locks[lock].algo)) {
-	case BAKERY_ALGO_BLACK_WHITE:
-		return bakery__bw_queue_key(b, lock, slot);
-	case BAKERY_ALGO_JAYANTI:
-		return bakery__jay_queue_key(b, lock, slot);
-	default:        /* Lamport, Boulangerie and their mix: (number, slot) */
-		return CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
-	}
+	return CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
 }
 
 /* ----------------------------------------------------------- active set -- */

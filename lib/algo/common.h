@@ -92,6 +92,10 @@ BAKERY_HIDDEN void bakery__number_abort(struct passage *p);
  * are ahead of ours. */
 BAKERY_HIDDEN int bakery__holders_wait(struct passage *p);
 
+/* The key of a ticket in the line (struct algo_ops.queue_key) of Lamport,
+ * Boulangerie and their mix: the number itself. */
+BAKERY_HIDDEN uint64_t bakery__number_queue_key(struct bakery *b, unsigned lock, unsigned slot);
+
 /* A dead slot's plain reset: choosing := 0, number := 0 (model-checked,
  * tests/model: safe for Lamport, Boulangerie and Black-White, in either order). */
 BAKERY_HIDDEN unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot);

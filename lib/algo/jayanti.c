@@ -561,6 +561,17 @@ static bool jay_finish_proxy(struct bakery *b, unsigned lock, unsigned d, unsign
 	return proxy_step(b, lock, d, helper, &blocked);
 }
 
+/* The line (introspection): tokens shifted around X, the token of the last
+ * holder, which every waiting token is within n of (so the shift keeps
+ * their order, as before() does around a waiter's own token). */
+static uint64_t jay_queue_key(struct bakery *b, unsigned lock, unsigned slot)
+{
+	unsigned t = token_read(b, reg_of(b, lock, slot));
+	unsigned x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x) % modulus(b);
+
+	return t == TOKEN_NONE ? UINT64_MAX : shift(b, t, x);
+}
+
 const struct algo_ops bakery__algo_jayanti = {
 	.id = BAKERY_ALGO_JAYANTI,
 	.name = "jayanti",
@@ -571,15 +582,5 @@ const struct algo_ops bakery__algo_jayanti = {
 	.recover = jay_recover,
 	.finish_proxy = jay_finish_proxy,
 	.pass_abort = jay_pass_abort,
+	.queue_key = jay_queue_key,
 };
-
-/* The line (introspection): tokens shifted around X, the token of the last
- * holder, which every waiting token is within n of (so the shift keeps
- * their order, as before() does around a waiter's own token). */
-uint64_t bakery__jay_queue_key(struct bakery *b, unsigned lock, unsigned slot)
-{
-	unsigned t = token_read(b, reg_of(b, lock, slot));
-	unsigned x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x) % modulus(b);
-
-	return t == TOKEN_NONE ? UINT64_MAX : shift(b, t, x);
-}

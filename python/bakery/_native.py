@@ -38,6 +38,9 @@ MAX_HOLDERS = MAX_SLOTS
 ALGO_DEFAULT = 0
 
 SLOT_FREE, SLOT_ACTIVE, SLOT_RECOVERING = 0, 1, 2
+LOCK_OK, LOCK_NOT_RECOVERABLE, LOCK_OWNER_DIED, LOCK_REMOVING = 0, 1, 2, 3
+LOCK_STATE_NAMES = {LOCK_OK: "ok", LOCK_NOT_RECOVERABLE: "not-recoverable",
+                    LOCK_OWNER_DIED: "owner-died", LOCK_REMOVING: "removing"}
 PASS_NAMES = {0: "idle", 1: "doorway", 2: "waiting", 3: "critical"}
 
 CLOCK_MONOTONIC = 1
@@ -50,7 +53,8 @@ pid_t = c_int32
 
 class Config(Structure):
     """struct bakery_config"""
-    _fields_ = [("slots", c_uint), ("locks", c_uint), ("mode", mode_t)]
+    _fields_ = [("slots", c_uint), ("locks", c_uint), ("mode", mode_t),
+                ("reserved", c_uint * 5)]
 
 
 class RegionInfo(Structure):
@@ -59,14 +63,15 @@ class RegionInfo(Structure):
                 ("slots_used", c_uint), ("locks_used", c_uint),
                 ("size", c_uint64), ("creator_pid", pid_t),
                 ("creator_uid", uid_t), ("created_ns", c_uint64),
-                ("mode", mode_t)]
+                ("mode", mode_t), ("reserved", c_uint * 8)]
 
 
 class SlotInfo(Structure):
     """struct bakery_slot_info"""
     _fields_ = [("index", c_uint), ("state", c_int), ("alive", c_int),
                 ("pid", pid_t), ("tid", pid_t), ("start_time", c_uint64),
-                ("pass_", c_int), ("lock", c_int), ("shared", c_int)]
+                ("pass_", c_int), ("lock", c_int), ("shared", c_int),
+                ("reserved", c_uint * 8)]
 
 
 class LockInfo(Structure):
@@ -79,7 +84,8 @@ class LockInfo(Structure):
                 ("aborts", c_uint64),
                 # extension: k holders and shared mode
                 ("capacity", c_uint), ("holding", c_uint), ("readers", c_uint),
-                ("reader_deaths", c_uint64), ("passes", c_uint64)]
+                ("reader_deaths", c_uint64), ("passes", c_uint64),
+                ("state", c_int), ("reserved", c_uint * 7)]
 
 
 class LockConfig(Structure):

@@ -333,20 +333,6 @@ static int acquire(bakery_lock_t *l, struct crash_part *p)
 	}
 }
 
-static int find_own_slot(bakery_t *b)
-{
-	struct bakery_region_info ri;
-	struct bakery_slot_info si;
-
-	if (bakery_region_info(b, &ri))
-		return -1;
-	for (unsigned i = 0; i < ri.slots; i++)
-		if (bakery_slot_info(b, i, &si) == 0 && si.state == BAKERY_SLOT_ACTIVE &&
-		    si.pid == getpid() && si.tid == tk_gettid())
-			return (int)i;
-	return -1;
-}
-
 /* Inside: repair after EOWNERDEAD, check occupancy, hold if asked, leave. */
 static int passage_body(bakery_lock_t *l, struct crash_part *p, int rc)
 {
@@ -388,7 +374,7 @@ int crash_part_run(void *arg)
 		CMM_STORE_SHARED(p->eslots, p->eslots + 1);
 		usleep(500);
 	}
-	p->slot = find_own_slot(b);
+	p->slot = tk_self_slot(b);
 	if (rc == EBUSY || rc == ETIMEDOUT) {
 		p->t_gave_up = tk_ns();
 		CMM_STORE_SHARED(p->gave_up, 1);

@@ -19,7 +19,7 @@ check_PROGRAMS += tests/kernel/seccomp-run tests/kernel/wait-cost tests/kernel/i
 tests_kernel_seccomp_run_LDADD =
 tests_kernel_wait_cost_LDADD = $(bakery_test_ldadd_tb)
 tests_kernel_idle_slots_LDADD = $(bakery_test_ldadd_tb)
-tests_kernel_pidns_stopped_LDADD = $(crash_ldadd_tb)
+tests_kernel_pidns_stopped_LDADD = $(bakery_test_ldadd_tb)
 
 kernel_matrix = \
 	tests/kernel/matrix-waitv-enosys.sh \

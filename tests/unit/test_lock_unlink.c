@@ -534,11 +534,20 @@ START_TEST(killed_unlinker_leaves_the_lock_or_a_free_entry)
 	struct doomed d = { name, crash_points[_i] };
 	bakery_t *b = unit_region(name, "unlinkcrash", 4, 2);
 	bakery_lock_t *old = unit_lock(b, "victim", BAKERY_ALGO_DEFAULT), *l, *l2;
+	struct bakery_lock_info li;
+	unsigned index;
 	int rc;
 
 	ck_assert_int_eq(bakery_lock(old), 0);
 	ck_assert_int_eq(bakery_unlock(old), 0);
+	ck_assert_int_eq(bakery_lock_index(old, &index), 0);
 	ck_assert_int_eq(tk_reap(tk_fork(doomed_unlinker, &d), 20), 128 + SIGKILL);
+	/* before anyone settles it: an unlink under way, or the lock gone */
+	rc = bakery_lock_info(b, index, &li);
+	if (_i < 2)             /* unlink-dying, unlink-checked: still READY */
+		ck_assert(rc == 0 && li.state == BAKERY_LOCK_REMOVING);
+	else
+		ck_assert_int_eq(rc, ENOENT);
 
 	/* the old handle: the lock, or gone; never stuck */
 	rc = bakery_lock(old);
