@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "lock.h"
 #include "locktable.h"
 #include "pass.h"
 #include "region.h"
@@ -259,14 +260,21 @@ int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
 	return 0;
 }
 
-int bakery_lock_close(bakery_lock_t *l)
+/* (a stale handle holds nothing, whatever lock took its entry since) */
+bool bakery__lock_held_by_caller(const struct bakery_lock *l)
 {
 	unsigned self;
 
+	return bakery__slot_self_busy(l->b, &self) == 0 &&
+	       CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL &&
+	       CMM_LOAD_SHARED(l->b->locks[l->index].gen) == l->gen;
+}
+
+int bakery_lock_close(bakery_lock_t *l)
+{
 	if (!l)
 		return EINVAL;
-	if (bakery__slot_self_busy(l->b, &self) == 0 &&
-	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
+	if (bakery__lock_held_by_caller(l))
 		return EBUSY;
 	free(l);
 	return 0;
