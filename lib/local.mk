@@ -21,6 +21,9 @@ bakery_sources = \
 	lib/lock_recovery.h \
 	lib/locktable.h \
 	lib/slotwait.h \
+	lib/lock.h \
+	lib/lockadmin.h \
+	lib/pathid.h \
 	lib/futex.c \
 	lib/guard.c \
 	lib/token.c \
@@ -34,6 +37,8 @@ bakery_sources = \
 	lib/locktable.c \
 	lib/lockadmin.c \
 	lib/api.c \
+	lib/pathid.c \
+	lib/pathlock.c \
 	lib/error.c \
 	lib/version.c \
 	lib/introspect.c \

@@ -32,6 +32,7 @@ unit_tests = \
 	tests/unit/test_token_list \
 	tests/unit/test_wakeups \
 	tests/unit/test_pass \
+	tests/unit/test_pathlock \
 	tests/unit/bug-trylock-dead \
 	tests/unit/bug-strerror-fixed \
 	tests/unit/test_version
@@ -68,6 +69,7 @@ tests_unit_test_guard_LDADD = $(unit_ldadd_tb)
 tests_unit_test_token_list_LDADD = $(unit_ldadd)
 tests_unit_test_wakeups_LDADD = $(unit_ldadd_tb)
 tests_unit_test_pass_LDADD = $(unit_ldadd_tb)
+tests_unit_test_pathlock_LDADD = $(unit_ldadd_tb)
 tests_unit_bug_trylock_dead_LDADD = $(unit_ldadd)
 tests_unit_bug_strerror_fixed_LDADD = $(unit_ldadd)
 tests_unit_test_version_LDADD = $(unit_ldadd)
