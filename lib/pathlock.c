@@ -441,17 +441,26 @@ int bakery_path_open(const char *path, unsigned flags, bakery_path_t **out)
 	return err;
 }
 
+/* CALL on P's current lock handle, pinned meanwhile. */
+static int on_current(bakery_path_t *p, int (*call)(bakery_lock_t *l))
+{
+	struct lockref *r = entry_pin(p->e);
+	int err = call(r->l);
+
+	lockref_put(r);
+	return err;
+}
+
+static int held_by_caller(bakery_lock_t *l)
+{
+	return bakery__lock_held_by_caller(l);
+}
+
 int bakery_path_close(bakery_path_t *p)
 {
-	struct lockref *r;
-	bool held;
-
 	if (!p)
 		return EINVAL;
-	r = entry_pin(p->e);
-	held = bakery__lock_held_by_caller(r->l);
-	lockref_put(r);
-	if (held)
+	if (on_current(p, held_by_caller))
 		return EBUSY;
 	entry_close(p->e);
 	free(p);
@@ -567,26 +576,10 @@ int bakery_path_timedrdlock(bakery_path_t *p, const struct timespec *abstime)
 
 int bakery_path_unlock(bakery_path_t *p)
 {
-	struct lockref *r;
-	int err;
-
-	if (!p)
-		return EINVAL;
-	r = entry_pin(p->e);
-	err = bakery_unlock(r->l);
-	lockref_put(r);
-	return err;
+	return p ? on_current(p, bakery_unlock) : EINVAL;
 }
 
 int bakery_path_consistent(bakery_path_t *p)
 {
-	struct lockref *r;
-	int err;
-
-	if (!p)
-		return EINVAL;
-	r = entry_pin(p->e);
-	err = bakery_consistent(r->l);
-	lockref_put(r);
-	return err;
+	return p ? on_current(p, bakery_consistent) : EINVAL;
 }

@@ -24,7 +24,7 @@ import bakery
 from bakery import _native
 
 from support import join, region_name, wait_until
-from test_processes import _count_under_lock
+from test_processes import ProcessTest, _count_under_lock
 
 FORK = multiprocessing.get_context("fork")
 SPAWN = multiprocessing.get_context("spawn")
@@ -70,33 +70,23 @@ def _shm_objects():
     return sorted(n for n in os.listdir("/dev/shm") if n.startswith(prefix))
 
 
-class PathTest(unittest.TestCase):
-    """A test with a directory of its own (self.dir) and helpers for
+class PathTest(ProcessTest):
+    """A test with a directory of its own (self.dir), children started with
+    self.start(ctx, target, ...) and reaped at the end, and helpers for
     children that hold a path's lock."""
 
     def setUp(self):
+        super().setUp()
         self.dir = tempfile.mkdtemp(prefix="bakery-py-pathlock-")
         self.addCleanup(shutil.rmtree, self.dir, True)
 
     def path(self, name):
         return os.path.join(self.dir, name)
 
-    def start(self, target, *args, ctx=FORK):
-        proc = ctx.Process(target=target, args=args)
-        proc.start()
-        self.addCleanup(self._reap, proc)
-        return proc
-
-    @staticmethod
-    def _reap(proc):
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-
     def hold_in_child(self, path, shared=False):
         """A child process holding PATH's lock; its release event."""
         held, release = FORK.Event(), FORK.Event()
-        proc = self.start(_hold, path, held, release, shared)
+        proc = self.start(FORK, _hold, path, held, release, shared)
         self.assertTrue(held.wait(60), "the child never took the lock")
         self.addCleanup(release.set)
         return proc, release
@@ -247,10 +237,9 @@ class TestIdentity(PathTest):
         os.symlink("file", self.path("soft"))
         violations = SPAWN.Value("i", 0)       # shared with either kind of child
         locks = [bakery.PathLock(self.path(n)) for n in ("file", "hard", "soft")]
-        procs = [self.start(_count_under_lock, lock, self.dir, 100, violations)
+        procs = [self.start(FORK, _count_under_lock, lock, self.dir, 100, violations)
                  for lock in locks]
-        procs.append(self.start(_count_under_lock, locks[0], self.dir, 100, violations,
-                                ctx=SPAWN))
+        procs.append(self.start(SPAWN, _count_under_lock, locks[0], self.dir, 100, violations))
         self.assertEqual([join(p) for p in procs], [0] * 4)
         self.assertEqual(violations.value, 0)
         with open(os.path.join(self.dir, "counter")) as f:
@@ -285,7 +274,7 @@ class TestIdentity(PathTest):
         open(old, "w").close()
         ino = os.stat(old).st_ino
         old_lock = bakery.PathLock(old).info()["lock"]
-        proc = self.start(_die_holding, old)
+        proc = self.start(FORK, _die_holding, old)
         join(proc)
         self.assertEqual(proc.exitcode, -signal.SIGKILL)
         os.unlink(old)
@@ -314,7 +303,7 @@ class TestOwnerDeadAndReaders(PathTest):
 
     def test_owner_dead_is_told_and_repaired(self):
         path = self.path("job.lock")
-        proc = self.start(_die_holding, path)
+        proc = self.start(FORK, _die_holding, path)
         join(proc)
         lock = bakery.PathLock(path)
         with self.assertRaises(bakery.OwnerDead) as caught:
@@ -328,7 +317,7 @@ class TestOwnerDeadAndReaders(PathTest):
 
     def test_owner_dead_from_acquire_stays_held(self):
         path = self.path("job.lock")
-        join(self.start(_die_holding, path))
+        join(self.start(FORK, _die_holding, path))
         lock = bakery.PathLock(path)
         with self.assertRaises(bakery.OwnerDead):
             lock.acquire()
@@ -354,7 +343,7 @@ class TestOwnerDeadAndReaders(PathTest):
 
     def test_a_dead_writer_is_told_to_readers_then_repaired(self):
         path = self.path("table.lock")
-        join(self.start(_die_writing, path))
+        join(self.start(FORK, _die_writing, path))
         rw = bakery.ReadWritePathLock(path)
         with self.assertRaises(bakery.OwnerDead):
             rw.read_lock()
@@ -406,7 +395,7 @@ class TestForkAndLeaks(PathTest):
         self.assertLessEqual(status["locks_used"], status["locks_capacity"])
 
     def test_distinct_paths_from_several_processes(self):
-        procs = [self.start(_many_paths, self.dir, i * 2500, (i + 1) * 2500)
+        procs = [self.start(FORK, _many_paths, self.dir, i * 2500, (i + 1) * 2500)
                  for i in range(4)]
         self.assertEqual([join(p) for p in procs], [0] * 4)
         self.assertEqual(_shm_objects(), [REGION.lstrip("/")])
