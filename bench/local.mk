@@ -6,7 +6,9 @@
 #   make bench-quick  a short subset (under a minute) for spotting regressions
 #   make bench-rw     bakery-rwbench: the shared mode and k holders against
 #                     pthread_rwlock_t, flock and a POSIX semaphore (2 minutes)
-noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench
+#   make bench-path   bakery-pathbench and bench/pathlock.py: a lock per file,
+#                     uncontended, from C and from Python, against flock (a minute)
+noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench bench/bakery-pathbench
 EXTRA_DIST += bench/plot.gp docs/performance.md \
 	docs/bench-throughput.svg docs/bench-cpu.svg docs/bench-uncontended.svg \
 	docs/bench-wait.svg
@@ -30,7 +32,11 @@ bench_bakery_rwbench_SOURCES = bench/rw.c tests/common/rw_occupancy.h
 bench_bakery_rwbench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/common
 bench_bakery_rwbench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS) -lpthread
 
-.PHONY: bench bench-quick bench-rw
+bench_bakery_pathbench_SOURCES = bench/path.c
+bench_bakery_pathbench_LDADD = lib/libbakery.la $(BAKERY_LIBS)
+EXTRA_DIST += bench/pathlock.py
+
+.PHONY: bench bench-quick bench-rw bench-path
 bench: bench/bakery-bench$(EXEEXT)
 	bench/bakery-bench$(EXEEXT) --csv bench/results.csv
 	@if test -n "$(GNUPLOT)"; then \
@@ -46,3 +52,8 @@ bench-quick: bench/bakery-bench$(EXEEXT)
 
 bench-rw: bench/bakery-rwbench$(EXEEXT)
 	bench/bakery-rwbench$(EXEEXT) $(BENCH_RW_FLAGS)
+
+bench-path: bench/bakery-pathbench$(EXEEXT)
+	bench/bakery-pathbench$(EXEEXT)
+	BAKERY_LIBRARY=lib/.libs/libbakery.so PYTHONPATH=$(top_srcdir)/python \
+	  python3 $(top_srcdir)/bench/pathlock.py

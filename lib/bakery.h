@@ -579,6 +579,130 @@ BAKERY_API int bakery_lock_unlink(bakery_t *b, const char *lock_name);
  */
 BAKERY_API int bakery_lock_unlink_flags(bakery_t *b, const char *lock_name, unsigned flags);
 
+/* ---------------------------------------------------------- path locks -- */
+
+/*
+ * Path locks: the lock of a file or directory, as flock(2) gives one, fair
+ * and crash-proof as every lock here.  A path lock is named by the file's
+ * identity, not by the path: its device, its inode number, and what tells
+ * a reused inode number apart, the file's birth time where the file system
+ * records it (statx(2)'s STATX_BTIME), else its inode generation
+ * (FS_IOC_GETVERSION), else nothing (bakery_path_info says which).  So
+ * every path to one file (links, relative or absolute, before and after a
+ * rename) names one lock; a file replaced by another (a new inode) has a
+ * new lock; a file that gets a deleted one's inode number starts with a
+ * lock of its own, which inherits no holder and no owner-died mark.  Not
+ * told apart: a file born in the same tick of the file system's clock (a
+ * few milliseconds) as the deleted one it succeeds, and on a file system
+ * with neither stamp, any successor.
+ *
+ * The locks of all paths live in one region per user, named
+ * BAKERY_PATH_REGION_PREFIX and the effective user ID ("/bakery-paths-1000"),
+ * created at first use with BAKERY_PATH_SLOTS slots and BAKERY_PATH_LOCKS
+ * locks, mode 0600; the environment variable BAKERY_PATH_REGION_ENV names
+ * another region instead (read once, at the process's first path lock;
+ * ignored by set-user-ID programs).  So path locks exclude the processes of
+ * one user (or of the users who share that region), not two users locking
+ * one file.  A path lock's name in its region is BAKERY_PATH_LOCK_PREFIX
+ * and the identity in hexadecimal: "path:MAJOR.MINOR:INODE:bBIRTH" (birth
+ * time in nanoseconds), ":gGENERATION" or ":-", so that `bakery status`
+ * shows them and a program may open one as any other lock.
+ *
+ * The table does not fill up with locks nobody uses: an opener that finds
+ * it full removes, in one go, every path lock that nobody holds, waits for
+ * or is entering, and that is neither owner-died nor not recoverable (a
+ * repair still due is kept, until a holder repairs it or the lock is
+ * removed by hand): bakery_lock_unlink's protocol, with one membarrier(2)
+ * for them all.  A process whose handle's lock was removed so gets it made
+ * again at its next lock call, transparently.  Reclaiming needs the
+ * region's owner (or root) and membarrier(2): others get BAKERY_ELOCKS
+ * from a full table.
+ *
+ * A process maps the region at its first path lock and keeps it until it
+ * exits (one descriptor), and keeps the lock handles of the paths it has
+ * open, and of the last BAKERY_PATH_IDLE_MAX it closed, in one table: a
+ * path opened again costs a statx(2) and a look-up.  fork(): as for any
+ * handle; exec(): nothing is left.
+ */
+typedef struct bakery_path bakery_path_t;
+
+#define BAKERY_PATH_REGION_ENV    "BAKERY_PATH_REGION"
+#define BAKERY_PATH_REGION_PREFIX "/bakery-paths-"
+#define BAKERY_PATH_LOCK_PREFIX   "path:"
+/* The capacity of a path region created by the library: 128 threads at
+ * once in path locks (more wait for a slot, see bakery_lock), 1024 paths
+ * held, waited for or owner-died at once.  9 MB of shared memory at most,
+ * about 4.5 MB while no more than 64 threads have ever taken part at
+ * once (pages are used as they are touched). */
+#define BAKERY_PATH_SLOTS    128u
+#define BAKERY_PATH_LOCKS    1024u
+#define BAKERY_PATH_IDLE_MAX 64u
+
+/* What tells a file apart from an earlier one that had its inode number. */
+enum bakery_path_stamp {
+	BAKERY_PATH_STAMP_NONE = 0,   /* nothing: a successor shares the lock         */
+	BAKERY_PATH_STAMP_BIRTH,      /* the birth time (statx STATX_BTIME), in ns     */
+	BAKERY_PATH_STAMP_GENERATION, /* the inode generation (FS_IOC_GETVERSION)      */
+};
+
+struct bakery_path_info {
+	char     region[BAKERY_REGION_NAME_MAX + 2];  /* the region, "/bakery-paths-UID" */
+	char     lock[BAKERY_LOCK_NAME_MAX + 1];      /* the lock's name in it           */
+	uint64_t dev;              /* the file's device, makedev(major, minor)  */
+	uint64_t ino;              /* its inode number                          */
+	enum bakery_path_stamp stamp;
+	uint64_t stamp_value;      /* birth time (ns since the epoch) or generation */
+};
+
+/*
+ * Open the lock of the file or directory PATH (symbolic links are
+ * followed).  FLAGS: 0, or BAKERY_CREATE to create a missing regular file
+ * (mode 0666 less the umask), as flock(1) does.  PATH is resolved now: the
+ * handle stays the lock of the file PATH named at this call, as a
+ * descriptor stays its file's; open again to follow a replaced file.
+ * Returns 0 and *out, or EINVAL (NULL, an empty path, an unknown flag),
+ * the error of statx(2) or open(2) on PATH (ENOENT, EACCES, ENOTDIR,
+ * ELOOP, ENAMETOOLONG, EISDIR...; EACCES also when the file system keeps
+ * no birth time and the file cannot be opened for reading to read its
+ * generation), ENOMEM, EAGAIN (the lock table stayed busy: as
+ * bakery_lock_open), BAKERY_ELOCKS (the table is full of locks in use or
+ * owner-died, or may not be reclaimed by this caller), or bakery_open's
+ * errors for the region (BAKERY_EBADREGION, BAKERY_EVERSION, EACCES,
+ * ENAMETOOLONG for a BAKERY_PATH_REGION too long, EMFILE...).
+ */
+BAKERY_API int bakery_path_open(const char *path, unsigned flags, bakery_path_t **out);
+
+/* Free a path handle.  0, EINVAL (NULL), EBUSY if the calling thread holds
+ * the lock (nothing is closed then). */
+BAKERY_API int bakery_path_close(bakery_path_t *p);
+
+/* The handle's region, lock name and file identity into *OUT.  0 or EINVAL. */
+BAKERY_API int bakery_path_info(const bakery_path_t *p, struct bakery_path_info *out);
+
+/*
+ * The bakery_lock family on the path's lock: exclusive, shared (readers),
+ * try and timed, with the same returns (EOWNERDEAD and bakery_path_consistent
+ * as for any lock; EDEADLK when the calling thread holds it already,
+ * through this handle or another of the same file).  Never
+ * BAKERY_EREMOVED: a lock that was removed since the handle last used it
+ * (the table was full and it was idle) is made again, and the call goes
+ * on with it; that may also return ENOMEM, EAGAIN or BAKERY_ELOCKS, as
+ * bakery_path_open.
+ */
+BAKERY_API int bakery_path_lock(bakery_path_t *p);
+BAKERY_API int bakery_path_trylock(bakery_path_t *p);
+BAKERY_API int bakery_path_timedlock(bakery_path_t *p, const struct timespec *abstime);
+BAKERY_API int bakery_path_clocklock(bakery_path_t *p, clockid_t clock,
+                                     const struct timespec *abstime);
+BAKERY_API int bakery_path_rdlock(bakery_path_t *p);
+BAKERY_API int bakery_path_tryrdlock(bakery_path_t *p);
+BAKERY_API int bakery_path_timedrdlock(bakery_path_t *p, const struct timespec *abstime);
+BAKERY_API int bakery_path_clockrdlock(bakery_path_t *p, clockid_t clock,
+                                       const struct timespec *abstime);
+/* As bakery_unlock and bakery_consistent. */
+BAKERY_API int bakery_path_unlock(bakery_path_t *p);
+BAKERY_API int bakery_path_consistent(bakery_path_t *p);
+
 /* ------------------------------------------------------- introspection -- */
 
 /* Names of the algorithms: "default", "lamport", "boulangerie",

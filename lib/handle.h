@@ -48,6 +48,7 @@ struct bakery {
 	/* token windows given back, kept for the next take (token.c) */
 	pthread_mutex_t spare_lock;
 	unsigned char *spare_win[TOKEN_SPARE_WINDOWS];
+	uint64_t spare_off[TOKEN_SPARE_WINDOWS];   /* the page each one shows */
 	unsigned nspare;
 	/* this process's threads' slots in the region (bakery_close's EBUSY) */
 	pthread_mutex_t recs_lock;

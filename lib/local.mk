@@ -24,6 +24,9 @@ bakery_sources = \
 	lib/lock_recovery.h \
 	lib/locktable.h \
 	lib/slotwait.h \
+	lib/lock.h \
+	lib/lockadmin.h \
+	lib/pathid.h \
 	lib/fd.c \
 	lib/futex.c \
 	lib/guard.c \
@@ -38,6 +41,8 @@ bakery_sources = \
 	lib/locktable.c \
 	lib/lockadmin.c \
 	lib/api.c \
+	lib/pathid.c \
+	lib/pathlock.c \
 	lib/error.c \
 	lib/version.c \
 	lib/introspect.c \

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lock.h"
 #include "table.h"
 #include "locktable.h"
 #include "pass.h"
@@ -268,17 +269,22 @@ int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
 	return 0;
 }
 
-int bakery_lock_close(bakery_lock_t *l)
+/* (The region is looked at only through a slot of ours in it, which keeps
+ * it mapped.  A removed lock is held by nobody: what our registers in its
+ * entry say is about the lock that took the entry.) */
+bool bakery__lock_held_by_caller(const struct bakery_lock *l)
 {
 	unsigned self;
 
+	return bakery__slot_self_busy(l->b, &self) == 0 && !lock_handle_stale(l) &&
+	       CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL;
+}
+
+int bakery_lock_close(bakery_lock_t *l)
+{
 	if (!l)
 		return EINVAL;
-	/* (the region is looked at only through a slot of ours in it, which
-	 * keeps it mapped.)  A removed lock is held by nobody: what our
-	 * registers in its entry say is about the lock that took the entry. */
-	if (bakery__slot_self_busy(l->b, &self) == 0 && !lock_handle_stale(l) &&
-	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
+	if (bakery__lock_held_by_caller(l))
 		return EBUSY;
 	free(l);
 	return 0;

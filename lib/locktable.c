@@ -81,8 +81,11 @@ int bakery__table_lock(struct bakery *b, struct token_hold *h)
 void bakery__entry_finish_free(struct bakery *b, unsigned lock)
 {
 	struct bakery_shm_lock *e = &b->locks[lock];
+	/* a slot above the high-water mark never wrote a register: its
+	 * lines are zeros already, and left unwritten they cost no memory */
+	unsigned bound = slots_bound(b);
 
-	for (unsigned s = 0; s < b->nslots; s++) {
+	for (unsigned s = 0; s < bound; s++) {
 		struct bakery_shm_reg *r = reg_of(b, lock, s);
 
 		CMM_STORE_SHARED(r->number, 0);

@@ -133,29 +133,42 @@ static void list_unlink(struct robust_list *node)
 
 /*
  * A window given back is kept (up to TOKEN_SPARE_WINDOWS per mapping) for
- * the next take: re-pointing its shared half at another token page is one
+ * the next take: one that still shows the token's page serves again as it
+ * is (the table's token, taken for every lock made or removed, costs no
+ * system call then); re-pointing another at a new token page is one
  * mmap(MAP_FIXED), where a new window costs two, an munmap and a page fault
  * for the node's page.  A spare's node page holds a stale node that is off
  * every list; list_push() rewrites both its links before linking it.
  */
-static unsigned char *spare_get(struct bakery *b)
+static unsigned char *spare_get(struct bakery *b, uint64_t page_off, bool *shows)
 {
 	unsigned char *win = NULL;
+	unsigned i;
 
 	pthread_mutex_lock(&b->spare_lock);
-	if (b->nspare)
-		win = b->spare_win[--b->nspare];
+	for (i = 0; i < b->nspare && b->spare_off[i] != page_off; i++)
+		;
+	*shows = i < b->nspare;
+	if (b->nspare) {
+		if (!*shows)
+			i = b->nspare - 1;
+		win = b->spare_win[i];
+		b->nspare--;
+		b->spare_win[i] = b->spare_win[b->nspare];
+		b->spare_off[i] = b->spare_off[b->nspare];
+	}
 	pthread_mutex_unlock(&b->spare_lock);
 	return win;
 }
 
-static bool spare_put(struct bakery *b, unsigned char *win)
+static bool spare_put(struct bakery *b, unsigned char *win, uint64_t page_off)
 {
 	bool kept = false;
 
 	pthread_mutex_lock(&b->spare_lock);
 	if (b->nspare < TOKEN_SPARE_WINDOWS) {
-		b->spare_win[b->nspare++] = win;
+		b->spare_win[b->nspare] = win;
+		b->spare_off[b->nspare++] = page_off;
 		kept = true;
 	}
 	pthread_mutex_unlock(&b->spare_lock);
@@ -173,7 +186,8 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 	uint64_t off = token_offset(b->tokens_off, b->page_size, i);
 	size_t page = b->page_size;
 	uint64_t page_off = off / page * page;
-	unsigned char *win = spare_get(b);
+	bool shows;
+	unsigned char *win = spare_get(b, page_off, &shows);
 	int err;
 
 	if (!win)
@@ -181,8 +195,8 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 		           -1, 0);
 	if (win == MAP_FAILED)
 		return errno;
-	if (mmap(win, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, b->fd,
-	         (off_t)page_off) == MAP_FAILED) {
+	if (!shows && mmap(win, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, b->fd,
+	                   (off_t)page_off) == MAP_FAILED) {
 		err = errno;
 		munmap(win, 2 * page);
 		return err;
@@ -194,6 +208,7 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 	}
 	h->b = b;
 	h->win = win;
+	h->page_off = page_off;
 	h->word = (uint32_t *)(win + (off - page_off));
 	return 0;
 }
@@ -201,7 +216,7 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 static void window_close(struct token_hold *h, bool keep)
 {
 	bakery__guard_remove(h->guard);
-	if (!keep || !spare_put(h->b, h->win))
+	if (!keep || !spare_put(h->b, h->win, h->page_off))
 		munmap(h->win, 2 * (size_t)h->b->page_size);
 	h->win = NULL;
 	h->word = NULL;

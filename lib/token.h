@@ -21,6 +21,7 @@ struct token_hold {
 	unsigned index;            /* the token's */
 	uint32_t *word;            /* the word, seen through the window */
 	unsigned char *win;        /* the word's shared page, then a private one */
+	uint64_t page_off;         /* the region's page the window shows */
 	struct guard *guard;
 };
 

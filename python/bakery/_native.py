@@ -98,6 +98,20 @@ class Timespec(Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
+# Path locks (bakery.h, "path locks").
+PATH_REGION_ENV = "BAKERY_PATH_REGION"
+PATH_LOCK_PREFIX = "path:"
+PATH_STAMPS = {0: "none", 1: "birth", 2: "generation"}
+
+
+class PathInfo(Structure):
+    """struct bakery_path_info"""
+    _fields_ = [("region", c_char * (REGION_NAME_MAX + 2)),
+                ("lock", c_char * (LOCK_NAME_MAX + 1)),
+                ("dev", c_uint64), ("ino", c_uint64), ("stamp", c_int),
+                ("stamp_value", c_uint64)]
+
+
 _PROTOTYPES = {
     "bakery_open": (c_int, [c_char_p, c_uint, POINTER(Config), POINTER(c_void_p)]),
     "bakery_close": (c_int, [c_void_p]),
@@ -127,6 +141,18 @@ _PROTOTYPES = {
     "bakery_lock_index": (c_int, [c_void_p, POINTER(c_uint)]),
     "bakery_lock_queue": (c_int, [c_void_p, c_uint, POINTER(c_uint), c_uint, POINTER(c_uint)]),
     "bakery_version": (c_char_p, []),
+    # path locks
+    "bakery_path_open": (c_int, [c_char_p, c_uint, POINTER(c_void_p)]),
+    "bakery_path_close": (c_int, [c_void_p]),
+    "bakery_path_info": (c_int, [c_void_p, POINTER(PathInfo)]),
+    "bakery_path_lock": (c_int, [c_void_p]),
+    "bakery_path_trylock": (c_int, [c_void_p]),
+    "bakery_path_clocklock": (c_int, [c_void_p, c_int, POINTER(Timespec)]),
+    "bakery_path_rdlock": (c_int, [c_void_p]),
+    "bakery_path_tryrdlock": (c_int, [c_void_p]),
+    "bakery_path_clockrdlock": (c_int, [c_void_p, c_int, POINTER(Timespec)]),
+    "bakery_path_unlock": (c_int, [c_void_p]),
+    "bakery_path_consistent": (c_int, [c_void_p]),
 }
 
 

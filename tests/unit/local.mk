@@ -34,6 +34,7 @@ unit_tests = \
 	tests/unit/test_pass \
 	tests/unit/test_shm_full \
 	tests/unit/test_std_fds \
+	tests/unit/test_pathlock \
 	tests/unit/bug-trylock-dead \
 	tests/unit/bug-strerror-fixed \
 	tests/unit/test_version
@@ -54,6 +55,7 @@ tests_unit_test_slot_reclaim_LDADD = $(bakery_test_ldadd_tb)
 tests_unit_test_guard_LDADD = $(bakery_test_ldadd_tb)
 tests_unit_test_wakeups_LDADD = $(bakery_test_ldadd_tb)
 tests_unit_test_pass_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_pathlock_LDADD = $(bakery_test_ldadd_tb)
 
 # test_dlclose dlopen()s the built shared library: it must not link it
 check_PROGRAMS += tests/unit/test_dlclose
