@@ -50,7 +50,8 @@
  *     is linked NODELETE: thread-exit and SIGBUS handlers point into it).
  *   - The kernel walks at most 2048 robust-list entries of a dying thread:
  *     a thread takes part in at most BAKERY_MAX_THREAD_REGIONS regions at
- *     once (its first lock call in one more returns EMFILE), so that its
+ *     once (its first lock call in one more returns BAKERY_EREGIONS, not a
+ *     descriptor limit: RLIMIT_NOFILE does not change it), so that its
  *     death is always proven.
  *   - A thread that exits while holding a lock is a dead owner: the next
  *     acquirer gets EOWNERDEAD.  A thread that exits normally gives back its
@@ -161,7 +162,8 @@ struct bakery_config {
 /* Regions one thread may take part in at once (a slot in each): every slot
  * holds a liveness token on the thread's robust list, which the kernel walks
  * only 2048 entries deep at the thread's death; the rest is left for the
- * application's own robust mutexes.  One more: EMFILE from the lock call. */
+ * application's own robust mutexes.  One more: BAKERY_EREGIONS from the
+ * lock call. */
 #define BAKERY_MAX_THREAD_REGIONS 1024u
 #define BAKERY_REGION_NAME_MAX 200     /* characters, not counting a leading '/' */
 #define BAKERY_LOCK_NAME_MAX   63      /* characters                             */
@@ -191,7 +193,9 @@ struct bakery_config {
 	X(EALGO,      "lock exists with an algorithm this handle cannot take part in")   \
 	X(ESLOTS,     "no free participant slot in the region")                          \
 	X(ELOCKS,     "no free entry in the region's lock table")                        \
-	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened")
+	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened") \
+	X(EREGIONS,   "the thread is in BAKERY_MAX_THREAD_REGIONS (1024) regions already, the " \
+	              "kernel's robust-list limit (not a descriptor limit): close one")
 
 /* Negative, from a reserved block, so they never collide with errno values. */
 #define BAKERY_ERRBASE     (-40700)
@@ -201,7 +205,8 @@ struct bakery_config {
 #define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)
 #define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)
 #define BAKERY_EREMOVED    (BAKERY_ERRBASE - 5)
-#define BAKERY_ERRLAST     BAKERY_EREMOVED
+#define BAKERY_EREGIONS    (BAKERY_ERRBASE - 6)
+#define BAKERY_ERRLAST     BAKERY_EREGIONS
 
 /* ------------------------------------------------------------- regions -- */
 
@@ -350,7 +355,7 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *                    until the region's owner calls bakery_lock_reset()
  *   EDEADLK          the calling thread already holds it (through this
  *                    handle, or through another handle of the same region)
- *   EMFILE           the thread already has a slot in
+ *   BAKERY_EREGIONS  the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
  *   EAGAIN           the lock was being removed and the removal held
  *                    the lock table for 2 s (see bakery_lock_open), or

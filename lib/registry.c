@@ -724,7 +724,7 @@ static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
 	pthread_once(&tls_once, tls_init);
 	records_prune_closed();
 	if (records_count() >= BAKERY_MAX_THREAD_REGIONS)
-		return EMFILE;  /* the kernel would not walk our robust list so far */
+		return BAKERY_EREGIONS;  /* the kernel would not walk our robust list so far */
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ENOMEM;
