@@ -47,13 +47,13 @@ void bakery__futex_wake_one(uint32_t *word)
 	futex_wake(word, 1);
 }
 
-void bakery__futex_wait_until(uint32_t *word, uint32_t val, clockid_t clock,
-                              const struct timespec *until)
+int bakery__futex_wait_until(uint32_t *word, uint32_t val, clockid_t clock,
+                             const struct timespec *until)
 {
 	/* FUTEX_WAIT_BITSET takes an absolute time on either clock */
-	syscall(SYS_futex, word,
-	        FUTEX_WAIT_BITSET | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0),
-	        val, until, NULL, FUTEX_BITSET_MATCH_ANY);
+	return syscall(SYS_futex, word,
+	               FUTEX_WAIT_BITSET | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0),
+	               val, until, NULL, FUTEX_BITSET_MATCH_ANY) < 0 ? errno : 0;
 }
 
 int bakery__barrier_everywhere(void)

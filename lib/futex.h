@@ -14,9 +14,9 @@ BAKERY_HIDDEN void bakery__futex_wake_all(uint32_t *word);
 BAKERY_HIDDEN void bakery__futex_wake_one(uint32_t *word);
 /* Sleep while *WORD == VAL, until a wake-up or UNTIL on CLOCK (MONOTONIC
  * or REALTIME), whichever first; spurious returns are the caller's to
- * handle. */
-BAKERY_HIDDEN void bakery__futex_wait_until(uint32_t *word, uint32_t val, clockid_t clock,
-                                            const struct timespec *until);
+ * handle.  0, or the system call's errno (EINTR: a signal handler ran). */
+BAKERY_HIDDEN int bakery__futex_wait_until(uint32_t *word, uint32_t val, clockid_t clock,
+                                           const struct timespec *until);
 
 /* A full barrier in every running thread of the system
  * (membarrier(MEMBARRIER_CMD_GLOBAL)): 0, or ENOTSUP where the kernel or a

@@ -21,7 +21,9 @@ bakery_sources = \
 	lib/lock_recovery.h \
 	lib/locktable.h \
 	lib/slotwait.h \
+	lib/stop.h \
 	lib/futex.c \
+	lib/stop.c \
 	lib/guard.c \
 	lib/token.c \
 	lib/region.c \

@@ -69,44 +69,37 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
-/* The time to sleep until: RESCAN_NS from now, or the deadline if sooner.
- * False when the deadline has passed. */
-static bool sleep_until(const struct deadline *dl, clockid_t *clock, struct timespec *until)
+/* The time to sleep until: RESCAN_NS from now (less for a wait that must
+ * look at its cancel word or callback, stop.c), or the deadline if sooner. */
+static void sleep_until(const struct deadline *dl, clockid_t *clock, struct timespec *until)
 {
-	struct timespec now;
-
 	*clock = dl->mode == WAIT_DEADLINE ? dl->clock : CLOCK_MONOTONIC;
-	clock_gettime(*clock, &now);
-	if (dl->mode == WAIT_DEADLINE && !ts_before(&now, &dl->at))
-		return false;
-	*until = now;
-	ts_add_ns(until, RESCAN_NS);
+	clock_gettime(*clock, until);
+	ts_add_ns(until, bakery__stop_cap(dl->stop, false, RESCAN_NS));
 	if (dl->mode == WAIT_DEADLINE && ts_before(&dl->at, until))
 		*until = dl->at;
-	return true;
 }
 
-/* One sleep on slot_frees while it still reads SEEN; false if the deadline
- * had passed. */
-static bool slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *dl)
+/* One sleep on slot_frees while it still reads SEEN. */
+static void slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *dl)
 {
 	struct bakery_shm_header *h = b->hdr;
 	struct timespec until;
 	clockid_t clock;
 
-	if (!sleep_until(dl, &clock, &until))
-		return false;
+	sleep_until(dl, &clock, &until);
 	/* counted before the count is read again (a full barrier each): pairs
 	 * with slot_freed in registry.c */
 	uatomic_inc(&h->slot_sleepers);
 	CMM_STORE_SHARED(h->slot_wanted, wanted_stamp());
 	if (uatomic_read(&h->slot_frees) == seen)
-		bakery__futex_wait_until(&h->slot_frees, seen, clock, &until);
+		bakery__stop_note_sleep(dl->stop, bakery__futex_wait_until(&h->slot_frees, seen,
+		                                                           clock, &until));
 	uatomic_dec(&h->slot_sleepers);
-	return true;
 }
 
-/* No free slot: claim one as soon as one is freed, until the deadline. */
+/* No free slot: claim one as soon as one is freed, until the wait is over
+ * (its deadline, or bakery_acquire's cancel word or interruption). */
 static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
 {
 	struct bakery_shm_header *h = b->hdr;
@@ -124,18 +117,18 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 			return err;
 		if (region_lost(b))
 			return BAKERY_EBADREGION;
+		if ((err = bakery__wait_over(dl)))
+			break;
 		/* waited a while and still no slot: take one from a thread
 		 * that sleeps in the application (registry.c) */
-		if (sleeps && !bakery__deadline_passed(dl) &&
-		    bakery__slot_reclaim_idle(b, slot) == 0)
+		if (sleeps && bakery__slot_reclaim_idle(b, slot) == 0)
 			return 0;
-		if (!slot_sleep(b, seen, dl))
-			break;
+		slot_sleep(b, seen, dl);
 	}
 	/* leaving: a wake-up meant for us goes to the next sleeper */
 	if (uatomic_read(&h->slot_sleepers))
 		bakery__futex_wake_one(&h->slot_frees);
-	return ETIMEDOUT;
+	return err;
 }
 
 int bakery__slot_self_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)

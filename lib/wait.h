@@ -8,6 +8,7 @@
 
 #include "handle.h"
 #include "registry.h"
+#include "stop.h"
 
 enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
 
@@ -15,17 +16,23 @@ struct deadline {
 	enum wait_mode mode;
 	clockid_t clock;
 	struct timespec at;
+	/* bakery_acquire's other reasons to stop waiting, or NULL */
+	struct wait_stop *stop;
 };
 
-/* Has the deadline passed?  (WAIT_NONE: always) */
-static inline bool bakery__deadline_passed(const struct deadline *dl)
+/* Is the wait over?  0, or why: EBUSY (WAIT_NONE: always), ETIMEDOUT (the
+ * deadline passed), ECANCELED or EINTR (stop.h). */
+static inline int bakery__wait_over(const struct deadline *dl)
 {
 	struct timespec now;
+	int err;
 
+	if (caa_unlikely(dl->stop) && (err = bakery__stop_check(dl->stop)))
+		return err;
 	if (dl->mode != WAIT_DEADLINE)
-		return dl->mode == WAIT_NONE;
+		return dl->mode == WAIT_NONE ? EBUSY : 0;
 	clock_gettime(dl->clock, &now);
-	return ts_cmp(&now, &dl->at) >= 0;
+	return ts_cmp(&now, &dl->at) >= 0 ? ETIMEDOUT : 0;
 }
 
 /* A condition on another slot's registers, re-evaluated on every wake-up. */
@@ -71,8 +78,8 @@ static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t nu
 }
 
 /*
- * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
- * when giving up.  A blocking or timed waiter that finds cond false becomes
+ * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE), ETIMEDOUT,
+ * ECANCELED or EINTR (bakery__wait_over) when giving up.  A blocking or timed waiter that finds cond false becomes
  * passable (pass.c), and passes j if j's turn came and j has not taken it
  * for the grace G.  Once we have been passed it returns 0 at once: the
  * algorithm's loop ends, and lock.c finds out that we must not enter.  If j's owner dies meanwhile, its slot is recovered here and

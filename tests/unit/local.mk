@@ -15,6 +15,7 @@ unit_tests = \
 	tests/unit/test_registry \
 	tests/unit/test_lock_api \
 	tests/unit/test_timed \
+	tests/unit/test_acquire \
 	tests/unit/test_wait_handoff \
 	tests/unit/test_errors \
 	tests/unit/test_owner_dead \
@@ -51,6 +52,7 @@ tests_unit_test_corrupt_LDADD = $(unit_ldadd_tb)
 tests_unit_test_registry_LDADD = $(unit_ldadd)
 tests_unit_test_lock_api_LDADD = $(unit_ldadd)
 tests_unit_test_timed_LDADD = $(unit_ldadd)
+tests_unit_test_acquire_LDADD = $(unit_ldadd)
 tests_unit_test_wait_handoff_LDADD = $(unit_ldadd_tb)
 tests_unit_test_errors_LDADD = $(unit_ldadd)
 tests_unit_test_owner_dead_LDADD = $(unit_ldadd)
