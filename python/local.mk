@@ -6,6 +6,7 @@ python_package = \
 	python/bakery/__init__.py \
 	python/bakery/_handle.py \
 	python/bakery/_native.py \
+	python/bakery/_signals.py \
 	python/bakery/errors.py \
 	python/bakery/region.py \
 	python/bakery/status.py \
@@ -16,7 +17,8 @@ python_tests = \
 	python/tests/test_api.py \
 	python/tests/test_processes.py \
 	python/tests/test_examples.py \
-	python/tests/test_shared.py
+	python/tests/test_shared.py \
+	python/tests/test_signals.py
 
 TESTS += python/test-python.sh
 EXTRA_DIST += python/test-python.sh python/pyproject.toml $(python_package) $(python_tests) \
