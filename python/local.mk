@@ -4,6 +4,7 @@
 # runs it from the source tree against the library just built.
 python_package = \
 	python/bakery/__init__.py \
+	python/bakery/_async.py \
 	python/bakery/_handle.py \
 	python/bakery/_native.py \
 	python/bakery/_signals.py \
@@ -15,6 +16,7 @@ python_package = \
 python_tests = \
 	python/tests/support.py \
 	python/tests/test_api.py \
+	python/tests/test_async.py \
 	python/tests/test_processes.py \
 	python/tests/test_examples.py \
 	python/tests/test_shared.py \

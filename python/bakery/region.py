@@ -10,7 +10,7 @@ import time
 import weakref
 from typing import Any, Dict, List, Optional, Union
 
-from . import _native, _signals, status as _status
+from . import _async, _native, _signals, status as _status
 from ._handle import Handle, close_all
 from ._native import lib
 from .errors import OwnerDead, make_error
@@ -234,7 +234,8 @@ class Lock:
 
     In the main thread a wait runs Python's signal handlers: one that
     raises (Ctrl-C's KeyboardInterrupt) ends the wait, and its exception
-    propagates with the lock not held.
+    propagates with the lock not held.  ``async with lock:`` and
+    :meth:`acquire_async` wait without blocking the event loop.
     """
 
     def __init__(self, region: Region, name: str, algo: Optional[str] = None, *,
@@ -248,6 +249,8 @@ class Lock:
         self._holders_asked = holders
         self._what = "%s %s" % (region.name, name)
         self._release_after_consistent: Optional[int] = None
+        # the asyncio tasks that hold it, each with its hold (_async.py)
+        self._task_holds: Dict[Any, Any] = {}
         pointer = ctypes.c_void_p()
         cfg = _native.LockConfig(_algo(algo), _count(holders, "holders", _native.MAX_HOLDERS))
         with region._handle.use() as b:
@@ -391,7 +394,14 @@ class Lock:
 
     def release(self) -> None:
         """Release the lock.  :class:`bakery.PermissionDenied` if this thread
-        does not hold it."""
+        does not hold it.  In an asyncio task: the task's hold (taken with
+        :meth:`acquire_async`), or, as with :class:`asyncio.Lock`, one that
+        another task of its event loop took."""
+        if self._task_holds:
+            hold = _async.task_hold(self)
+            if hold is not None:
+                hold.release()
+                return
         self._release_here()
 
     def _release_here(self) -> None:
@@ -414,6 +424,11 @@ class Lock:
         """Mark the state protected by the lock repaired, after
         :class:`bakery.OwnerDead`.  If the OwnerDead came from a ``with``
         statement (or :meth:`hold`), also release the lock: no block will."""
+        if self._task_holds:
+            hold = _async.task_hold(self)
+            if hold is not None:
+                hold.consistent()
+                return
         self._consistent_here()
         if self._release_after_consistent == threading.get_ident():
             self.release()
@@ -444,7 +459,8 @@ class Lock:
 
     def hold(self, timeout: Optional[float] = None) -> "_Hold":
         """``with lock.hold(timeout=2.5):`` as ``with lock:``, but raises
-        :class:`bakery.Timeout` if not acquired within TIMEOUT seconds."""
+        :class:`bakery.Timeout` if not acquired within TIMEOUT seconds.
+        ``async with lock.hold(timeout=2.5):`` too."""
         return _Hold(self, timeout, False)
 
     def read(self, timeout: Optional[float] = None) -> "_Hold":
@@ -452,8 +468,31 @@ class Lock:
         readers; :class:`bakery.Timeout` if not acquired within TIMEOUT
         seconds.  If a writer died holding it, raises
         :class:`bakery.OwnerDead` with the lock held shared: the block does
-        not run; look if need be, then ``e.lock.release()``."""
+        not run; look if need be, then ``e.lock.release()``.  ``async with
+        lock.read():`` too."""
         return _Hold(self, timeout, True)
+
+    # ------------------------------------------------------------ asyncio --
+
+    async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = -1, *,
+                            shared: bool = False) -> bool:
+        """:meth:`acquire` for a coroutine: ``await lock.acquire_async()``.
+
+        The task waits in line, in arrival order, while the event loop runs
+        the other tasks: the wait runs in a thread of its own, which then
+        holds the lock for the task (ownership is per thread) until the
+        task calls :meth:`release`.  Cancelling the task while it waits
+        takes it out of line (also if the lock was taken just then: it is
+        released); the cancellation goes on once nothing is held."""
+        timeout = self._check_timeout(blocking, timeout)
+        return await _async.acquire(self, blocking, timeout, shared, False)
+
+    async def __aenter__(self) -> "Lock":
+        await _async.enter(self, None, False)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await _async.release(self)
 
     # ---------------------------------------------------------- inspecting --
 
@@ -496,7 +535,10 @@ class Lock:
 
     def close(self) -> None:
         """Free the handle (the lock stays in the region).  Busy if this
-        thread holds it or another thread is inside a call on it."""
+        thread (or a task) holds it or another thread is inside a call on
+        it."""
+        if self._task_holds:
+            raise make_error(errno.EBUSY, self._what, "held by a task")
         self._handle.close(lib.bakery_lock_close)
         self._finalizer.detach()
 
@@ -510,8 +552,8 @@ class Lock:
 
 
 class _Hold:
-    """``lock.hold(timeout)`` and ``lock.read(timeout)``: ``with`` blocks
-    that raise Timeout when not acquired in time."""
+    """``lock.hold(timeout)`` and ``lock.read(timeout)``: ``with`` and
+    ``async with`` blocks that raise Timeout when not acquired in time."""
 
     __slots__ = ("_lock", "_timeout", "_shared")
 
@@ -524,3 +566,10 @@ class _Hold:
 
     def __exit__(self, *exc: Any) -> None:
         self._lock.release()
+
+    async def __aenter__(self) -> Lock:
+        await _async.enter(self._lock, self._timeout, self._shared)
+        return self._lock
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await _async.release(self._lock)
