@@ -397,12 +397,11 @@ class Lock:
         does not hold it.  In an asyncio task: the task's hold (taken with
         :meth:`acquire_async`), or, as with :class:`asyncio.Lock`, one that
         another task of its event loop took."""
-        if self._task_holds:
-            hold = _async.task_hold(self)
-            if hold is not None:
-                hold.release()
-                return
-        self._release_here()
+        hold = _async.task_hold(self) if self._task_holds else None
+        if hold is not None:
+            hold.release()
+        else:
+            self._release_here()
 
     def _release_here(self) -> None:
         """The calling thread's unlock."""
@@ -424,11 +423,10 @@ class Lock:
         """Mark the state protected by the lock repaired, after
         :class:`bakery.OwnerDead`.  If the OwnerDead came from a ``with``
         statement (or :meth:`hold`), also release the lock: no block will."""
-        if self._task_holds:
-            hold = _async.task_hold(self)
-            if hold is not None:
-                hold.consistent()
-                return
+        hold = _async.task_hold(self) if self._task_holds else None
+        if hold is not None:
+            hold.consistent()
+            return
         self._consistent_here()
         if self._release_after_consistent == threading.get_ident():
             self.release()

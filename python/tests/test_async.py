@@ -7,25 +7,14 @@ limits, an owner death (repaired through the task), and the per-task
 ownership of holds."""
 
 import asyncio
-import multiprocessing
 import os
 import random
 import signal
-import tempfile
-import time
 import unittest
 
 import bakery
 
-from support import RegionTest, join, wait_until
-
-FORK = multiprocessing.get_context("fork")
-
-
-def _hold_until(lock, held, release):
-    with lock:
-        held.set()
-        release.wait()
+from support import FORK, LockTest, hold_forever, hold_until, join, take_in_turn
 
 
 def _hold_and_die(lock, held):
@@ -34,46 +23,20 @@ def _hold_and_die(lock, held):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _hold_forever(lock, held):
-    lock.acquire()
-    held.set()
-    while True:                         # (until killed)
-        time.sleep(60)
-
-
-def _try_once(lock, result):
-    result.value = 1 if lock.acquire(blocking=False) else 0
-    if result.value:
-        lock.release()
-
-
-def _take_in_turn(lock, log):
-    with lock:
-        with open(log, "a") as f:
-            f.write("%d\n" % os.getpid())
-
-
-class AsyncTest(RegionTest):
-
-    def setUp(self):
-        super().setUp()
-        self.lock = self.region.lock("a")
-        fd, self.log = tempfile.mkstemp(prefix="bakery-py-async-")
-        os.close(fd)
-        self.addCleanup(os.unlink, self.log)
+class AsyncTest(LockTest):
 
     def run_async(self, coro):
         return asyncio.run(asyncio.wait_for(coro, 120))
 
-    def holder(self, target=_hold_until):
+    def holder(self, target=hold_until):
         """Another process that holds the lock; its release event (the
-        others than _hold_until do not wait for it: a process killed while
+        others than hold_until do not wait for it: a process killed while
         it waits for a multiprocessing Event leaves the Event stuck)."""
         held, release = FORK.Event(), FORK.Event()
-        args = (self.lock, held, release) if target is _hold_until else (self.lock, held)
+        args = (self.lock, held, release) if target is hold_until else (self.lock, held)
         proc = FORK.Process(target=target, args=args)
         proc.start()
-        self.addCleanup(self._reap, proc, release if target is _hold_until else None)
+        self.addCleanup(self._reap, proc, release if target is hold_until else None)
         self.assertTrue(held.wait(120))
         return proc, release
 
@@ -86,7 +49,7 @@ class AsyncTest(RegionTest):
         proc.join(120)
 
     def ours_in_line(self):
-        return [q["pid"] for q in self.lock.info()["queue"]].count(os.getpid())
+        return self.in_line(os.getpid())
 
     async def until(self, predicate, what):
         for _ in range(12000):
@@ -95,16 +58,11 @@ class AsyncTest(RegionTest):
             await asyncio.sleep(0.01)
         self.fail("timed out waiting for " + what)
 
-    def third_party_gets_it_at_once(self):
-        result = FORK.Value("i", -1)
-        proc = FORK.Process(target=_try_once, args=(self.lock, result))
-        proc.start()
-        self.assertEqual(join(proc), 0)
-        self.assertEqual(result.value, 1, "the lock was not free for a third party")
-
-    def log_order(self):
-        with open(self.log) as f:
-            return [int(line) for line in f]
+    async def waiting(self, coro):
+        """A task running CORO, once it waits in line."""
+        task = asyncio.create_task(coro)
+        await self.until(lambda: self.ours_in_line() == 1, "the task to wait in line")
+        return task
 
 
 class TestWaiting(AsyncTest):
@@ -120,17 +78,17 @@ class TestWaiting(AsyncTest):
 
         async def task():
             async with self.lock:
-                _take_in_turn_log(self.log)
+                with open(self.log, "a") as f:
+                    f.write("%d\n" % os.getpid())
 
         async def main():
             stop = asyncio.Event()
             ticking = asyncio.create_task(ticker(stop))
-            waiter = asyncio.create_task(task())
-            await self.until(lambda: self.ours_in_line() == 1, "the task to wait in line")
+            waiter = await self.waiting(task())
             before = len(ticks)
             await asyncio.sleep(0.2)
             self.assertGreater(len(ticks), before + 10)     # the loop ran meanwhile
-            behind = FORK.Process(target=_take_in_turn, args=(self.lock, self.log))
+            behind = FORK.Process(target=take_in_turn, args=(self.lock, self.log))
             behind.start()
             await self.until(lambda: self.lock.info()["waiters"] == 2, "a second waiter")
             release.set()
@@ -149,8 +107,7 @@ class TestWaiting(AsyncTest):
         proc, release = self.holder()
 
         async def main():
-            waiter = asyncio.create_task(self.lock.acquire_async())
-            await self.until(lambda: self.ours_in_line() == 1, "the task to wait in line")
+            waiter = await self.waiting(self.lock.acquire_async())
             waiter.cancel()
             with self.assertRaises(asyncio.CancelledError):
                 await waiter
@@ -161,7 +118,7 @@ class TestWaiting(AsyncTest):
         self.run_async(main())
         release.set()
         self.assertEqual(join(proc), 0)
-        self.third_party_gets_it_at_once()
+        self.assert_free_for_a_third_party(self.lock)
 
     def test_cancelled_as_the_lock_is_handed_over(self):
         rounds = {"held": 0, "cancelled": 0}
@@ -172,8 +129,7 @@ class TestWaiting(AsyncTest):
                 async def task():
                     async with self.lock:
                         await asyncio.sleep(0)
-                waiter = asyncio.create_task(task())
-                await self.until(lambda: self.ours_in_line() == 1, "the task to wait in line")
+                waiter = await self.waiting(task())
                 release.set()                   # the holder lets go ...
                 await asyncio.sleep(random.uniform(0, 0.01))
                 waiter.cancel()                 # ... and the waiter is cancelled
@@ -187,7 +143,7 @@ class TestWaiting(AsyncTest):
             self.assertEqual(join(proc), 0)
             self.assertEqual(self.lock.info()["holders"], [])
             self.assertEqual(self.lock.info()["waiters"], 0)
-            self.third_party_gets_it_at_once()
+            self.assert_free_for_a_third_party(self.lock)
         self.assertEqual(rounds["held"] + rounds["cancelled"], 20)
         if os.environ.get("BAKERY_TEST_VERBOSE"):
             # acquisitions by the holders (20) and third parties (20), by
@@ -212,11 +168,6 @@ class TestWaiting(AsyncTest):
         self.run_async(main())
         self.assertEqual(join(proc), 0)
         self.assertEqual(self.lock.info()["holders"], [])
-
-
-def _take_in_turn_log(log):
-    with open(log, "a") as f:
-        f.write("%d\n" % os.getpid())
 
 
 class TestHolds(AsyncTest):
@@ -256,8 +207,7 @@ class TestHolds(AsyncTest):
         proc, release = self.holder()
 
         async def main():
-            waiter = asyncio.create_task(self.lock.acquire_async())
-            await self.until(lambda: self.ours_in_line() == 1, "the task to wait in line")
+            waiter = await self.waiting(self.lock.acquire_async())
             release.set()
             self.assertIs(await waiter, True)
             # held by the thread that waited, for the task
@@ -276,7 +226,7 @@ class TestHolds(AsyncTest):
     def test_owner_dead_repaired_through_the_task(self):
         for contended in (False, True):
             if contended:
-                proc, _ = self.holder(_hold_forever)
+                proc, _ = self.holder(hold_forever)
             else:
                 proc, _ = self.holder(_hold_and_die)
                 self.assertEqual(join(proc), -signal.SIGKILL)

@@ -7,22 +7,19 @@ exception that comes just as the lock was taken does not leave it held.
 Each waiter is a child interpreter of its own, signalled for real while
 this process holds the lock."""
 
-import multiprocessing
 import os
 import queue
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
 import bakery
 
-from support import CHILD_TIMEOUT, RegionTest, join, wait_until
-
-FORK = multiprocessing.get_context("fork")
+from support import (CHILD_TIMEOUT, FORK, LockTest, RegionTest, hold_until, join, take_in_turn,
+                     wait_until)
 OUTCOME_TIMEOUT = 60.0      # how long a signalled waiter may take to say how it ended
 
 # The waiter: reports "ready", waits in `with lock:`, then reports how it
@@ -72,18 +69,6 @@ sys.stdin.readline()
 """
 
 
-def _try_once(lock, result):
-    result.value = 1 if lock.acquire(blocking=False) else 0
-    if result.value:
-        lock.release()
-
-
-def _take_in_turn(lock, log):
-    with lock:
-        with open(log, "a") as f:
-            f.write("%d\n" % os.getpid())
-
-
 class Waiter:
     """A child interpreter running WAITER, and its lines."""
 
@@ -126,28 +111,11 @@ class Waiter:
         return self.proc.returncode
 
 
-class SignalTest(RegionTest):
-
-    def setUp(self):
-        super().setUp()
-        self.lock = self.region.lock("l")
-        fd, self.log = tempfile.mkstemp(prefix="bakery-py-signals-")
-        os.close(fd)
-        self.addCleanup(os.unlink, self.log)
-
-    def in_line(self, pid):
-        return [q["pid"] for q in self.lock.info()["queue"]].count(pid)
+class SignalTest(LockTest):
 
     def wait_in_line(self, waiter):
         wait_until(lambda: (self.slot_of(waiter.pid) or {}).get("pass") == "waiting",
                    "child %d to wait in line" % waiter.pid)
-
-    def third_party_gets_it_at_once(self):
-        result = FORK.Value("i", -1)
-        proc = FORK.Process(target=_try_once, args=(self.lock, result))
-        proc.start()
-        self.assertEqual(join(proc), 0)
-        self.assertEqual(result.value, 1, "the lock was not free for a third party")
 
     def interrupt_waiter(self, mode, signum, outcome):
         """A waiter in line behind this process, signalled: it leaves the
@@ -163,7 +131,7 @@ class SignalTest(RegionTest):
             self.assertEqual(self.lock.info()["waiters"], 0)
         finally:
             self.lock.release()
-        self.third_party_gets_it_at_once()
+        self.assert_free_for_a_third_party(self.lock)
         self.assertEqual(waiter.finish(), 0)
         with open(self.log) as f:
             self.assertEqual(f.read(), "")          # the with body never ran
@@ -184,7 +152,7 @@ class SignalTest(RegionTest):
         try:
             waiter = Waiter(self)
             self.wait_in_line(waiter)
-            behind = FORK.Process(target=_take_in_turn, args=(self.lock, self.log))
+            behind = FORK.Process(target=take_in_turn, args=(self.lock, self.log))
             behind.start()
             self.addCleanup(behind.join)
             wait_until(lambda: self.lock.info()["waiters"] == 2, "a second waiter")
@@ -197,8 +165,7 @@ class SignalTest(RegionTest):
             self.lock.release()
         self.assertEqual(waiter.expect("entered"), "entered free out handled=3")
         self.assertEqual(join(behind), 0)
-        with open(self.log) as f:
-            self.assertEqual([int(line) for line in f], [waiter.pid, behind.pid])
+        self.assertEqual(self.log_order(), [waiter.pid, behind.pid])
         self.assertEqual(waiter.finish(), 0)
 
     def test_ctrl_c_as_the_lock_is_handed_over(self):
@@ -215,7 +182,7 @@ class SignalTest(RegionTest):
             self.assertIn(line, ("KeyboardInterrupt free out handled=0",
                                  "entered free out handled=0"))
             self.assertEqual(self.lock.info()["holders"], [])
-            self.third_party_gets_it_at_once()
+            self.assert_free_for_a_third_party(self.lock)
             self.assertEqual(waiter.finish(), 0)
 
 
@@ -275,12 +242,6 @@ class TestExceptionAsTheCallReturns(RegionTest):
         self.assertEqual(lock.info()["state"], "ok")
 
 
-def _hold_until(lock, held, release):
-    with lock:
-        held.set()
-        release.wait()
-
-
 def _hold_and_die(lock):
     lock.acquire()
     os.kill(os.getpid(), signal.SIGKILL)
@@ -315,7 +276,7 @@ class TestSignalsElsewhere(RegionTest):
         try:
             lock = self.region.lock("l")
             held, release = threading.Event(), threading.Event()
-            t = threading.Thread(target=_hold_until, args=(lock, held, release))
+            t = threading.Thread(target=hold_until, args=(lock, held, release))
             t.start()
             held.wait()
             threading.Timer(0.2, release.set).start()

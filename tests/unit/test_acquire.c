@@ -28,28 +28,12 @@
 
 #define WAIT_S 30.0            /* how long a step may take: only a hang waits so long */
 
-struct fixture {
-	char name[TK_NAME_SIZE];
-	bakery_t *b;
-	bakery_lock_t *l;
-	unsigned index;
-};
-
-static void fixture_open(struct fixture *f, enum bakery_algo algo)
+static void fixture_open(struct unit_fixture *f, enum bakery_algo algo)
 {
-	f->b = unit_region(f->name, "acquire", 8, 2);
-	f->l = unit_lock(f->b, "acquire", algo);
-	ck_assert_int_eq(bakery_lock_index(f->l, &f->index), 0);
+	unit_fixture_open(f, "acquire", 8, algo);
 }
 
-static void fixture_close(struct fixture *f)
-{
-	ck_assert_int_eq(bakery_lock_close(f->l), 0);
-	ck_assert_int_eq(bakery_close(f->b), 0);
-	ck_assert_int_eq(bakery_unlink(f->name), 0);
-}
-
-static unsigned waiters(struct fixture *f)
+static unsigned waiters(struct unit_fixture *f)
 {
 	struct bakery_lock_info li;
 
@@ -121,7 +105,7 @@ static char thread_state(pid_t tid)
 }
 
 struct queued {
-	struct fixture *f;
+	struct unit_fixture *f;
 	struct waiter *w;
 	unsigned count;
 };
@@ -136,16 +120,24 @@ static bool is_queued_asleep(void *arg)
 	       li.waiters == q->count && thread_state(q->w->tid) == 'S';
 }
 
-static void wait_queued(struct fixture *f, struct waiter *w, unsigned count)
+static void wait_queued(struct unit_fixture *f, struct waiter *w, unsigned count)
 {
 	struct queued q = { f, w, count };
 
 	ck_assert_msg(tk_wait_until(is_queued_asleep, &q, WAIT_S), "the waiter never slept in line");
 }
 
+/* F's lock held by H, and W (its options set) in line behind it, asleep. */
+static void waiter_behind_holder(struct unit_fixture *f, struct unit_holder *h, struct waiter *w)
+{
+	unit_holder_start(h, f->l);
+	waiter_start(w, f->l);
+	wait_queued(f, w, 1);
+}
+
 /* The line is left as a timeout leaves it: nobody waits, and the lock,
  * once its holder lets go, is taken by a trylock at once. */
-static void assert_line_clean(struct fixture *f, struct unit_holder *h)
+static void assert_line_clean(struct unit_fixture *f, struct unit_holder *h)
 {
 	struct bakery_lock_info li;
 
@@ -161,27 +153,25 @@ static void assert_line_clean(struct fixture *f, struct unit_holder *h)
 
 START_TEST(cancel_from_another_thread)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct waiter w = { 0 };
 	uint32_t word = 0;
 
 	fixture_open(&f, (enum bakery_algo)_i);
-	unit_holder_start(&h, f.l);
 	w.opts.cancel = &word;
-	waiter_start(&w, f.l);
-	wait_queued(&f, &w, 1);
+	waiter_behind_holder(&f, &h, &w);
 	ck_assert_int_eq(bakery_cancel(&word), 0);
 	ck_assert_msg(waiter_join(&w) == ECANCELED, "waiter: %s", bakery_strerror(w.rc));
 	assert_line_clean(&f, &h);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
 /* A cancel word already set: one attempt, as with a deadline already past. */
 START_TEST(cancel_already_set)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	uint32_t word = 1;
 	struct bakery_acquire_opts o = { .cancel = &word };
@@ -192,7 +182,7 @@ START_TEST(cancel_already_set)
 	unit_holder_start(&h, f.l);
 	ck_assert_int_eq(bakery_acquire(f.l, &o), ECANCELED);
 	assert_line_clean(&f, &h);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -211,7 +201,7 @@ static int child_waiter_main(void *arg)
 	bakery_lock_t *l;
 
 	if (bakery_open(c->region, 0, NULL, &b) ||
-	    bakery_lock_open(b, "acquire", BAKERY_ALGO_DEFAULT, &l))
+	    bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l))
 		return 1;
 	c->rc = bakery_acquire(l, &o);
 	return 0;
@@ -219,7 +209,7 @@ static int child_waiter_main(void *arg)
 
 START_TEST(cancel_another_process)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct child_waiter *c = tk_shared(sizeof(*c));
 	struct unit_queued q;
@@ -238,7 +228,7 @@ START_TEST(cancel_another_process)
 	ck_assert_int_eq(tk_reap(pid, WAIT_S), 0);
 	ck_assert_msg(c->rc == ECANCELED, "child: %s", bakery_strerror(c->rc));
 	assert_line_clean(&f, &h);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -281,23 +271,21 @@ static bool done(void *arg)
  * nothing: it is sent again until the wait ends.) */
 START_TEST(intr_ends_wait)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct waiter w = { 0 };
 
 	fixture_open(&f, (enum bakery_algo)_i);
 	catch_usr1(false);
-	unit_holder_start(&h, f.l);
 	w.opts.flags = BAKERY_ACQUIRE_INTR;
-	waiter_start(&w, f.l);
-	wait_queued(&f, &w, 1);
+	waiter_behind_holder(&f, &h, &w);
 	do
 		ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
 	while (!tk_wait_until(done, &w, 0.1));
 	ck_assert_msg(waiter_join(&w) == EINTR, "waiter: %s", bakery_strerror(w.rc));
 	ck_assert_int_ge(caught, 1);
 	assert_line_clean(&f, &h);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -305,7 +293,7 @@ END_TEST
  * word, whatever the kernel does with the interrupted sleep. */
 START_TEST(handler_cancels_wait)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct waiter w = { 0 };
 	static uint32_t word;
@@ -314,15 +302,13 @@ START_TEST(handler_cancels_wait)
 	catch_usr1(true);
 	word = 0;
 	handler_cancels = &word;
-	unit_holder_start(&h, f.l);
 	w.opts.cancel = &word;
-	waiter_start(&w, f.l);
-	wait_queued(&f, &w, 1);
+	waiter_behind_holder(&f, &h, &w);
 	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
 	ck_assert_msg(waiter_join(&w) == ECANCELED, "waiter: %s", bakery_strerror(w.rc));
 	handler_cancels = NULL;
 	assert_line_clean(&f, &h);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -330,21 +316,19 @@ END_TEST
  * the lock once its holder lets go. */
 START_TEST(signal_without_intr_keeps_waiting)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct waiter w = { 0 };
 
 	fixture_open(&f, (enum bakery_algo)_i);
 	catch_usr1(false);
-	unit_holder_start(&h, f.l);
-	waiter_start(&w, f.l);
-	wait_queued(&f, &w, 1);
+	waiter_behind_holder(&f, &h, &w);
 	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
 	ck_assert(tk_wait_until(is_queued_asleep, &(struct queued){ &f, &w, 1 }, WAIT_S));
 	ck_assert_int_eq(caught, 1);
 	unit_holder_stop(&h);
 	ck_assert_msg(waiter_join(&w) == 0, "waiter: %s", bakery_strerror(w.rc));
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -377,31 +361,38 @@ static int judge_main(void *arg)
 	return j->give_up;
 }
 
+/* Behind the holder H of F's lock, FIRST (judged by J) and SECOND in line;
+ * FIRST interrupted, its callback asked (once for the signal, again
+ * BAKERY_ACQUIRE_POLL_MS later), saying 0: it stays in line. */
+static void first_judged_in_line(struct unit_fixture *f, enum bakery_algo algo,
+                                 struct unit_holder *h, struct waiter *first,
+                                 struct waiter *second, struct judge *j)
+{
+	fixture_open(f, algo);
+	catch_usr1(false);
+	entries = 0;
+	first->opts = (struct bakery_acquire_opts){ .flags = BAKERY_ACQUIRE_INTR,
+	                                            .interrupted = judge_main, .arg = j };
+	waiter_behind_holder(f, h, first);
+	waiter_start(second, f->l);
+	wait_queued(f, second, 2);
+	ck_assert_int_eq(pthread_kill(first->thread, SIGUSR1), 0);
+	ck_assert(tk_wait_until(asked_twice, j, WAIT_S));
+	ck_assert_int_eq(caught, 1);
+	ck_assert(!first->done);
+	ck_assert_uint_eq(waiters(f), 2);
+}
+
 /* A callback that says 0 keeps the waiter in line, ahead of one that came
  * later; asked again with no signal, it ends the wait when it says so. */
 START_TEST(callback_keeps_place_then_gives_up)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct waiter first = { 0 }, second = { 0 };
 	struct judge j = { 0 };
 
-	fixture_open(&f, (enum bakery_algo)_i);
-	catch_usr1(false);
-	unit_holder_start(&h, f.l);
-	first.opts = (struct bakery_acquire_opts){ .flags = BAKERY_ACQUIRE_INTR,
-	                                           .interrupted = judge_main, .arg = &j };
-	waiter_start(&first, f.l);
-	wait_queued(&f, &first, 1);
-	waiter_start(&second, f.l);
-	wait_queued(&f, &second, 2);
-	/* interrupted (and asked every BAKERY_ACQUIRE_POLL_MS): says 0, stays
-	 * in line */
-	ck_assert_int_eq(pthread_kill(first.thread, SIGUSR1), 0);
-	ck_assert(tk_wait_until(asked_twice, &j, WAIT_S));
-	ck_assert_int_eq(caught, 1);
-	ck_assert(!first.done);
-	ck_assert_uint_eq(waiters(&f), 2);
+	first_judged_in_line(&f, (enum bakery_algo)_i, &h, &first, &second, &j);
 	/* no signal now: asked again, gives up */
 	j.give_up = 1;
 	ck_assert_msg(waiter_join(&first) == EINTR, "first: %s", bakery_strerror(first.rc));
@@ -409,7 +400,7 @@ START_TEST(callback_keeps_place_then_gives_up)
 	unit_holder_stop(&h);
 	ck_assert_msg(waiter_join(&second) == 0, "second: %s", bakery_strerror(second.rc));
 	ck_assert_uint_eq(waiters(&f), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -417,29 +408,18 @@ END_TEST
  * enters before the one that came after it. */
 START_TEST(callback_zero_keeps_fifo)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct waiter first = { 0 }, second = { 0 };
 	struct judge j = { 0 };
 
-	fixture_open(&f, (enum bakery_algo)_i);
-	catch_usr1(false);
-	unit_holder_start(&h, f.l);
-	entries = 0;
-	first.opts = (struct bakery_acquire_opts){ .flags = BAKERY_ACQUIRE_INTR,
-	                                           .interrupted = judge_main, .arg = &j };
-	waiter_start(&first, f.l);
-	wait_queued(&f, &first, 1);
-	waiter_start(&second, f.l);
-	wait_queued(&f, &second, 2);
-	ck_assert_int_eq(pthread_kill(first.thread, SIGUSR1), 0);
-	ck_assert(tk_wait_until(asked_twice, &j, WAIT_S));
+	first_judged_in_line(&f, (enum bakery_algo)_i, &h, &first, &second, &j);
 	unit_holder_stop(&h);
 	ck_assert_msg(waiter_join(&first) == 0, "first: %s", bakery_strerror(first.rc));
 	ck_assert_msg(waiter_join(&second) == 0, "second: %s", bakery_strerror(second.rc));
 	ck_assert_int_eq(first.entry, 1);
 	ck_assert_int_eq(second.entry, 2);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -447,26 +427,24 @@ END_TEST
  * the wait goes on unharmed. */
 START_TEST(callback_nested_call_refused)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct waiter w = { 0 };
 	struct judge j = { 0 };
 
 	fixture_open(&f, (enum bakery_algo)_i);
 	catch_usr1(false);
-	unit_holder_start(&h, f.l);
 	j.l = f.l;
 	w.opts = (struct bakery_acquire_opts){ .flags = BAKERY_ACQUIRE_INTR,
 	                                       .interrupted = judge_main, .arg = &j };
-	waiter_start(&w, f.l);
-	wait_queued(&f, &w, 1);
+	waiter_behind_holder(&f, &h, &w);
 	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
 	ck_assert(tk_wait_until(asked_twice, &j, WAIT_S));
 	unit_holder_stop(&h);
 	ck_assert_msg(waiter_join(&w) == 0, "waiter: %s", bakery_strerror(w.rc));
 	ck_assert_msg(j.nested_rc == EDEADLK, "nested: %s", bakery_strerror(j.nested_rc));
 	ck_assert_uint_eq(waiters(&f), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -474,7 +452,7 @@ END_TEST
 
 START_TEST(options_stand_for_the_other_calls)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct bakery_acquire_opts zero = { 0 };
 	struct bakery_acquire_opts try = { .flags = BAKERY_ACQUIRE_TRY };
@@ -494,13 +472,13 @@ START_TEST(options_stand_for_the_other_calls)
 	ck_assert_int_eq(bakery_acquire(f.l, &try), EBUSY);
 	ck_assert_int_eq(bakery_acquire(f.l, &timed), ETIMEDOUT);
 	assert_line_clean(&f, &h);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
 START_TEST(bad_options_take_nothing)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct timespec ok = tk_in(CLOCK_MONOTONIC, 1), bad = ok;
 	const struct bakery_acquire_opts wrong[] = {
@@ -522,7 +500,7 @@ START_TEST(bad_options_take_nothing)
 	/* none of them took the lock */
 	unit_holder_start(&h, f.l);
 	unit_holder_stop(&h);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 

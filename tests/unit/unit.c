@@ -43,6 +43,21 @@ bakery_lock_t *unit_lock(bakery_t *b, const char *lock, enum bakery_algo algo)
 	return l;
 }
 
+void unit_fixture_open(struct unit_fixture *f, const char *tag, unsigned slots,
+                       enum bakery_algo algo)
+{
+	f->b = unit_region(f->name, tag, slots, 2);
+	f->l = unit_lock(f->b, "l", algo);
+	ck_assert_int_eq(bakery_lock_index(f->l, &f->index), 0);
+}
+
+void unit_fixture_close(struct unit_fixture *f)
+{
+	ck_assert_int_eq(bakery_lock_close(f->l), 0);
+	ck_assert_int_eq(bakery_close(f->b), 0);
+	ck_assert_int_eq(bakery_unlink(f->name), 0);
+}
+
 void unit_shm_path(char *buf, size_t size, const char *name)
 {
 	snprintf(buf, size, "/dev/shm/%s", name[0] == '/' ? name + 1 : name);

@@ -34,6 +34,18 @@ bakery_t *unit_region(char *name, const char *tag, unsigned slots, unsigned lock
 /* bakery_lock_open that must succeed. */
 bakery_lock_t *unit_lock(bakery_t *b, const char *lock, enum bakery_algo algo);
 
+/* A fresh region (TAG, SLOTS slots, 2 locks) with one lock "l" of ALGO, at
+ * table index INDEX; closed and removed by unit_fixture_close. */
+struct unit_fixture {
+	char name[TK_NAME_SIZE];
+	bakery_t *b;
+	bakery_lock_t *l;
+	unsigned index;
+};
+void unit_fixture_open(struct unit_fixture *f, const char *tag, unsigned slots,
+                       enum bakery_algo algo);
+void unit_fixture_close(struct unit_fixture *f);
+
 /* The path of the region's object under /dev/shm. */
 void unit_shm_path(char *buf, size_t size, const char *name);
 
