@@ -42,9 +42,11 @@ _main_ident = threading.main_thread().ident
 
 def _after_fork() -> None:
     # the forking thread is the child's main thread (threading's own hook,
-    # registered before this one, has made it so)
+    # registered before this one, has made it so); the waits under way
+    # were the parent's
     global _main_ident
     _main_ident = threading.main_thread().ident
+    del _waits[:]
 
 
 os.register_at_fork(after_in_child=_after_fork)
@@ -136,24 +138,23 @@ _INTERRUPTED = _native.INTERRUPTED(_interrupted)
 def _take_unraisable(unraisable: Any) -> None:
     """sys.unraisablehook: what a handler raised as the callback was entered
     is the wait's; anything else goes to the hook this one wraps."""
-    global _passing
     if unraisable.object is _interrupted and _waits and unraisable.exc_value is not None:
         _caught(unraisable.exc_value)
         return
-    if _passing:
+    if getattr(_passing, "on", False):
         # the wrapped hook calls the one it replaced, which was this one:
         # the default ends the chain
         sys.__unraisablehook__(unraisable)
         return
-    _passing = True
+    _passing.on = True
     try:
         _wrapped_hook(unraisable)
     finally:
-        _passing = False
+        _passing.on = False
 
 
 _wrapped_hook: Any = getattr(sys, "unraisablehook", None)
-_passing = False
+_passing = threading.local()            # (per thread: hooks run in any)
 
 
 def _wrap_unraisablehook() -> None:
