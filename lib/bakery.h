@@ -16,15 +16,16 @@
  *     never the channel (it may be changed as a side effect).
  *   - Handles (bakery_t, bakery_lock_t) may be shared by all threads of a
  *     process.  Lock ownership is per thread, as with a pthread mutex.
- *   - Nothing here is async-signal-safe.
+ *   - Nothing here is async-signal-safe, but bakery_cancel().
  *
  * Memory ordering
  *   A successful bakery_lock()/bakery_trylock()/bakery_timedlock()/
- *   bakery_clocklock() (and the rdlock family) is an acquire operation and
- *   bakery_unlock() a release operation: every load and store the previous
- *   holder made inside its critical section, in any process, happens-before
- *   every access the next holder makes in its own.  (Readers inside together,
- *   and the holders of a k-holder lock, are not ordered with each other.)
+ *   bakery_clocklock() (and the rdlock family, and bakery_acquire()) is an
+ *   acquire operation and bakery_unlock() a release operation: every load
+ *   and store the previous holder made inside its critical section, in any
+ *   process, happens-before every access the next holder makes in its own.
+ *   (Readers inside together, and the holders of a k-holder lock, are not
+ *   ordered with each other.)
  *   No other call orders the caller's memory.
  *
  * Which calls may run concurrently
@@ -39,8 +40,10 @@
  *     fresh slots.  A lock the parent held at fork time is NOT held by the
  *     child (the child's unlock of it returns EPERM).
  *   - Signals: a signal handler that interrupts a waiting call runs and the
- *     wait resumes in place (EINTR never surfaces, the place in line is kept).
- *     Do not call libbakery from a signal handler.
+ *     wait resumes in place (the place in line is kept), except in
+ *     bakery_acquire with BAKERY_ACQUIRE_INTR, which gives up with EINTR
+ *     (or asks its callback).  Do not call libbakery from a signal handler,
+ *     but bakery_cancel() (which ends a bakery_acquire's wait).
  *   - exec() drops the process's slots like an exit does (the kernel releases
  *     the liveness tokens).
  *   - pthread_cancel(): the calls run with cancellation disabled; a
@@ -50,7 +53,8 @@
  *     is linked NODELETE: thread-exit and SIGBUS handlers point into it).
  *   - The kernel walks at most 2048 robust-list entries of a dying thread:
  *     a thread takes part in at most BAKERY_MAX_THREAD_REGIONS regions at
- *     once (its first lock call in one more returns EMFILE), so that its
+ *     once (its first lock call in one more returns BAKERY_EREGIONS, not a
+ *     descriptor limit: RLIMIT_NOFILE does not change it), so that its
  *     death is always proven.
  *   - A thread that exits while holding a lock is a dead owner: the next
  *     acquirer gets EOWNERDEAD.  A thread that exits normally gives back its
@@ -185,7 +189,8 @@ struct bakery_config {
 /* Regions one thread may take part in at once (a slot in each): every slot
  * holds a liveness token on the thread's robust list, which the kernel walks
  * only 2048 entries deep at the thread's death; the rest is left for the
- * application's own robust mutexes.  One more: EMFILE from the lock call. */
+ * application's own robust mutexes.  One more: BAKERY_EREGIONS from the
+ * lock call. */
 #define BAKERY_MAX_THREAD_REGIONS 1024u
 #define BAKERY_REGION_NAME_MAX 200     /* characters, not counting a leading '/' */
 #define BAKERY_LOCK_NAME_MAX   63      /* characters                             */
@@ -221,7 +226,9 @@ struct bakery_config {
 	X(ESLOTS,     "no free participant slot in the region (idle threads keep theirs "  \
 	              "where membarrier(2) is refused)")                                 \
 	X(ELOCKS,     "no free entry in the region's lock table")                        \
-	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened")
+	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened") \
+	X(EREGIONS,   "the thread is in BAKERY_MAX_THREAD_REGIONS (1024) regions already, the " \
+	              "kernel's robust-list limit (not a descriptor limit): close one")
 
 /* Negative, from a reserved block, so they never collide with errno values. */
 #define BAKERY_ERRBASE     (-40700)
@@ -231,7 +238,8 @@ struct bakery_config {
 #define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)
 #define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)
 #define BAKERY_EREMOVED    (BAKERY_ERRBASE - 5)
-#define BAKERY_ERRLAST     BAKERY_EREMOVED
+#define BAKERY_EREGIONS    (BAKERY_ERRBASE - 6)
+#define BAKERY_ERRLAST     BAKERY_EREGIONS
 
 /* ------------------------------------------------------------- regions -- */
 
@@ -367,7 +375,8 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * and a long wait costs about ten wake-ups a second.  A waiter far back in line
  * (at least twice as many tickets ahead as online CPUs) sleeps once, behind
  * the ticket just ahead of it, and is woken by that one's unlock, abort or
- * death alone.  Signals do not interrupt it.
+ * death alone.  Signals do not interrupt it (bakery_acquire's
+ * BAKERY_ACQUIRE_INTR and cancel word end a wait early).
  * FIFO holds among waiters that take their turn within the grace G
  * (BAKERY_PASS_GRACE_DEFAULT_MS, 250 ms; the environment variable
  * BAKERY_PASS_GRACE_MS sets it per process, 0 turns passing off).  A waiter
@@ -418,7 +427,7 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  *                    handle, or through another handle of the same region,
  *                    whatever name it was opened by: a hard link or a
  *                    rename of the object names the same region)
- *   EMFILE           the thread already has a slot in
+ *   BAKERY_EREGIONS  the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
  *   BAKERY_ESLOTS    every slot is owned by an idle thread and none can
  *                    be reclaimed: membarrier(2) is refused (see above)
@@ -499,6 +508,72 @@ BAKERY_API int bakery_tryrdlock(bakery_lock_t *l);
 BAKERY_API int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime);
 BAKERY_API int bakery_clockrdlock(bakery_lock_t *l, clockid_t clock,
                                   const struct timespec *abstime);
+
+/* ---------------------------------------------- acquiring with options -- */
+
+/*
+ * bakery_acquire: the calls above in one, with what they lack: a wait that
+ * another thread, another process or a signal handler can end (a cancel
+ * word), and one that a signal handler ends, as sem_wait(3)'s does.
+ * OPTS (required; all zero is bakery_lock):
+ *   flags        BAKERY_ACQUIRE_SHARED  as a reader (the rdlock calls)
+ *                BAKERY_ACQUIRE_TRY     never wait: EBUSY (the trylock calls)
+ *                BAKERY_ACQUIRE_INTR    a signal handler that interrupts a
+ *                                       sleep of the wait ends it: EINTR
+ *   clock, deadline  give up with ETIMEDOUT at *deadline on CLOCK
+ *                (CLOCK_MONOTONIC or CLOCK_REALTIME), as bakery_clocklock;
+ *                NULL: no deadline (not with BAKERY_ACQUIRE_TRY)
+ *   cancel       give up with ECANCELED once *cancel is not 0.  Every
+ *                sleep of the wait watches the word: bakery_cancel(cancel)
+ *                (from any thread, any process if the word is in shared
+ *                memory, or a signal handler) ends it at once
+ *   interrupted, arg  with BAKERY_ACQUIRE_INTR: the judge of an interruption.
+ *                Called as interrupted(arg) in the waiting thread, inside
+ *                the call, after a sleep a signal handler interrupted, and
+ *                at least every BAKERY_ACQUIRE_POLL_MS while the call waits
+ *                (its sleeps are that long at most); non-zero gives up
+ *                (EINTR), 0 keeps the place in line.  Without it, every
+ *                interruption gives up.  It must not take this lock
+ *                (EDEADLK) nor close a handle the call uses.
+ *   reserved     all 0
+ * A thread that gives up (ETIMEDOUT, ECANCELED, EINTR) leaves the line
+ * exactly as a timed-out waiter does: the others are not disturbed.  Like
+ * a deadline already past, a cancel word already set still makes one
+ * attempt.  A wait that is told to stop just as the lock comes free may
+ * acquire it all the same: 0 (or EOWNERDEAD), the caller holds it.
+ * A signal interrupts only a sleep under way: one caught while the waiter
+ * spins (microseconds before each sleep) ends nothing, and neither does
+ * one whose handler was installed with SA_RESTART if the kernel resumes
+ * the sleep.  A handler that must end the wait sets a cancel word
+ * (bakery_cancel is async-signal-safe), or a flag that `interrupted` reads:
+ * then the wait ends within BAKERY_ACQUIRE_POLL_MS.
+ * Returns as the call it stands for, and EINVAL (NULL opts, unknown flags,
+ * reserved not 0, a bad deadline or clock, a deadline with
+ * BAKERY_ACQUIRE_TRY, interrupted without BAKERY_ACQUIRE_INTR), ECANCELED,
+ * EINTR.
+ */
+#define BAKERY_ACQUIRE_SHARED 0x1u
+#define BAKERY_ACQUIRE_TRY    0x2u
+#define BAKERY_ACQUIRE_INTR   0x4u
+/* The longest a wait with an `interrupted` callback sleeps at once (ms). */
+#define BAKERY_ACQUIRE_POLL_MS 50
+
+struct bakery_acquire_opts {
+	unsigned flags;                    /* BAKERY_ACQUIRE_*                    */
+	clockid_t clock;                   /* of the deadline                     */
+	const struct timespec *deadline;   /* NULL: none                          */
+	const uint32_t *cancel;            /* NULL: none                          */
+	int (*interrupted)(void *arg);     /* NULL: every interruption gives up   */
+	void *arg;
+	void *reserved[4];                 /* 0                                   */
+};
+BAKERY_API int bakery_acquire(bakery_lock_t *l, const struct bakery_acquire_opts *opts);
+
+/* Set the cancel word *WORD to 1 and wake every bakery_acquire waiting
+ * with it.  Async-signal-safe (a store and a futex wake-up): a signal
+ * handler may call it.  The word stays set: store 0 in it before it serves
+ * another call.  0, or EINVAL (NULL). */
+BAKERY_API int bakery_cancel(uint32_t *word);
 
 /*
  * Reap dead slots now: prove each death, clear the dead slot's part in every

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * deadline.h - how long a call may wait: for ever, not at all, or until a
- * time (the lock calls' deadline, carried through every layer that waits:
- * the lock table, a slot's revocation, slots, registers).  Header only.
+ * time, and what else may end the wait (bakery_acquire's cancel word and
+ * signals, stop.h): the lock calls' deadline, carried through every layer
+ * that waits (the lock table, a slot's revocation, slots, registers).
+ * Header only.
  */
 #ifndef BAKERY_DEADLINE_H
 #define BAKERY_DEADLINE_H
 
-#include "private.h"
+#include "stop.h"
 
 enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
 
@@ -15,17 +17,23 @@ struct deadline {
 	enum wait_mode mode;
 	clockid_t clock;
 	struct timespec at;
+	/* bakery_acquire's other reasons to stop waiting, or NULL */
+	struct wait_stop *stop;
 };
 
-/* Has the deadline passed?  (WAIT_NONE: always) */
-static inline bool bakery__deadline_passed(const struct deadline *dl)
+/* Is the wait over?  0, or why: EBUSY (WAIT_NONE: always), ETIMEDOUT (the
+ * deadline passed), ECANCELED or EINTR (bakery_acquire's reasons, stop.h). */
+static inline int bakery__wait_over(const struct deadline *dl)
 {
 	struct timespec now;
+	int err;
 
+	if (caa_unlikely(dl->stop) && (err = bakery__stop_check(dl->stop)))
+		return err;
 	if (dl->mode != WAIT_DEADLINE)
-		return dl->mode == WAIT_NONE;
+		return dl->mode == WAIT_NONE ? EBUSY : 0;
 	clock_gettime(dl->clock, &now);
-	return ts_cmp(&now, &dl->at) >= 0;
+	return ts_cmp(&now, &dl->at) >= 0 ? ETIMEDOUT : 0;
 }
 
 /* A deadline NS from now (CLOCK_MONOTONIC): the bound of a call that

@@ -28,7 +28,9 @@ bakery_sources = \
 	lib/lockadmin.h \
 	lib/pathid.h \
 	lib/fd.c \
+	lib/stop.h \
 	lib/futex.c \
+	lib/stop.c \
 	lib/guard.c \
 	lib/token.c \
 	lib/region.c \

@@ -368,8 +368,12 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	struct bakery *b = l->b;
 
 	passage_init(p, l, self, dl, shared);
-	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
-		return held_already(l);
+	/* held; or in line already: a call made inside our own wait on L
+	 * (bakery_acquire's callback, a signal handler), which must not take
+	 * a second place with the same registers */
+	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->stage) != BAKERY_PASS_IDLE))
+		return CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL ? held_already(l)
+		                                                                 : EDEADLK;
 	/* held through another handle of the region: our other slot would
 	 * be ahead of this one for ever */
 	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
@@ -485,13 +489,16 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 		return err;
 	/* passed: a new place in line, with the deadline we had */
 	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED) {
+		int over;
+
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		passage_new_place(&p);
-		if (dl->mode == WAIT_DEADLINE && bakery__deadline_passed(dl)) {
-			/* no new place past the deadline; the pass is settled
-			 * now if it is over, else before our next attempt */
+		if ((over = bakery__wait_over(dl))) {
+			/* no new place past the deadline (or once told to
+			 * stop); the pass is settled now if it is over, else
+			 * before our next attempt */
 			err = bakery__pass_settle(&p);
-			err = err ? err : ETIMEDOUT;
+			err = err ? err : over;
 			break;
 		}
 	}
@@ -550,20 +557,64 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 	return err;
 }
 
-static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime,
-                         bool shared)
+/* A deadline at ABSTIME on CLOCK: 0, or EINVAL (no time, a bad one, or
+ * another clock). */
+static int deadline_at(clockid_t clock, const struct timespec *abstime, struct deadline *dl)
 {
-	struct deadline dl = { .mode = WAIT_DEADLINE, .clock = clock };
-
 	if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L ||
 	    (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME))
 		return EINVAL;
-	dl.at = *abstime;
-	return lock_acquire(l, &dl, shared);
+	*dl = (struct deadline){ .mode = WAIT_DEADLINE, .clock = clock, .at = *abstime };
+	return 0;
+}
+
+static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime,
+                         bool shared)
+{
+	struct deadline dl;
+	int err = deadline_at(clock, abstime, &dl);
+
+	return err ? err : lock_acquire(l, &dl, shared);
 }
 
 static const struct deadline block = { .mode = WAIT_BLOCK };
 static const struct deadline never = { .mode = WAIT_NONE };
+
+#define ACQUIRE_FLAGS (BAKERY_ACQUIRE_SHARED | BAKERY_ACQUIRE_TRY | BAKERY_ACQUIRE_INTR)
+
+/* bakery_acquire's options, checked, as a deadline with its reasons to
+ * stop (in STOP): 0 or EINVAL. */
+static int acquire_opts(const struct bakery_acquire_opts *o, struct deadline *dl,
+                        struct wait_stop *stop)
+{
+	if (!o || (o->flags & ~ACQUIRE_FLAGS) ||
+	    (o->interrupted && !(o->flags & BAKERY_ACQUIRE_INTR)))
+		return EINVAL;
+	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
+		if (o->reserved[i])
+			return EINVAL;
+	if (o->flags & BAKERY_ACQUIRE_TRY) {
+		*dl = never;
+		return o->deadline ? EINVAL : 0;
+	}
+	*dl = block;
+	if (o->deadline && deadline_at(o->clock, o->deadline, dl))
+		return EINVAL;
+	if (o->cancel || (o->flags & BAKERY_ACQUIRE_INTR)) {
+		bakery__stop_init(stop, o);
+		dl->stop = stop;
+	}
+	return 0;
+}
+
+int bakery_acquire(bakery_lock_t *l, const struct bakery_acquire_opts *opts)
+{
+	struct deadline dl;
+	struct wait_stop stop;
+	int err = acquire_opts(opts, &dl, &stop);
+
+	return err ? err : lock_acquire(l, &dl, opts->flags & BAKERY_ACQUIRE_SHARED);
+}
 
 int bakery_lock(bakery_lock_t *l)
 {

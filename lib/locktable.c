@@ -24,7 +24,8 @@
 
 /* Take the table's token within DL, looking at its holder at least every
  * TABLE_WAIT_NS: bakery__token_try's answers, EBUSY (WAIT_NONE), ETIMEDOUT,
- * BAKERY_EBADREGION (forged, or the region lost). */
+ * ECANCELED or EINTR (bakery__wait_over), BAKERY_EBADREGION (forged, or the
+ * region lost). */
 static int table_take(struct bakery *b, struct token_hold *h, const struct deadline *dl)
 {
 	for (;;) {
@@ -35,15 +36,18 @@ static int table_take(struct bakery *b, struct token_hold *h, const struct deadl
 		if (dl->mode == WAIT_NONE) {
 			r = bakery__token_try(b, TOKEN_TABLE(b), h);
 		} else {
-			deadline_cap(dl, TABLE_WAIT_NS, &clock, &until);
+			/* (shorter for bakery_acquire's cancel word or
+			 * callback, which this sleep does not watch) */
+			deadline_cap(dl, bakery__stop_cap(dl->stop, false, TABLE_WAIT_NS), &clock,
+			             &until);
 			r = bakery__token_wait(b, TOKEN_TABLE(b), h, clock, &until);
 		}
 		if (r != EBUSY && r != ETIMEDOUT)
 			return r;
 		if (bakery__token_holder_missing(b, TOKEN_TABLE(b)))
 			return BAKERY_EBADREGION;
-		if (bakery__deadline_passed(dl))
-			return dl->mode == WAIT_NONE ? EBUSY : ETIMEDOUT;
+		if ((r = bakery__wait_over(dl)))
+			return r;       /* EBUSY, ETIMEDOUT, ECANCELED, EINTR */
 	}
 }
 

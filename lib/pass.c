@@ -246,20 +246,22 @@ int bakery__pass_close(struct passage *p, int err)
 	return err ? err : BAKERY_EPASSED;
 }
 
-/* Sleep on our pass word (woken by the passer's CLEARED) for a short while. */
-static void settle_sleep(uint32_t *word, uint32_t val)
+/* Sleep on our pass word (woken by the passer's CLEARED) for a short while
+ * (a cancel word is looked at after it: SETTLE_POLL_NS is short). */
+static void settle_sleep(uint32_t *word, uint32_t val, const struct deadline *dl)
 {
 	struct futex_word w = futex_word(word, val);
 	struct timespec until;
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	ts_add_ns(&until, SETTLE_POLL_NS);
-	bakery__futex_sleep(&w, 1, CLOCK_MONOTONIC, &until, NULL);
+	bakery__stop_note_sleep(dl->stop, bakery__futex_sleep(&w, 1, CLOCK_MONOTONIC, &until, NULL));
 }
 
 int bakery__pass_settle(struct passage *p)
 {
 	uint32_t *word = &p->mine->pass;
+	int err;
 
 	for (;;) {
 		uint32_t w = uatomic_read(word);
@@ -287,11 +289,9 @@ int bakery__pass_settle(struct passage *p)
 			bakery__slot_recover_if_dead(p->b, by);
 			continue;
 		}
-		if (p->dl->mode == WAIT_NONE)
-			return EBUSY;
-		if (bakery__deadline_passed(p->dl))
-			return ETIMEDOUT;
-		settle_sleep(word, w);
+		if ((err = bakery__wait_over(p->dl)))
+			return err;             /* EBUSY for a trylock */
+		settle_sleep(word, w, p->dl);
 	}
 }
 

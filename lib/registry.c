@@ -312,7 +312,7 @@ static void revocation_finish_dead(struct bakery *b, unsigned slot, uint32_t g, 
 /* Make SLOT's generation even: settle what a dead revoker left, or wait
  * for a live one to end its revocation, within DL (NULL: no wait).  0;
  * while a revoker not proven gone is at work, EAGAIN (no DL), EBUSY
- * (WAIT_NONE) or ETIMEDOUT; BAKERY_EBADREGION (its token is forged).  The
+ * (WAIT_NONE), ETIMEDOUT, ECANCELED or EINTR (bakery__wait_over); BAKERY_EBADREGION (its token is forged).  The
  * revocation is then left as it is. */
 static int revocation_settle(struct bakery *b, unsigned slot, const struct deadline *dl)
 {
@@ -322,6 +322,7 @@ static int revocation_settle(struct bakery *b, unsigned slot, const struct deadl
 
 	while (((g = CMM_LOAD_SHARED(s->gen)) & 1) && !region_lost(b)) {
 		unsigned rv;
+		int over;
 
 		/* the odd generation before the revoker it names (load->load;
 		 * the revoker stores its name before its cmpxchg) */
@@ -335,8 +336,8 @@ static int revocation_settle(struct bakery *b, unsigned slot, const struct deadl
 			return EAGAIN;
 		else if (bakery__token_holder_missing(b, rv))
 			return BAKERY_EBADREGION;
-		else if (bakery__deadline_passed(dl))
-			return dl->mode == WAIT_NONE ? EBUSY : ETIMEDOUT;
+		else if ((over = bakery__wait_over(dl)))
+			return over;    /* EBUSY, ETIMEDOUT, ECANCELED, EINTR */
 		else
 			revocation_nap(b, slot, g, dl, &nap);
 	}
@@ -731,7 +732,7 @@ static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
 	pthread_once(&tls_once, tls_init);
 	records_prune_closed();
 	if (records_count() >= BAKERY_MAX_THREAD_REGIONS)
-		return EMFILE;  /* the kernel would not walk our robust list so far */
+		return BAKERY_EREGIONS;  /* the kernel would not walk our robust list so far */
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ENOMEM;

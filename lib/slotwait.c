@@ -68,26 +68,21 @@ static uint32_t wanted_stamp(void)
 	return (uint32_t)now.tv_sec | 1u;
 }
 
-/* The time to sleep until: RESCAN_NS from now, or the deadline if sooner.
- * False when the deadline has passed. */
-static bool sleep_until(const struct deadline *dl, clockid_t *clock, struct timespec *until)
+/* The time to sleep until: RESCAN_NS from now (less for a wait that must
+ * look at its cancel word or callback, stop.c), or the deadline if sooner. */
+static void sleep_until(const struct deadline *dl, clockid_t *clock, struct timespec *until)
 {
-	if (bakery__deadline_passed(dl))
-		return false;
-	deadline_cap(dl, RESCAN_NS, clock, until);
-	return true;
+	deadline_cap(dl, bakery__stop_cap(dl->stop, false, RESCAN_NS), clock, until);
 }
 
-/* One sleep on slot_frees while it still reads SEEN; false if the deadline
- * had passed. */
-static bool slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *dl)
+/* One sleep on slot_frees while it still reads SEEN. */
+static void slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *dl)
 {
 	struct bakery_shm_header *h = b->hdr;
 	struct timespec until;
 	clockid_t clock;
 
-	if (!sleep_until(dl, &clock, &until))
-		return false;
+	sleep_until(dl, &clock, &until);
 	/* counted before the count is read again (a full barrier each): pairs
 	 * with slot_freed in registry.c */
 	uatomic_inc(&h->slot_sleepers);
@@ -95,10 +90,9 @@ static bool slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *d
 	if (uatomic_read(&h->slot_frees) == seen) {
 		struct futex_word w = futex_word(&h->slot_frees, seen);
 
-		bakery__futex_sleep(&w, 1, clock, &until, NULL);
+		bakery__stop_note_sleep(dl->stop, bakery__futex_sleep(&w, 1, clock, &until, NULL));
 	}
 	uatomic_dec(&h->slot_sleepers);
-	return true;
 }
 
 /* Reclamation is refused (no membarrier): has every slot been owned by an
@@ -120,9 +114,10 @@ static bool idle_for_good(struct bakery *b, uint64_t *since)
 	return now - *since >= (uint64_t)IDLE_WAIT_NS;
 }
 
-/* No free slot: claim one as soon as one is freed, until the deadline:
- * 0, ETIMEDOUT, BAKERY_ESLOTS (every slot idle, none reclaimable), or a
- * claim's error. */
+/* No free slot: claim one as soon as one is freed, until the wait is over
+ * (its deadline, or bakery_acquire's cancel word or interruption): 0,
+ * ETIMEDOUT (EBUSY, ECANCELED, EINTR: bakery__wait_over), BAKERY_ESLOTS
+ * (every slot idle, none reclaimable), or a claim's error. */
 static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
 {
 	struct bakery_shm_header *h = b->hdr;
@@ -141,9 +136,11 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 			return err;
 		if (region_lost(b))
 			return region_lost_error(b);
+		if ((err = bakery__wait_over(dl)))
+			break;
 		/* waited a while and still no slot: take one from a thread
 		 * that sleeps in the application (registry.c) */
-		if (sleeps && !bakery__deadline_passed(dl)) {
+		if (sleeps) {
 			err = bakery__slot_reclaim_idle(b, slot);
 			if (err == 0)
 				return 0;
@@ -152,10 +149,7 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 				break;
 			}
 		}
-		if (!slot_sleep(b, seen, dl)) {
-			err = ETIMEDOUT;
-			break;
-		}
+		slot_sleep(b, seen, dl);
 	}
 	/* leaving: a wake-up meant for us goes to the next sleeper */
 	if (uatomic_read(&h->slot_sleepers))

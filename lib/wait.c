@@ -30,6 +30,10 @@
  * (pass.c); it also sleeps on its own pass word, so that being passed wakes
  * it, and it passes the slot it waits on if that one does not take its
  * turn within the grace (its sleeps are then at most G/4 long).
+ * A bakery_acquire with a cancel word sleeps on that word too, so that
+ * bakery_cancel wakes it; one with BAKERY_ACQUIRE_INTR notes a sleep that a
+ * signal handler interrupted, and with a callback sleeps no longer than
+ * BAKERY_ACQUIRE_POLL_MS at a time (stop.c).
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
  * there is capped at MUTANT_POLL_NS: the mutant is slow, not stuck.
  * A region cut short under us (guard.c) ends the wait with
@@ -109,17 +113,35 @@ static bool sleep_until(const struct deadline *dl, long cap_ns, clockid_t *clock
 	return false;
 }
 
-/* Sleep until one of the words differs from its value, a wake-up, DL, or
- * CAP_NS from now (futex.c's one sleep; *NAPS is its count of one-word
- * sleeps where futex_waitv is refused: 0 at the start of each wait). */
-static void futex_sleep(const struct futex_word *w, unsigned n, const struct deadline *dl,
+/* The wait's cancel word (bakery_acquire), if any, as one more word of W[N]
+ * (W has room for it): a sleep ends once it is set.  The new count. */
+static unsigned cancel_watch(struct futex_word *w, unsigned n, const struct deadline *dl)
+{
+	if (caa_likely(!dl->stop) || !dl->stop->cancel)
+		return n;
+	w[n] = futex_word((uint32_t *)(uintptr_t)dl->stop->cancel, 0);
+	return n + 1;
+}
+
+/* Sleep until one of the words (and the wait's cancel word: W has room for
+ * one more) differs from its value, a wake-up, DL, or CAP_NS from now
+ * (futex.c's one sleep; *NAPS is its count of one-word sleeps where
+ * futex_waitv is refused: 0 at the start of each wait).  A sleep a signal
+ * handler interrupted is noted for bakery_acquire (stop.c). */
+static void futex_sleep(struct futex_word *w, unsigned n, const struct deadline *dl,
                         long cap_ns, unsigned *naps)
 {
 	struct timespec until;
 	clockid_t clock = CLOCK_MONOTONIC;
-	bool timed = sleep_until(dl, cap_ns, &clock, &until);
+	/* the cancel word is watched by a sleep on several words, unless
+	 * futex_waitv is refused (then only W[0] is: futex.h) */
+	bool watched = !bakery__futex_waitv_refused();
+	bool timed;
 
-	bakery__futex_sleep(w, n, clock, timed ? &until : NULL, naps);
+	n = cancel_watch(w, n, dl);
+	timed = sleep_until(dl, bakery__stop_cap(dl->stop, watched, cap_ns), &clock, &until);
+	bakery__stop_note_sleep(dl->stop, bakery__futex_sleep(w, n, clock, timed ? &until : NULL,
+	                                                      naps));
 }
 
 /*
@@ -257,8 +279,9 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	if (p->dl->mode == WAIT_NONE)
 		return busy_unless_gone(p, j, cond, arg);
 	for (;;) {
-		struct futex_word w[4];
+		struct futex_word w[5];         /* four, and a cancel word */
 		unsigned n = 0;
+		int err;
 		/* the futex values are read before the condition: a change
 		 * after this point makes the sleep return at once */
 		uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
@@ -270,8 +293,8 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		/* passed while we slept: as above */
 		if (bakery__pass_was_passed(p))
 			return 0;
-		if (bakery__deadline_passed(p->dl))
-			return cond(b, p->lock, j, arg) ? 0 : ETIMEDOUT;
+		if ((err = bakery__wait_over(p->dl)))
+			return cond(b, p->lock, j, arg) ? 0 : err;
 		/* j's turn came and it has not taken it for G: pass it (its
 		 * registers are clear then, and cond holds below) */
 		bakery__pass_consider(p, j, &watch);
@@ -324,8 +347,8 @@ int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *
 /* ---------------------------------------------------- many slots ahead -- */
 
 /* futex_waitv takes at most 128 words: the lock-wide one, our own pass
- * word and as many tokens as fit.  A death among slots past them is seen
- * at the next exit or at the sleep cap. */
+ * word, a cancel word and as many tokens as fit.  A death among slots past
+ * them is seen at the next exit or at the sleep cap. */
 #define AWAIT_WORDS_MAX FUTEX_WORDS_MAX
 
 void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
@@ -389,7 +412,8 @@ static unsigned any_words(struct passage *p, const unsigned *ahead, unsigned n, 
 	w[nw++] = futex_word(p->also, also);
 	if (p->pass_published)
 		w[nw++] = futex_word(&p->mine->pass, PASS_WAITING);
-	return nw + tokens_arm(p, ahead, n, w + nw, AWAIT_WORDS_MAX - nw);
+	/* one word left for futex_sleep's cancel word */
+	return nw + tokens_arm(p, ahead, n, w + nw, AWAIT_WORDS_MAX - 1 - nw);
 }
 
 static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned n,
@@ -403,14 +427,15 @@ static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned
 		/* the word's value before the condition, as in await_common */
 		uint32_t also = CMM_LOAD_SHARED(*p->also);
 		unsigned nw;
+		int err;
 
 		if (region_lost(b))
 			return region_lost_error(b);
 		/* passed while we slept: as in await_common */
 		if (bakery__pass_was_passed(p))
 			return 0;
-		if (bakery__deadline_passed(p->dl))
-			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : ETIMEDOUT;
+		if ((err = bakery__wait_over(p->dl)))
+			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : err;
 		consider_ahead(p, ahead, n, watch);
 		uatomic_inc(p->also_waiters);
 		/* our sleeper count before our re-read of the tickets
@@ -509,7 +534,7 @@ int bakery__park_behind_slow(struct passage *p)
 
 		if (region_lost(b))
 			return region_lost_error(b);
-		if (bakery__pass_was_passed(p) || bakery__deadline_passed(p->dl))
+		if (bakery__pass_was_passed(p) || bakery__wait_over(p->dl))
 			return 0;
 		/* a predecessor that does not take its turn is passed here
 		 * too: then its ticket changed, and the park ends */
@@ -522,7 +547,7 @@ int bakery__park_behind_slow(struct passage *p)
 		tok = token_arm(b, j);
 		moved = !tok || pred_moved(b, p->lock, j, &p->pred_number);
 		if (!moved) {
-			struct futex_word w[3] = {
+			struct futex_word w[4] = {      /* and a cancel word */
 				futex_word(&r->seq, seq),
 				futex_word(slot_token_word(b, j), tok),
 				/* our own pass word: a passer's CLEARED wakes us */

@@ -8,13 +8,14 @@
 
 #include "passage.h"
 #include "registry.h"
+#include "stop.h"
 
 /* A condition on another slot's registers, re-evaluated on every wake-up. */
 typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);
 
 /*
- * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
- * when giving up.  A blocking or timed waiter that finds cond false becomes
+ * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE), ETIMEDOUT,
+ * ECANCELED or EINTR (bakery__wait_over) when giving up.  A blocking or timed waiter that finds cond false becomes
  * passable (pass.c), and passes j if j's turn came and j has not taken it
  * for the grace G.  Once we have been passed it returns 0 at once: the
  * algorithm's loop ends, and lock.c finds out that we must not enter.  If j's owner dies meanwhile, its slot is recovered here and

@@ -21,7 +21,7 @@ from ._native import version as _library_version
 from .errors import (AlgorithmMismatch, BadRegion, Busy, Closed, Deadlock, Error,
                      ErrnoError, Exists, InvalidArgument, LibraryError, LockRemoved,
                      LockTableFull, NoFreeSlot, NotFound, NotRecoverable, OutOfMemory, OwnerDead,
-                     PermissionDenied, Timeout, VersionMismatch)
+                     PermissionDenied, Timeout, TooManyRegions, VersionMismatch)
 from .pathlock import PathLock, ReadWritePathLock
 from .region import Lock, Region, unlink
 
@@ -32,7 +32,7 @@ __all__ = [
     "Error", "LibraryError", "ErrnoError", "OwnerDead", "NotRecoverable", "Timeout",
     "NotFound", "Exists", "PermissionDenied", "Busy", "Deadlock", "InvalidArgument",
     "OutOfMemory", "Closed", "BadRegion", "VersionMismatch", "AlgorithmMismatch",
-    "NoFreeSlot", "LockTableFull", "LockRemoved",
+    "NoFreeSlot", "LockTableFull", "LockRemoved", "TooManyRegions",
 ]
 
 

@@ -9,6 +9,7 @@ describe), else whatever :func:`ctypes.util.find_library` finds.
 import ctypes
 import ctypes.util
 import os
+import time
 from ctypes import (POINTER, Structure, c_char, c_char_p, c_int, c_uint,
                     c_uint32, c_int32, c_uint64, c_void_p)
 from typing import Optional
@@ -23,6 +24,7 @@ EALGO = ERRBASE - 2
 ESLOTS = ERRBASE - 3
 ELOCKS = ERRBASE - 4
 EREMOVED = ERRBASE - 5
+EREGIONS = ERRBASE - 6
 
 CREATE = 0x1
 EXCL = 0x2
@@ -34,6 +36,7 @@ REGION_NAME_MAX = 200
 MAX_SLOTS = 4096
 MAX_LOCKS = 4096
 MAX_HOLDERS = MAX_SLOTS
+MAX_THREAD_REGIONS = 1024
 
 ALGO_DEFAULT = 0
 
@@ -44,6 +47,11 @@ LOCK_STATE_NAMES = {LOCK_OK: "ok", LOCK_NOT_RECOVERABLE: "not-recoverable",
 PASS_NAMES = {0: "idle", 1: "doorway", 2: "waiting", 3: "critical"}
 
 CLOCK_MONOTONIC = 1
+
+ACQUIRE_SHARED = 0x1
+ACQUIRE_TRY = 0x2
+ACQUIRE_INTR = 0x4
+ACQUIRE_POLL_MS = 50
 
 # Linux, glibc: mode_t, uid_t are 32-bit unsigned, pid_t 32-bit signed.
 mode_t = c_uint32
@@ -112,6 +120,23 @@ class PathInfo(Structure):
                 ("stamp_value", c_uint64)]
 
 
+def monotonic_deadline(timeout: float) -> Timespec:
+    """TIMEOUT seconds from now on CLOCK_MONOTONIC."""
+    ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + int(timeout * 1e9)
+    return Timespec(ns // 1000000000, ns % 1000000000)
+
+
+# int (*interrupted)(void *arg)
+INTERRUPTED = ctypes.CFUNCTYPE(c_int, c_void_p)
+
+
+class AcquireOpts(Structure):
+    """struct bakery_acquire_opts (clockid_t is an int)"""
+    _fields_ = [("flags", c_uint), ("clock", c_int), ("deadline", POINTER(Timespec)),
+                ("cancel", POINTER(c_uint32)), ("interrupted", INTERRUPTED),
+                ("arg", c_void_p), ("reserved", c_void_p * 4)]
+
+
 _PROTOTYPES = {
     "bakery_open": (c_int, [c_char_p, c_uint, POINTER(Config), POINTER(c_void_p)]),
     "bakery_close": (c_int, [c_void_p]),
@@ -119,6 +144,7 @@ _PROTOTYPES = {
     "bakery_lock_open": (c_int, [c_void_p, c_char_p, c_int, POINTER(c_void_p)]),
     "bakery_lock_open_config": (c_int, [c_void_p, c_char_p, POINTER(LockConfig),
                                         POINTER(c_void_p)]),
+    "bakery_lock_lookup": (c_int, [c_void_p, c_char_p, c_int, POINTER(c_void_p)]),
     "bakery_lock_holders": (c_int, [c_void_p, POINTER(c_uint)]),
     "bakery_lock_close": (c_int, [c_void_p]),
     "bakery_lock": (c_int, [c_void_p]),
@@ -127,6 +153,8 @@ _PROTOTYPES = {
     "bakery_rdlock": (c_int, [c_void_p]),
     "bakery_tryrdlock": (c_int, [c_void_p]),
     "bakery_clockrdlock": (c_int, [c_void_p, c_int, POINTER(Timespec)]),
+    "bakery_acquire": (c_int, [c_void_p, POINTER(AcquireOpts)]),
+    "bakery_cancel": (c_int, [POINTER(c_uint32)]),
     "bakery_unlock": (c_int, [c_void_p]),
     "bakery_consistent": (c_int, [c_void_p]),
     "bakery_recover": (c_int, [c_void_p, POINTER(c_uint)]),

@@ -158,6 +158,23 @@ def _slots_in_use(pointer: int, capacity: int, what: str) -> List[_native.SlotIn
     return out
 
 
+def holder_in_process(pointer: int, pid: int) -> Optional[_native.SlotInfo]:
+    """The slot of a live thread of process PID that holds a lock of the
+    region (its lock field is one it holds), or None (also if the region
+    cannot be read: it was cut short, say)."""
+    r = _native.RegionInfo()
+    if lib.bakery_region_info(pointer, ctypes.byref(r)):
+        return None
+    for i in range(r.slots):
+        si = _native.SlotInfo()
+        if lib.bakery_slot_info(pointer, i, ctypes.byref(si)):
+            return None
+        if (si.state == _native.SLOT_ACTIVE and si.alive == 1 and si.pid == pid and
+                si.pass_ == _CRITICAL):
+            return si
+    return None
+
+
 def lock_info(pointer: int, index: int, what: str) -> Dict[str, Any]:
     """One lock's entry, as in the "locks" list."""
     r = _native.RegionInfo()

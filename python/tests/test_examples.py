@@ -60,6 +60,9 @@ class TestExamples(unittest.TestCase):
         self.assertIn("readers inside: 1", text)
         self.assertIn("capacity 2 holding 1", text)
         self.assertIn("the report is ours\nours again\nreading the report\n", text)
+        self.assertIn("gave up; still in line: False", text)
+        self.assertEqual(text.count("has the lock"), 3)
+        self.assertIn("cancelled; waiters left: 0", text)
         with self.assertRaises(bakery.NotFound):     # the last block removed it
             bakery.Region(name)
 

@@ -15,6 +15,7 @@ unit_tests = \
 	tests/unit/test_registry \
 	tests/unit/test_lock_api \
 	tests/unit/test_timed \
+	tests/unit/test_acquire \
 	tests/unit/test_wait_handoff \
 	tests/unit/test_errors \
 	tests/unit/test_owner_dead \
