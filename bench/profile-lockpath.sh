@@ -15,8 +15,8 @@
 #            (callgrind_annotate --auto=yes; counts for all 5000 passages)
 #
 # Prints, per subject, the instructions per lock+unlock, then each
-# function's own (self) and with its callees (inclusive).  Code inlined
-# into a function counts as that function's.  The raw profile
+# function's own (code inlined into a function counts as that function's;
+# the lines add up to the total).  The raw profile
 # (--dump-instr=yes: callgrind_annotate, kcachegrind) is kept as
 # callgrind.passloop.SUBJECT in the current directory.
 set -u
@@ -60,19 +60,14 @@ for subject in "$@"; do
 	"$build/libtool" --mode=execute valgrind -q --tool=callgrind --dump-instr=yes \
 		--collect-atstart=no --toggle-collect=measured_passes --zero-before=measured_passes \
 		--callgrind-out-file="$out" "$build/tests/unit/passloop" "$subject" >/dev/null || exit 1
-	callgrind_annotate --auto=no --inclusive=no --threshold=100 "$out" 2>/dev/null |
-		by_function | sort >"$out.self"
-	callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$out" 2>/dev/null |
-		by_function | sort >"$out.incl"
 	total=$(sed -n 's/^summary: *//p' "$out")
 	echo "== $subject: $(awk -v t="$total" -v n=$passes 'BEGIN { printf "%.1f", t / n }') instructions per lock+unlock"
-	printf '%-40s %8s %10s\n' function self inclusive
+	printf '%-40s %8s\n' function self
 	# (the program's frames above measured_passes are left out)
-	join "$out.self" "$out.incl" |
-		grep -v -E '^(main|__libc_start_main|0x[0-9a-f]+|PROGRAM|\(below) ' |
-		awk -v n=$passes '{ printf "%-40s %8.1f %10.1f\n", $1, $2 / n, $3 / n }' |
+	callgrind_annotate --auto=no --inclusive=no --threshold=100 "$out" 2>/dev/null |
+		by_function |
+		grep -v -E '^(main|__libc_start_main[^ ]*|0x[0-9a-f]+|PROGRAM|\(below) ' | awk -v n=$passes '$2 > 0 { printf "%-40s %8.1f\n", $1, $2 / n }' |
 		sort -k2 -rn
-	rm -f "$out.self" "$out.incl"
 	if [ $annotate = 1 ]; then
 		callgrind_annotate --auto=yes --inclusive=no --threshold=100 "$out" 2>/dev/null
 	fi
