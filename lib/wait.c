@@ -43,6 +43,7 @@
 
 #include <linux/futex.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -351,6 +352,8 @@ int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *
  * them is seen at the next exit or at the sleep cap. */
 #define AWAIT_WORDS_MAX FUTEX_WORDS_MAX
 
+static unsigned park_threshold(void);
+
 void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
 {
 	/* uatomic_add_return implies a full barrier before and after: the
@@ -361,6 +364,19 @@ void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
 	(void)uatomic_add_return(word, 1);
 	if (caa_unlikely(CMM_LOAD_SHARED(*sleepers)))
 		bakery__futex_wake_all(word);
+}
+
+void bakery__reg_signal_entry(struct bakery_shm_reg *reg)
+{
+	/* uatomic_add_return implies a full barrier before and after: our
+	 * reads of the tickets that let us in before the bump, and the bump
+	 * before the load of the waiter count (store->load), pairing with
+	 * the barrier between a parked waiter's count increment and its
+	 * re-read of the tickets (holders_park): either it sees the tickets
+	 * we saw leave, or we see its count, or its sleep sees the bump */
+	(void)uatomic_add_return(&reg->seq, 1);
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters)))
+		bakery__futex_wake_all(&reg->seq);
 }
 
 /* Arm the tokens of AHEAD[0..n) into W, at most ROOM; the number of words
@@ -379,32 +395,49 @@ static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n,
 	return filled;
 }
 
-/* Pass the waiters ahead (WATCH[i] watches AHEAD[i]) whose turn came and
- * was not taken for the grace; any of them may be the one holding a place
- * (a lock of k holders has no single slot to wait on).  WATCH NULL: none. */
-static void consider_ahead(struct passage *p, const unsigned *ahead, unsigned n,
-                           struct pass_watch *watch)
+/* The slots ahead and their pass watches.  FIRST[0..nfirst) is the first
+ * sweep's list, WATCH[i] watches FIRST[i]; every later list is a subset
+ * of it in the same order (a ticket read ahead of ours may only leave, and
+ * the sweeps visit the slots in increasing order). */
+struct any_line {
+	const unsigned *ahead;     /* the last sweep's list, refreshed by cond */
+	const unsigned *n;
+	unsigned *first, nfirst;
+	struct pass_watch *watch;  /* NULL: without memory we only do not pass */
+};
+
+/* Pass the waiters ahead whose turn came and was not taken for the grace;
+ * any of them may be the one holding a place (a lock of k holders has no
+ * single slot to wait on). */
+static void consider_ahead(struct passage *p, const struct any_line *l)
 {
-	if (!watch)
+	unsigned k = 0;
+
+	if (!l->watch)
 		return;
-	for (unsigned i = 0; i < n; i++)
-		bakery__pass_consider(p, ahead[i], &watch[i]);
+	for (unsigned i = 0; i < *l->n; i++) {
+		while (k < l->nfirst && l->first[k] != l->ahead[i])
+			k++;
+		if (k == l->nfirst)
+			return;
+		bakery__pass_consider(p, l->ahead[i], &l->watch[k]);
+	}
 }
 
 /* The sleep cap: shortened while any slot ahead is passable, so that we
  * wake to watch it (bakery__pass_sleep_cap). */
-static long ahead_sleep_cap(struct passage *p, const unsigned *ahead, unsigned n)
+static long ahead_sleep_cap(struct passage *p, const struct any_line *l)
 {
 	long cap = SLEEP_CAP_NS;
 
-	for (unsigned i = 0; i < n; i++)
-		cap = bakery__pass_sleep_cap(p, ahead[i], cap);
+	for (unsigned i = 0; i < *l->n; i++)
+		cap = bakery__pass_sleep_cap(p, l->ahead[i], cap);
 	return cap;
 }
 
 /* The words of one sleep: the lock-wide one (value ALSO), our pass word
  * once we are passable (a passer's CLEARED wakes us), the tokens ahead. */
-static unsigned any_words(struct passage *p, const unsigned *ahead, unsigned n, uint32_t also,
+static unsigned any_words(struct passage *p, const struct any_line *l, uint32_t also,
                           struct futex_word *w)
 {
 	unsigned nw = 0;
@@ -413,20 +446,99 @@ static unsigned any_words(struct passage *p, const unsigned *ahead, unsigned n, 
 	if (p->pass_published)
 		w[nw++] = futex_word(&p->mine->pass, PASS_WAITING);
 	/* one word left for futex_sleep's cancel word */
-	return nw + tokens_arm(p, ahead, n, w + nw, AWAIT_WORDS_MAX - 1 - nw);
+	return nw + tokens_arm(p, l->ahead, *l->n, w + nw, AWAIT_WORDS_MAX - 1 - nw);
 }
 
-static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned n,
-                              await_fn cond, void *arg, struct pass_watch *watch)
+/* Next in line (at most k tickets ahead, all of which may be holders): one
+ * sleep on the lock-wide word, which every exit, abort and pass bumps, and
+ * on the tokens of those ahead.  True when cond holds. */
+static bool any_sleep(struct passage *p, const struct any_line *l, await_fn cond, void *arg,
+                      unsigned *naps)
+{
+	struct futex_word w[AWAIT_WORDS_MAX];
+	/* the word's value before the condition, as in await_common */
+	uint32_t also = CMM_LOAD_SHARED(*p->also);
+	bool holds;
+	unsigned nw;
+
+	consider_ahead(p, l);
+	uatomic_inc(p->also_waiters);
+	/* our sleeper count before our re-read of the tickets
+	 * (store->load), pairing with bakery__word_signal */
+	cmm_smp_mb();
+	nw = any_words(p, l, also, w);
+	holds = cond(p->b, p->lock, BAKERY_NO_SLOT, arg);
+	if (!holds) {
+		futex_sleep(w, nw, p->dl, ahead_sleep_cap(p, l), naps);
+		CRASH_POINT("wait-woken");
+		for (unsigned i = 0; i < *l->n; i++)
+			death_pass_on(p->b, l->ahead[i]);
+		holds = cond(p->b, p->lock, BAKERY_NO_SLOT, arg);
+	}
+	uatomic_dec(p->also_waiters);
+	return holds;
+}
+
+/*
+ * More than k tickets ahead: the latest of them, p->pred, is a waiter (the
+ * holders are the earliest tickets: a ticket enters only when fewer than k
+ * are ahead of it, so never before an earlier one), and we cannot enter
+ * before it does.  One sleep on its line and token and our pass word,
+ * ended by its entry (bakery__reg_signal_entry), exit, abort or death, so
+ * that the lock-wide word wakes only the next in line and not the whole
+ * crowd on every exit.  True when cond holds.
+ */
+static bool holders_park(struct passage *p, await_fn cond, void *arg, struct pass_watch *watch,
+                         unsigned *naps)
+{
+	struct bakery *b = p->b;
+	unsigned j = p->pred;
+	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
+	/* the futex value before the condition, as in await_common */
+	uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
+	bool holds;
+
+	/* a predecessor that does not take its turn is passed here too */
+	if (watch)
+		bakery__pass_consider(p, j, watch);
+	uatomic_inc(&r->waiters);
+	/* our waiter count before our re-read of the tickets (store->load),
+	 * pairing with the barrier of its entry signal and of its exit's
+	 * store_mb() */
+	cmm_smp_mb();
+	tok = token_arm(b, j);
+	holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
+	/* still behind the same waiter, which has not entered (else at most
+	 * k would be ahead of us now) */
+	if (!holds && p->pred == j && p->crowd > p->holders) {
+		struct futex_word w[4];         /* three, and a cancel word */
+		unsigned n = 0;
+
+		w[n++] = futex_word(&r->seq, seq);
+		if (tok)
+			w[n++] = futex_word(slot_token_word(b, j), tok);
+		/* our own pass word: a passer's CLEARED wakes us */
+		if (p->pass_published)
+			w[n++] = futex_word(&p->mine->pass, PASS_WAITING);
+		futex_sleep(w, n, p->dl, bakery__pass_sleep_cap(p, j, tok ? SLEEP_CAP_NS
+		                                                            : ORPHAN_POLL_NS),
+		            naps);
+		CRASH_POINT("wait-woken");
+		death_pass_on(b, j);
+		holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
+	}
+	uatomic_dec(&r->waiters);
+	return holds;
+}
+
+static int await_any_sleeping(struct passage *p, struct any_line *l, await_fn cond, void *arg,
+                              struct pass_watch *pred_watch)
 {
 	struct bakery *b = p->b;
 	unsigned naps = 0;
 
 	for (;;) {
-		struct futex_word w[AWAIT_WORDS_MAX];
-		/* the word's value before the condition, as in await_common */
-		uint32_t also = CMM_LOAD_SHARED(*p->also);
-		unsigned nw;
+		bool holds;
 		int err;
 
 		if (region_lost(b))
@@ -436,36 +548,28 @@ static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned
 			return 0;
 		if ((err = bakery__wait_over(p->dl)))
 			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : err;
-		consider_ahead(p, ahead, n, watch);
-		uatomic_inc(p->also_waiters);
-		/* our sleeper count before our re-read of the tickets
-		 * (store->load), pairing with bakery__word_signal */
-		cmm_smp_mb();
-		nw = any_words(p, ahead, n, also, w);
-		if (!cond(b, p->lock, BAKERY_NO_SLOT, arg)) {
-			futex_sleep(w, nw, p->dl, ahead_sleep_cap(p, ahead, n), &naps);
-			CRASH_POINT("wait-woken");
-			for (unsigned i = 0; i < n; i++)
-				death_pass_on(b, ahead[i]);
-		}
-		uatomic_dec(p->also_waiters);
-		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
+		if (p->crowd > p->holders && p->pred != BAKERY_NO_SLOT)
+			holds = holders_park(p, cond, arg, pred_watch, &naps);
+		else
+			holds = any_sleep(p, l, cond, arg, &naps);
+		if (holds)
 			return 0;
 	}
 }
 
-int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
+int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *n,
                       await_fn cond, void *arg)
 {
 	struct bakery *b = p->b;
-	struct pass_watch *watch;
-	int err;
+	struct any_line l = { ahead, n, NULL, 0, NULL };
+	struct pass_watch pred_watch = { .started = false };
+	int err, spins;
 
 	if (p->dl->mode == WAIT_NONE) {
 		/* as busy_unless_gone: a dead holder ahead is no reason for EBUSY */
 		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
 			return 0;
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < *n; i++)
 			death_pass_on(b, ahead[i]);
 		return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : EBUSY;
 	}
@@ -473,17 +577,27 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
 	 * await_common */
 	if (caa_unlikely(bakery__pass_was_passed(p)))
 		return 0;
-	for (int i = 0; i < SPIN_POLLS; i++) {
+	/* far back (as bakery__park_behind_slow): spinning on the whole line
+	 * only takes the CPU those ahead need */
+	spins = p->crowd < p->holders + park_threshold() ? SPIN_POLLS : 0;
+	for (int i = 0; i < spins; i++) {
 		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
 			return 0;
 		/* waiting for real: from now on we may be passed */
 		bakery__pass_publish(p);
 		caa_cpu_relax();
 	}
-	/* one watch per slot ahead; without memory we only do not pass */
-	watch = calloc(n ? n : 1, sizeof(*watch));
-	err = await_any_sleeping(p, ahead, n, cond, arg, watch);
-	free(watch);
+	bakery__pass_publish(p);
+	/* the first list and one watch per slot of it; without memory we
+	 * only do not pass */
+	l.nfirst = *n;
+	l.first = malloc(sizeof(*l.first) * (l.nfirst ? l.nfirst : 1));
+	l.watch = l.first ? calloc(l.nfirst ? l.nfirst : 1, sizeof(*l.watch)) : NULL;
+	if (l.watch)
+		memcpy(l.first, ahead, sizeof(*l.first) * l.nfirst);
+	err = await_any_sleeping(p, &l, cond, arg, &pred_watch);
+	free(l.watch);
+	free(l.first);
 	return err;
 }
 

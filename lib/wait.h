@@ -70,18 +70,30 @@ static inline int bakery__park_behind(struct passage *p)
  * paths: recovery, proxy).
  */
 /*
- * Wait until cond holds, where cond depends on the tickets of every slot in
- * AHEAD[0..N) and on the lock-wide word p->also (a k-holder lock's `exits`):
- * sleeps on that word and on the liveness tokens of the slots (as many as
- * one futex_waitv takes), so that any exit or abort in the lock and the
- * death of any of them wakes it.  Dead owners among them are recovered
- * before cond is evaluated again.  A blocking or timed waiter that sleeps
- * becomes passable (pass.c) and sleeps on its own pass word too; it passes
- * any slot of AHEAD whose turn came and was not taken for the grace G.
+ * Wait until cond holds, where cond depends on the tickets of the slots in
+ * AHEAD[0..*N) and on the lock-wide word p->also (a k-holder lock's
+ * `exits`).  Every evaluation of cond refreshes AHEAD[0..*N) (the slots
+ * whose tickets are ahead of ours, a subset of the previous list, in
+ * increasing order), p->crowd (their number) and p->pred (the latest).
+ * With more than p->holders of them ahead, the latest is a waiter we
+ * cannot pass: we sleep on its line and token until it enters
+ * (bakery__reg_signal_entry), leaves or dies.  Otherwise we are next in
+ * line: we sleep on p->also and on the liveness tokens of those ahead (as
+ * many as one futex_waitv takes), so that any exit or abort in the lock
+ * and the death of any of them wakes us.  So an exit wakes the next in
+ * line, not everyone.  Dead owners among them are recovered before cond
+ * is evaluated again.  A blocking or timed waiter that sleeps becomes
+ * passable (pass.c) and sleeps on its own pass word too; it passes any
+ * slot ahead whose turn came and was not taken for the grace G.
  * Same returns as bakery__await_slot (0 at once once we were passed).
  */
-BAKERY_HIDDEN int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
+BAKERY_HIDDEN int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *n,
                                     await_fn cond, void *arg);
+/* After we found our turn in a lock that bakery__await_any waits on: bump
+ * our line's futex word (with a full barrier before, ordering our reads of
+ * the tickets first, and after, before the load of the waiter count) and
+ * wake the waiter parked behind us, if one registered. */
+BAKERY_HIDDEN void bakery__reg_signal_entry(struct bakery_shm_reg *reg);
 /* After a change that cond of bakery__await_any depends on: bump WORD
  * (with a full barrier before, ordering the change first, and after, before
  * the load of SLEEPERS) and wake its sleepers, if any registered. */

@@ -146,8 +146,7 @@ void bakery__holders_signal(struct bakery *b, unsigned lock)
 struct holders_count {
 	struct passage *p;
 	struct ticket me;
-	unsigned ahead;            /* found by the last sweep */
-	unsigned *slots;           /* the first sweep's, for the sleep */
+	unsigned *slots;           /* the last sweep's slots ahead, or NULL */
 	unsigned nslots;
 };
 
@@ -156,24 +155,36 @@ struct holders_count {
  * leave (every later ticket of j is taken after j saw ours: phase 1 waited
  * for j's doorway), so a sweep over-counts and never under-counts the
  * tickets ahead at its end: entering on a count below k is safe
- * (model-checked: tests/model, k-holder configurations).
+ * (model-checked: tests/model, k-holder configurations).  The sweep also
+ * notes who is ahead, for the wait: their number (p->crowd), the latest
+ * of them (p->pred) and, with room, the list.
  */
 static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, void *arg)
 {
 	struct holders_count *c = arg;
+	struct passage *p = c->p;
+	uint64_t pred_number = 0;
 
 	(void)unused;
-	c->ahead = 0;
-	for_each_other(c->p, j, walk) {
+	p->crowd = 0;
+	p->pred = BAKERY_NO_SLOT;
+	c->nslots = 0;
+	for_each_other(p, j, walk) {
 		uint64_t n = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
 
 		if (n && ticket_before(n, j, c->me.number, c->me.slot)) {
 			if (c->slots && c->nslots < b->nslots)
 				c->slots[c->nslots++] = j;
-			c->ahead++;
+			/* slots come in increasing order: on a tie the later
+			 * slot has the later ticket */
+			if (n >= pred_number) {
+				passage_note_ahead(p, j, n);
+				pred_number = n;
+			}
+			p->crowd++;
 		}
 	}
-	return c->ahead < c->p->holders;
+	return p->crowd < p->holders;
 }
 
 /*
@@ -197,9 +208,7 @@ static void prove_dead_ahead(struct passage *p)
 int bakery__holders_wait(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
-	struct holders_count c = { p, { CMM_LOAD_SHARED(p->mine->number), p->self, false }, 0,
-	                           NULL, 0 };
-	unsigned *slots;
+	struct holders_count c = { p, { CMM_LOAD_SHARED(p->mine->number), p->self, false }, NULL, 0 };
 	int err = 0;
 
 	/* phase 1: every doorway in progress ends, so that no ticket can
@@ -211,22 +220,23 @@ int bakery__holders_wait(struct passage *p)
 	}
 	prove_dead_ahead(p);
 	/* phase 2: count the tickets ahead until fewer than k */
-	if (below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c))
-		return 0;
-	slots = malloc(sizeof(*slots) * p->b->nslots);
-	if (!slots) {
-		err = ENOMEM;
-		goto abort;
+	if (!below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c)) {
+		c.slots = malloc(sizeof(*c.slots) * p->b->nslots);
+		if (!c.slots) {
+			err = ENOMEM;
+			goto abort;
+		}
+		below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c);     /* who is ahead */
+		p->also = &e->exits;
+		p->also_waiters = &e->exit_sleepers;
+		err = bakery__await_any(p, c.slots, &c.nslots, below_capacity, &c);
+		free(c.slots);
+		if (err)
+			goto abort;
 	}
-	c.slots = slots;
-	below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c);      /* who is ahead */
-	c.slots = NULL;
-	p->also = &e->exits;
-	p->also_waiters = &e->exit_sleepers;
-	err = bakery__await_any(p, slots, c.nslots, below_capacity, &c);
-	free(slots);
-	if (!err)
-		return 0;
+	/* the waiter parked behind us waits for this (bakery__await_any) */
+	bakery__reg_signal_entry(p->mine);
+	return 0;
 abort:
 	bakery__number_abort(p);
 	return err;

@@ -74,3 +74,11 @@ check_PROGRAMS += tests/unit/abi-layout
 # in the order docs/design.md "Parts" lists them.
 TESTS += tests/unit/test-symbols.sh tests/unit/test-layers.sh
 EXTRA_DIST += tests/unit/test-symbols.sh tests/unit/test-layers.sh
+
+# The instruction budget of an uncontended lock+unlock (callgrind):
+# passloop runs the passages, the script counts them.  The script skips
+# builds the budgets are not for, so it is told the compiler flags.
+check_PROGRAMS += tests/unit/passloop
+TESTS += tests/unit/test-instructions.sh
+EXTRA_DIST += tests/unit/test-instructions.sh
+AM_TESTS_ENVIRONMENT += BAKERY_BUILD_CFLAGS='$(CFLAGS) $(BAKERY_CFLAGS)'; export BAKERY_BUILD_CFLAGS;
