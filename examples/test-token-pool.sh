@@ -4,8 +4,8 @@
 # sharing three tokens.  One worker is killed (SIGKILL) holding a unit and a
 # resource: the others must finish, never be more than three inside at once
 # (by the log of entries and exits they append to), one of them be told of
-# the death, and one reset the dead worker's resource.  Then three holders must get in at once: the dead worker's
-# unit came back.
+# the death, and one reset the dead worker's resource.  Then three holders
+# must get in at once: the dead worker's unit came back.
 set -u
 build=${top_builddir:-.}
 prog=$build/examples/token_pool
@@ -23,21 +23,31 @@ trap 'exit 1' INT TERM HUP
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 
+# The victim runs alone first, so its last turn takes resource 0 (every
+# resource is free then) and stops holding it.  Two workers start while it
+# is stopped (they go on with the two units left), two more once it is
+# dead: the first worker in after the death is told of it, and the first
+# that tries resource 0 after it resets it, whoever runs faster.
 "$prog" "$region" "$tmp/log" 3 40 10 >"$tmp/victim" &
 victim=$!
 pids=$victim
-for i in 1 2 3 4; do
-	"$prog" "$region" "$tmp/log" 3 40 >"$tmp/worker.$i" &
-	pids="$pids $!"
-done
 n=0
 until grep -q "stopped holding" "$tmp/victim" || [ "$n" -ge 600 ]; do
 	sleep 0.1
 	n=$((n + 1))
 done
-grep -q "stopped holding" "$tmp/victim" || fail "the victim never stopped inside"
+grep -q "stopped holding resource 0" "$tmp/victim" ||
+	fail "the victim never stopped inside holding resource 0: $(cat "$tmp/victim")"
+for i in 1 2; do
+	"$prog" "$region" "$tmp/log" 3 40 >"$tmp/worker.$i" &
+	pids="$pids $!"
+done
 kill -9 "$victim"
 wait "$victim" 2>/dev/null
+for i in 3 4; do
+	"$prog" "$region" "$tmp/log" 3 40 >"$tmp/worker.$i" &
+	pids="$pids $!"
+done
 for p in $pids; do
 	[ "$p" = "$victim" ] && continue
 	wait "$p" || fail "a worker exited $?"
