@@ -362,18 +362,42 @@ static inline void passage_init(struct passage *p, struct bakery_lock *l, unsign
 	passage_new_place(p);
 }
 
+/* The registers of the passages this thread has under way, innermost first:
+ * a lock call made inside one of them (from bakery_acquire's callback or a
+ * signal handler) finds its own here.  Kept on the callers' stacks. */
+struct in_line {
+	const struct bakery_shm_reg *reg;
+	const struct in_line *outer;
+};
+static __thread const struct in_line *tls_in_line __attribute__((tls_model("initial-exec")));
+
+/* Is REG the place of a passage this call was made inside?  (The innermost
+ * note is the calling passage's own: lock_acquire_in_slot.) */
+static bool in_line_already(const struct bakery_shm_reg *reg)
+{
+	for (const struct in_line *i = tls_in_line->outer; i; i = i->outer)
+		if (i->reg == reg)
+			return true;
+	return false;
+}
+
 static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
                          unsigned self, struct passage *p)
 {
 	struct bakery *b = l->b;
 
 	passage_init(p, l, self, dl, shared);
-	/* held; or in line already: a call made inside our own wait on L
-	 * (bakery_acquire's callback, a signal handler), which must not take
-	 * a second place with the same registers */
-	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->stage) != BAKERY_PASS_IDLE))
-		return CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL ? held_already(l)
-		                                                                 : EDEADLK;
+	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->stage) != BAKERY_PASS_IDLE)) {
+		if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
+			return held_already(l);
+		/* in line already: a call made inside our own wait on L
+		 * (bakery_acquire's callback, a signal handler), which must
+		 * not take a second place with the same registers.  A stage
+		 * that no passage of ours left (a corrupted or forged
+		 * region) is taken over, as a new place always was. */
+		if (in_line_already(p->mine))
+			return EDEADLK;
+	}
 	/* held through another handle of the region: our other slot would
 	 * be ahead of this one for ever */
 	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
@@ -478,8 +502,8 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 }
 
 /* The lock call in our slot SELF, kept ours meanwhile (slot_enter). */
-static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                                unsigned self)
+static int acquire_in_line(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                           unsigned self)
 {
 	struct passage p;
 	uint32_t flags;
@@ -503,7 +527,7 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 		}
 	}
 	if (caa_unlikely(err == ENTRY_MOVED))
-		return lock_acquire_after_move(l, dl, p.shared, self);
+		return err;     /* lock_acquire_in_slot waits for the unlink */
 	if (err) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		return err;
@@ -534,6 +558,27 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 		return EOWNERDEAD;
 	}
 	return 0;
+}
+
+/* acquire_in_line, with our place noted for the calls made inside it. */
+static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                                unsigned self)
+{
+	struct in_line me = { reg_of(l->b, l->index, self), tls_in_line };
+	int err;
+
+	tls_in_line = &me;
+	/* the note before the passage, and the passage before its removal,
+	 * for a signal handler of this thread (compiler barriers: one
+	 * thread, no reordering by the CPU to see) */
+	cmm_barrier();
+	err = acquire_in_line(l, dl, shared, self);
+	cmm_barrier();
+	tls_in_line = me.outer;
+	/* (our place given up: the next attempt is not one made inside it) */
+	if (caa_unlikely(err == ENTRY_MOVED))
+		return lock_acquire_after_move(l, dl, shared, self);
+	return err;
 }
 
 /* (the only cancellation points on this path are in claiming a slot, where

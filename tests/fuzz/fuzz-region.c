@@ -453,7 +453,7 @@ static void release_if_held(bakery_lock_t *l, int err)
 			EXPECT(r == 0, "bakery_consistent after EOWNERDEAD: %d", r);
 		}
 		r = bakery_unlock(l);
-		EXPECT(r == 0, "bakery_unlock of a held lock: %d", r);
+		EXPECT(r == 0, "bakery_unlock of a held lock (after %d): %d", err, r);
 		r = bakery_unlock(l);
 		EXPECT(r == EPERM, "second bakery_unlock: %d", r);
 	} else {
