@@ -47,11 +47,14 @@ int bakery_region_info(bakery_t *b, struct bakery_region_info *out)
 /* Alive, dead or unowned, without taking the token (no recovery here). */
 static int token_alive(struct bakery *b, unsigned slot)
 {
-	uint32_t w = CMM_LOAD_SHARED(*slot_token_word(b, slot));
-
-	if (w & 0x40000000u)            /* FUTEX_OWNER_DIED */
+	switch (token_state(CMM_LOAD_SHARED(*slot_token_word(b, slot)))) {
+	case TOKEN_OWNER_DIED:
 		return 0;
-	return (w & 0x3fffffffu) ? 1 : -1;
+	case TOKEN_HELD:
+		return 1;
+	default:
+		return -1;
+	}
 }
 
 static int slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)

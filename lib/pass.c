@@ -46,7 +46,6 @@
  */
 #include "config.h"
 
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -283,12 +282,9 @@ int bakery__pass_settle(struct passage *p)
 		/* PASSING(by) */
 		if (region_lost(p->b))
 			return region_lost_error(p->b);
-		if (by < p->b->nslots &&
-		    (CMM_LOAD_SHARED(*slot_token_word(p->b, by)) & FUTEX_OWNER_DIED)) {
-			/* its recoverer finishes the pass (bakery__pass_recover) */
-			bakery__slot_recover_if_dead(p->b, by);
+		/* its recoverer finishes the pass (bakery__pass_recover) */
+		if (by < p->b->nslots && slot_recover_if_marked(p->b, by) != OWNER_UNMARKED)
 			continue;
-		}
 		if ((err = bakery__wait_over(p->dl)))
 			return err;             /* EBUSY for a trylock */
 		settle_sleep(word, w, p->dl);
@@ -396,9 +392,8 @@ static bool turn_is_due(struct passage *p, unsigned j, uint64_t *tj)
  * watching BY's token: J, the passed, may be stopped. */
 static void finish_if_passer_dead(struct passage *p, unsigned by)
 {
-	if (by < p->b->nslots && by != p->self &&
-	    (CMM_LOAD_SHARED(*slot_token_word(p->b, by)) & FUTEX_OWNER_DIED))
-		bakery__slot_recover_if_dead(p->b, by);
+	if (by < p->b->nslots && by != p->self)
+		(void)slot_recover_if_marked(p->b, by);
 }
 
 static bool consider(struct passage *p, unsigned j, struct pass_watch *w)
