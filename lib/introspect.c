@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "table.h"
+#include "order.h"
 #include "registry.h"
 
 /* RC, unless the region was cut short before or while we read it: what we
@@ -209,6 +209,7 @@ static int line_order(const void *pa, const void *pb)
 /* The slots in LOCK's doorway or waiting room into LINE; how many. */
 static unsigned line_gather(struct bakery *b, unsigned lock, struct in_line *line)
 {
+	struct ticket_line tl = ticket_line_of(b, lock);
 	unsigned n = 0;
 
 	for (unsigned s = 0; s < b->nslots; s++) {
@@ -218,7 +219,8 @@ static unsigned line_gather(struct bakery *b, unsigned lock, struct in_line *lin
 			continue;
 		line[n].slot = s;
 		line[n].doorway = stage == BAKERY_PASS_DOORWAY;
-		line[n].key = line[n].doorway ? 0 : bakery__queue_key(b, lock, s);
+		line[n].key = line[n].doorway ? 0 :
+		              ticket_key(&tl, CMM_LOAD_SHARED(reg_of(b, lock, s)->number));
 		n++;
 	}
 	return n;

@@ -51,6 +51,7 @@
 #include "futex.h"
 #include "handle.h"
 #include "lockadmin.h"
+#include "order.h"
 #include "locktable.h"
 #include "shm_layout.h"
 #include "region.h"
@@ -93,10 +94,6 @@ int bakery_lock_reset(bakery_lock_t *l)
 
 /* ------------------------------------------------------------ removing -- */
 
-/* The low 63 bits of a ticket: Black-White keeps its colour in bit 63 of
- * an idle register. */
-#define TICKET_VALUE(n) ((n) & ~(UINT64_C(1) << 63))
-
 /* Is SLOT out of LOCK: no stage, no doorway, no ticket, no proxy passage? */
 static bool reg_idle(struct bakery *b, unsigned lock, unsigned slot)
 {
@@ -104,7 +101,7 @@ static bool reg_idle(struct bakery *b, unsigned lock, unsigned slot)
 
 	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_IDLE &&
 	       (CMM_LOAD_SHARED(r->choosing) & 1) == 0 &&
-	       TICKET_VALUE(CMM_LOAD_SHARED(r->number)) == 0 &&
+	       !lock_ticket_held(b, lock, CMM_LOAD_SHARED(r->number)) &&
 	       CMM_LOAD_SHARED(r->proxy) == 0;
 }
 

@@ -12,13 +12,6 @@
 
 #include "common.h"
 
-/* ----------------------------------------------------------------- line -- */
-
-uint64_t bakery__number_queue_key(struct bakery *b, unsigned lock, unsigned slot)
-{
-	return CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
-}
-
 /* ----------------------------------------------------------- active set -- */
 
 void bakery__active_join(struct passage *p)
