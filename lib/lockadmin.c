@@ -188,22 +188,6 @@ static int entry_remove(struct bakery *b, unsigned lock, unsigned flags)
 	return err;
 }
 
-static int entry_find(struct bakery *b, const char *name, unsigned *index)
-{
-	size_t len = strlen(name);
-
-	for (unsigned i = 0; i < b->nlocks; i++) {
-		const struct bakery_shm_lock *e = &b->locks[i];
-
-		if (CMM_LOAD_SHARED(e->state) == LOCK_READY &&
-		    memcmp(e->name, name, len) == 0 && e->name[len] == '\0') {
-			*index = i;
-			return 0;
-		}
-	}
-	return ENOENT;
-}
-
 static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 {
 	struct token_hold h;
@@ -222,7 +206,7 @@ static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 		return err;
 	if ((err = bakery__table_lock(b, &h)))
 		return err;
-	err = entry_find(b, lock_name, &index);
+	err = bakery__table_find(b, lock_name, strlen(lock_name), &index);
 	if (!err)
 		err = entry_remove(b, index, flags);
 	bakery__token_give(&h);
