@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "table.h"
+#include "order.h"
 #include "registry.h"
 
 /* RC, unless the region was cut short before or while we read it: what we
@@ -47,11 +47,14 @@ int bakery_region_info(bakery_t *b, struct bakery_region_info *out)
 /* Alive, dead or unowned, without taking the token (no recovery here). */
 static int token_alive(struct bakery *b, unsigned slot)
 {
-	uint32_t w = CMM_LOAD_SHARED(*slot_token_word(b, slot));
-
-	if (w & 0x40000000u)            /* FUTEX_OWNER_DIED */
+	switch (token_state(CMM_LOAD_SHARED(*slot_token_word(b, slot)))) {
+	case TOKEN_OWNER_DIED:
 		return 0;
-	return (w & 0x3fffffffu) ? 1 : -1;
+	case TOKEN_HELD:
+		return 1;
+	default:
+		return -1;
+	}
 }
 
 static int slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
@@ -206,6 +209,7 @@ static int line_order(const void *pa, const void *pb)
 /* The slots in LOCK's doorway or waiting room into LINE; how many. */
 static unsigned line_gather(struct bakery *b, unsigned lock, struct in_line *line)
 {
+	struct ticket_line tl = ticket_line_of(b, lock);
 	unsigned n = 0;
 
 	for (unsigned s = 0; s < b->nslots; s++) {
@@ -215,7 +219,8 @@ static unsigned line_gather(struct bakery *b, unsigned lock, struct in_line *lin
 			continue;
 		line[n].slot = s;
 		line[n].doorway = stage == BAKERY_PASS_DOORWAY;
-		line[n].key = line[n].doorway ? 0 : bakery__queue_key(b, lock, s);
+		line[n].key = line[n].doorway ? 0 :
+		              ticket_key(&tl, CMM_LOAD_SHARED(reg_of(b, lock, s)->number));
 		n++;
 	}
 	return n;

@@ -28,62 +28,6 @@
 
 /* ----------------------------------------------------------- lock table -- */
 
-/* Does table entry E hold NAME?  The entry's name may be unterminated. */
-static bool entry_named(const struct bakery_shm_lock *e, const char *name, size_t len)
-{
-	return CMM_LOAD_SHARED(e->state) == LOCK_READY &&
-	       memcmp(e->name, name, len) == 0 && e->name[len] == '\0';
-}
-
-static int table_find(struct bakery *b, const char *name, size_t len, unsigned *index)
-{
-	for (unsigned i = 0; i < b->nlocks; i++)
-		if (entry_named(&b->locks[i], name, len)) {
-			cmm_smp_rmb();  /* state READY before the fields it publishes */
-			*index = i;
-			return 0;
-		}
-	return ENOENT;
-}
-
-static int table_create(struct bakery *b, const char *name, size_t len,
-                        enum bakery_algo algo, unsigned holders, unsigned *index)
-{
-	struct token_hold h;
-	int err = bakery__table_lock(b, &h);
-
-	if (err)
-		return err;
-	if (table_find(b, name, len, index) == 0)
-		goto out;       /* someone created it meanwhile */
-	err = BAKERY_ELOCKS;
-	for (unsigned i = 0; i < b->nlocks; i++) {
-		struct bakery_shm_lock *e = &b->locks[i];
-
-		if (CMM_LOAD_SHARED(e->state) != LOCK_FREE)
-			continue;
-		memset(e->name, 0, sizeof(e->name));
-		memcpy(e->name, name, len);
-		e->algo = algo;
-		e->holders = holders;
-		e->exits = e->exit_sleepers = 0;
-		e->reader_deaths = 0;
-		e->color = 0;
-		e->jayanti_x = 0;
-		e->flags = 0;
-		e->recoveries = e->owner_deaths = e->passes = 0;
-		CRASH_POINT("lock-create");
-		cmm_smp_wmb();  /* every field before READY publishes them */
-		CMM_STORE_SHARED(e->state, LOCK_READY);
-		*index = i;
-		err = 0;
-		break;
-	}
-out:
-	bakery__token_give(&h);
-	return err;
-}
-
 /* Can a handle running WANT take part in a lock created with HAVE? */
 static int algo_join(enum bakery_algo have, enum bakery_algo want, enum bakery_algo *run)
 {
@@ -134,9 +78,9 @@ static int entry_get(struct bakery *b, const char *name, const struct bakery_loc
 	int err;
 
 	for (;;) {
-		err = table_find(b, name, len, index);
+		err = bakery__table_find(b, name, len, index);
 		if (err == ENOENT && create)
-			err = table_create(b, name, len, creation_algo(cfg->algo, k), k, index);
+			err = bakery__table_create(b, name, len, creation_algo(cfg->algo, k), k, index);
 		if (!err && region_lost(b))
 			err = region_lost_error(b);
 		if (err)

@@ -15,6 +15,7 @@
 
 #include "table.h"
 #include "lock_recovery.h"
+#include "order.h"
 #include "pass.h"
 
 /* Only entries in use have registers anyone wrote: testing the lock table
@@ -116,13 +117,15 @@ static bool holds_lock(struct bakery *b, unsigned slot)
 	return false;
 }
 
-/* Is SLOT out of LOCK: no stage, no doorway, no ticket (Black-White keeps
- * its colour in bit 63 of an idle ticket), no proxy passage, no pass? */
-static bool reg_idle(const struct bakery_shm_reg *r)
+/* Is SLOT out of LOCK: no stage, no doorway, no ticket (as the lock's
+ * algorithm reads it), no proxy passage, no pass? */
+static bool reg_idle(struct bakery *b, unsigned lock, unsigned slot)
 {
+	const struct bakery_shm_reg *r = reg_of(b, lock, slot);
+
 	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_IDLE &&
 	       (CMM_LOAD_SHARED(r->choosing) & 1) == 0 &&
-	       (CMM_LOAD_SHARED(r->number) & ~(UINT64_C(1) << 63)) == 0 &&
+	       !lock_ticket_held(b, lock, CMM_LOAD_SHARED(r->number)) &&
 	       CMM_LOAD_SHARED(r->proxy) == 0 && CMM_LOAD_SHARED(r->pass) == PASS_IDLE;
 }
 
@@ -130,7 +133,7 @@ static bool reg_idle(const struct bakery_shm_reg *r)
 static bool slot_idle(struct bakery *b, unsigned slot)
 {
 	for (unsigned l = 0; l < b->nlocks; l++)
-		if (lock_in_use(b, l) && !reg_idle(reg_of(b, l, slot)))
+		if (lock_in_use(b, l) && !reg_idle(b, l, slot))
 			return false;
 	return true;
 }

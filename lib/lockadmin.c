@@ -51,6 +51,7 @@
 #include "futex.h"
 #include "handle.h"
 #include "lockadmin.h"
+#include "order.h"
 #include "locktable.h"
 #include "shm_layout.h"
 #include "region.h"
@@ -93,10 +94,6 @@ int bakery_lock_reset(bakery_lock_t *l)
 
 /* ------------------------------------------------------------ removing -- */
 
-/* The low 63 bits of a ticket: Black-White keeps its colour in bit 63 of
- * an idle register. */
-#define TICKET_VALUE(n) ((n) & ~(UINT64_C(1) << 63))
-
 /* Is SLOT out of LOCK: no stage, no doorway, no ticket, no proxy passage? */
 static bool reg_idle(struct bakery *b, unsigned lock, unsigned slot)
 {
@@ -104,7 +101,7 @@ static bool reg_idle(struct bakery *b, unsigned lock, unsigned slot)
 
 	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_IDLE &&
 	       (CMM_LOAD_SHARED(r->choosing) & 1) == 0 &&
-	       TICKET_VALUE(CMM_LOAD_SHARED(r->number)) == 0 &&
+	       !lock_ticket_held(b, lock, CMM_LOAD_SHARED(r->number)) &&
 	       CMM_LOAD_SHARED(r->proxy) == 0;
 }
 
@@ -191,22 +188,6 @@ static int entry_remove(struct bakery *b, unsigned lock, unsigned flags)
 	return err;
 }
 
-static int entry_find(struct bakery *b, const char *name, unsigned *index)
-{
-	size_t len = strlen(name);
-
-	for (unsigned i = 0; i < b->nlocks; i++) {
-		const struct bakery_shm_lock *e = &b->locks[i];
-
-		if (CMM_LOAD_SHARED(e->state) == LOCK_READY &&
-		    memcmp(e->name, name, len) == 0 && e->name[len] == '\0') {
-			*index = i;
-			return 0;
-		}
-	}
-	return ENOENT;
-}
-
 static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 {
 	struct token_hold h;
@@ -225,7 +206,7 @@ static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 		return err;
 	if ((err = bakery__table_lock(b, &h)))
 		return err;
-	err = entry_find(b, lock_name, &index);
+	err = bakery__table_find(b, lock_name, strlen(lock_name), &index);
 	if (!err)
 		err = entry_remove(b, index, flags);
 	bakery__token_give(&h);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "locktable.h"
 
@@ -138,3 +139,53 @@ int bakery__entry_wait_settled(struct bakery *b)
 	return err == ETIMEDOUT ? EAGAIN : err;
 }
 
+/* ------------------------------------------------------- find, create -- */
+
+int bakery__table_find(struct bakery *b, const char *name, size_t len, unsigned *index)
+{
+	for (unsigned i = 0; i < b->nlocks; i++)
+		if (entry_named(&b->locks[i], name, len)) {
+			cmm_smp_rmb();  /* state READY before the fields it publishes */
+			*index = i;
+			return 0;
+		}
+	return ENOENT;
+}
+
+int bakery__table_create(struct bakery *b, const char *name, size_t len,
+                         enum bakery_algo algo, unsigned holders, unsigned *index)
+{
+	struct token_hold h;
+	int err = bakery__table_lock(b, &h);
+
+	if (err)
+		return err;
+	if (bakery__table_find(b, name, len, index) == 0)
+		goto out;       /* someone created it meanwhile */
+	err = BAKERY_ELOCKS;
+	for (unsigned i = 0; i < b->nlocks; i++) {
+		struct bakery_shm_lock *e = &b->locks[i];
+
+		if (CMM_LOAD_SHARED(e->state) != LOCK_FREE)
+			continue;
+		memset(e->name, 0, sizeof(e->name));
+		memcpy(e->name, name, len);
+		e->algo = algo;
+		e->holders = holders;
+		e->exits = e->exit_sleepers = 0;
+		e->reader_deaths = 0;
+		e->color = 0;
+		e->jayanti_x = 0;
+		e->flags = 0;
+		e->recoveries = e->owner_deaths = e->passes = 0;
+		CRASH_POINT("lock-create");
+		cmm_smp_wmb();  /* every field before READY publishes them */
+		CMM_STORE_SHARED(e->state, LOCK_READY);
+		*index = i;
+		err = 0;
+		break;
+	}
+out:
+	bakery__token_give(&h);
+	return err;
+}

@@ -7,6 +7,8 @@
 #ifndef BAKERY_LOCKTABLE_H
 #define BAKERY_LOCKTABLE_H
 
+#include <string.h>
+
 #include "deadline.h"
 #include "token.h"
 
@@ -33,6 +35,25 @@ BAKERY_HIDDEN int bakery__entry_wait_settled_until(struct bakery *b, const struc
  * registers for the next lock, then the next even generation.
  * Idempotent; the caller holds the table's token. */
 BAKERY_HIDDEN void bakery__entry_finish_free(struct bakery *b, unsigned lock);
+
+/* Does table entry E hold NAME (LEN bytes)?  The entry's name may be
+ * unterminated. */
+static inline bool entry_named(const struct bakery_shm_lock *e, const char *name, size_t len)
+{
+	return CMM_LOAD_SHARED(e->state) == LOCK_READY &&
+	       memcmp(e->name, name, len) == 0 && e->name[len] == '\0';
+}
+
+/* The entry of the lock named NAME (LEN bytes) into *INDEX: 0, or ENOENT.
+ * Without the table's token: a snapshot that opening a lock re-checks. */
+BAKERY_HIDDEN int bakery__table_find(struct bakery *b, const char *name, size_t len,
+                                     unsigned *index);
+/* Find the lock named NAME, or create it with ALGO and HOLDERS, under the
+ * table's token: 0 and *INDEX, BAKERY_ELOCKS (the table is full), or
+ * bakery__table_lock's errors. */
+BAKERY_HIDDEN int bakery__table_create(struct bakery *b, const char *name, size_t len,
+                                       enum bakery_algo algo, unsigned holders,
+                                       unsigned *index);
 
 static inline bool gen_settled(uint32_t gen)
 {

@@ -46,11 +46,11 @@
  */
 #include "config.h"
 
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "futex.h"
+#include "order.h"
 #include "pass.h"
 #include "registry.h"
 
@@ -99,62 +99,6 @@ static long elapsed_ns(const struct timespec *since, const struct timespec *now)
 
 /* ------------------------------------------------------- the line ahead -- */
 
-static enum bakery_algo lock_algo(struct bakery *b, unsigned lock)
-{
-	uint32_t a = CMM_LOAD_SHARED(b->locks[lock].algo);
-
-	return a < BAKERY_ALGO_COUNT ? (enum bakery_algo)a : BAKERY_ALGO_DEFAULT;
-}
-
-/* Black-White's ticket: colour in bit 63, number below (black_white.c). */
-#define BW_COLOR_BIT (UINT64_C(1) << 63)
-
-static bool holds_ticket(enum bakery_algo a, uint64_t t)
-{
-	return a == BAKERY_ALGO_BLACK_WHITE ? (t & ~BW_COLOR_BIT) != 0 : t != 0;
-}
-
-/* What orders the tickets of a lock besides their values: Black-White's
- * shared colour, Jayanti's X and modulus. */
-struct line_view {
-	enum bakery_algo algo;
-	unsigned color;
-	uint32_t x;
-	unsigned nslots;
-};
-
-/* Jayanti's register value (token + 1, the token modulo 2n-1) shifted
- * around X, the token of the last holder, as jayanti.c's before() and
- * jay_queue_key() order tokens: every waiting token is within n of
- * X, so the shift keeps their order. */
-static uint64_t jay_rank(const struct line_view *v, uint64_t t)
-{
-	uint64_t m = 2 * (uint64_t)v->nslots - 1;
-
-	return ((t - 1) % m + m - v->x % m + v->nslots - 1) % m;
-}
-
-/* Is ticket (tk, k) served before (tj, j)?  Black-White serves the tickets
- * not of the shared colour (taken before the last flip) first; Jayanti
- * compares its tokens shifted around X. */
-static bool served_before(const struct line_view *v, uint64_t tk, unsigned k,
-                          uint64_t tj, unsigned j)
-{
-	if (v->algo == BAKERY_ALGO_BLACK_WHITE) {
-		unsigned late_k = (unsigned)(tk >> 63) == v->color;
-		unsigned late_j = (unsigned)(tj >> 63) == v->color;
-
-		if (late_k != late_j)
-			return late_k < late_j;
-		tk &= ~BW_COLOR_BIT;
-		tj &= ~BW_COLOR_BIT;
-	} else if (v->algo == BAKERY_ALGO_JAYANTI) {
-		tk = jay_rank(v, tk);
-		tj = jay_rank(v, tj);
-	}
-	return tk < tj || (tk == tj && k < j);
-}
-
 /* Has the turn of J (ticket TJ) come: nobody in the critical section, in a
  * doorway, or with a ticket served before it?  For Jayanti, a passage left
  * to a proxy is no reason to wait: J itself would drive it (wait_turn), and
@@ -163,28 +107,23 @@ static bool served_before(const struct line_view *v, uint64_t tk, unsigned k,
  * waiters behind it, waiting on it in slot order, never reach that passage
  * to drive it.  A heuristic for fairness only: what makes passing safe is
  * the pass word, not this. */
-static bool turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsigned j, uint64_t tj)
+static bool turn_came(struct bakery *b, unsigned lock, const struct ticket_line *line,
+                      unsigned j, uint64_t tj)
 {
 	unsigned bound = slots_bound(b);
-	struct line_view v = {
-		.algo = a,
-		.color = CMM_LOAD_SHARED(b->locks[lock].color) & 1,
-		.x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x),
-		.nslots = b->nslots,
-	};
 
 	for (unsigned k = 0; k < bound; k++) {
 		struct bakery_shm_reg *r = reg_of(b, lock, k);
 		uint64_t tk;
 
 		if (k == j || !CMM_LOAD_SHARED(r->joined) ||
-		    (a == BAKERY_ALGO_JAYANTI && CMM_LOAD_SHARED(r->proxy)))
+		    (ticket_line_proxies(line) && CMM_LOAD_SHARED(r->proxy)))
 			continue;
 		if ((CMM_LOAD_SHARED(r->choosing) & 1) ||
 		    CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL)
 			return false;
 		tk = CMM_LOAD_SHARED(r->number);
-		if (holds_ticket(a, tk) && served_before(&v, tk, k, tj, j))
+		if (ticket_held(line, tk) && ticket_served_before(line, tk, k, tj, j))
 			return false;
 	}
 	return true;
@@ -195,12 +134,10 @@ static bool turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsig
  * are served before TJ and no doorway is in progress that could still take
  * one ahead of it (the two phases of bakery__holders_wait).  Holders inside
  * with a later ticket do not matter: they are not counted by J's wait. */
-static bool holders_turn_came(struct bakery *b, unsigned lock, enum bakery_algo a, unsigned j,
-                              uint64_t tj, unsigned cap)
+static bool holders_turn_came(struct bakery *b, unsigned lock, const struct ticket_line *line,
+                              unsigned j, uint64_t tj, unsigned cap)
 {
 	unsigned ahead = 0, bound = slots_bound(b);
-	/* Lamport's or Boulangerie's tickets: no colour, no X */
-	const struct line_view v = { .algo = a, .nslots = b->nslots };
 
 	for (unsigned k = 0; k < bound; k++) {
 		struct bakery_shm_reg *r = reg_of(b, lock, k);
@@ -211,7 +148,8 @@ static bool holders_turn_came(struct bakery *b, unsigned lock, enum bakery_algo 
 		if (CMM_LOAD_SHARED(r->choosing) & 1)
 			return false;
 		tk = CMM_LOAD_SHARED(r->number);
-		if (holds_ticket(a, tk) && served_before(&v, tk, k, tj, j) && ++ahead >= cap)
+		if (ticket_held(line, tk) && ticket_served_before(line, tk, k, tj, j) &&
+		    ++ahead >= cap)
 			return false;
 	}
 	return true;
@@ -283,12 +221,9 @@ int bakery__pass_settle(struct passage *p)
 		/* PASSING(by) */
 		if (region_lost(p->b))
 			return region_lost_error(p->b);
-		if (by < p->b->nslots &&
-		    (CMM_LOAD_SHARED(*slot_token_word(p->b, by)) & FUTEX_OWNER_DIED)) {
-			/* its recoverer finishes the pass (bakery__pass_recover) */
-			bakery__slot_recover_if_dead(p->b, by);
+		/* its recoverer finishes the pass (bakery__pass_recover) */
+		if (by < p->b->nslots && slot_recover_if_marked(p->b, by) != OWNER_UNMARKED)
 			continue;
-		}
 		if ((err = bakery__wait_over(p->dl)))
 			return err;             /* EBUSY for a trylock */
 		settle_sleep(word, w, p->dl);
@@ -382,13 +317,13 @@ static bool pass_slot(struct bakery *b, unsigned lock, unsigned j, unsigned self
 /* Has J's turn come, with ticket *TJ? */
 static bool turn_is_due(struct passage *p, unsigned j, uint64_t *tj)
 {
-	enum bakery_algo a = lock_algo(p->b, p->lock);
+	struct ticket_line line = ticket_line_of(p->b, p->lock);
 
 	*tj = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
-	if (!holds_ticket(a, *tj))
+	if (!ticket_held(&line, *tj))
 		return false;
-	return p->holders > 1 ? holders_turn_came(p->b, p->lock, a, j, *tj, p->holders)
-	                      : turn_came(p->b, p->lock, a, j, *tj);
+	return p->holders > 1 ? holders_turn_came(p->b, p->lock, &line, j, *tj, p->holders)
+	                      : turn_came(p->b, p->lock, &line, j, *tj);
 }
 
 /* J is being passed by BY: if BY died before it finished, prove it; its
@@ -396,9 +331,8 @@ static bool turn_is_due(struct passage *p, unsigned j, uint64_t *tj)
  * watching BY's token: J, the passed, may be stopped. */
 static void finish_if_passer_dead(struct passage *p, unsigned by)
 {
-	if (by < p->b->nslots && by != p->self &&
-	    (CMM_LOAD_SHARED(*slot_token_word(p->b, by)) & FUTEX_OWNER_DIED))
-		bakery__slot_recover_if_dead(p->b, by);
+	if (by < p->b->nslots && by != p->self)
+		(void)slot_recover_if_marked(p->b, by);
 }
 
 static bool consider(struct passage *p, unsigned j, struct pass_watch *w)

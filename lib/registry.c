@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -241,9 +240,7 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 /* Is token I held by a thread that has not died? */
 static bool token_live(struct bakery *b, unsigned i)
 {
-	uint32_t v = CMM_LOAD_SHARED(*token_word(b, i));
-
-	return (v & FUTEX_TID_MASK) && !(v & FUTEX_OWNER_DIED);
+	return token_held_live(CMM_LOAD_SHARED(*token_word(b, i)));
 }
 
 /*
@@ -1073,7 +1070,7 @@ out:
  */
 static void orphan_add(struct thread_slot *t)
 {
-	t->exited_tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
+	t->exited_tid = token_tid((uint32_t)syscall(SYS_gettid));
 	pthread_mutex_lock(&orphans_lock);
 	t->next = orphans;
 	orphans = t;
@@ -1084,7 +1081,7 @@ static void orphan_add(struct thread_slot *t)
 /* Has the kernel let go of orphan T's node? */
 static bool orphan_walked(const struct thread_slot *t)
 {
-	return (uatomic_read(t->token.word) & FUTEX_TID_MASK) != t->exited_tid;
+	return token_tid(uatomic_read(t->token.word)) != t->exited_tid;
 }
 
 static void orphans_reap(void)

@@ -134,6 +134,25 @@ static inline uint32_t *slot_token_word(struct bakery *b, unsigned slot)
 {
 	return token_word(b, slot_token_index(b, slot));
 }
+
+/* What slot_recover_if_marked found. */
+enum owner_mark {
+	OWNER_UNMARKED,         /* SLOT's token is not marked owner-died */
+	OWNER_MARKED,           /* it was, but no death was proven here (its
+	                           token was taken again: a recoverer at work,
+	                           or a new owner) */
+	OWNER_RECOVERED,        /* it was: the death proven, the slot recovered */
+};
+
+/* The one way to act on a token marked owner-died: if SLOT's is, prove
+ * and recover the death (bakery__slot_recover_if_dead).  One load when it
+ * is not. */
+static inline enum owner_mark slot_recover_if_marked(struct bakery *b, unsigned slot)
+{
+	if (caa_likely(!token_owner_died(CMM_LOAD_SHARED(*slot_token_word(b, slot)))))
+		return OWNER_UNMARKED;
+	return bakery__slot_recover_if_dead(b, slot) == SLOT_GONE ? OWNER_RECOVERED : OWNER_MARKED;
+}
 BAKERY_HIDDEN int bakery__slot_is_recovering(struct bakery *b, unsigned slot);
 /* Settle SLOT: a RECOVERING slot becomes FREE once no proxy passage of it
  * is pending (the only meaning of "settle"). */

@@ -298,9 +298,9 @@ static bool holder_is_ours(struct bakery *b, unsigned i, uint32_t tid)
 bool bakery__token_holder_missing(struct bakery *b, unsigned i)
 {
 	uint32_t *word = token_word(b, i);
-	uint32_t v = CMM_LOAD_SHARED(*word), tid = v & FUTEX_TID_MASK;
+	uint32_t v = CMM_LOAD_SHARED(*word), tid = token_tid(v);
 
-	if (!tid || (v & FUTEX_OWNER_DIED) || !holder_is_ours(b, i, tid))
+	if (!token_held_live(v) || !holder_is_ours(b, i, tid))
 		return false;
 	/* EPERM: it exists (another user's) */
 	if (kill((pid_t)tid, 0) == 0 || errno != ESRCH)
@@ -314,11 +314,6 @@ bool bakery__token_holder_missing(struct bakery *b, unsigned i)
 
 /* ---------------------------------------------------------------- take -- */
 
-static inline bool held_by_someone(uint32_t v)
-{
-	return (v & FUTEX_TID_MASK) && !(v & FUTEX_OWNER_DIED);
-}
-
 /* CAS the word to TID (keeping FUTEX_WAITERS): 0, EOWNERDEAD or EBUSY. */
 static int word_take(uint32_t *word, uint32_t tid)
 {
@@ -327,11 +322,11 @@ static int word_take(uint32_t *word, uint32_t tid)
 	for (;;) {
 		uint32_t seen;
 
-		if (held_by_someone(v))
+		if (token_held_live(v))
 			return EBUSY;
-		seen = uatomic_cmpxchg(word, v, tid | (v & FUTEX_WAITERS));
+		seen = uatomic_cmpxchg(word, v, token_has_waiters(v) ? token_with_waiters(tid) : tid);
 		if (seen == v)
-			return (v & FUTEX_OWNER_DIED) ? EOWNERDEAD : 0;
+			return token_owner_died(v) ? EOWNERDEAD : 0;
 		v = seen;
 	}
 }
@@ -344,7 +339,7 @@ int bakery__token_try(struct bakery *b, unsigned i, struct token_hold *h)
 	int r;
 
 	/* a live holder: answered without mapping anything */
-	if (held_by_someone(CMM_LOAD_SHARED(*token_word(b, i))))
+	if (token_held_live(CMM_LOAD_SHARED(*token_word(b, i))))
 		return EBUSY;
 	if (!head)
 		return ENOTSUP;
@@ -356,7 +351,7 @@ int bakery__token_try(struct bakery *b, unsigned i, struct token_hold *h)
 	 * the kernel still finds it here */
 	head->list_op_pending = node;
 	cmm_barrier();
-	tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
+	tid = token_tid((uint32_t)syscall(SYS_gettid));
 	r = word_take(h->word, tid);
 	if (r != EBUSY) {
 		CRASH_POINT("token-taken");
@@ -381,12 +376,12 @@ static void word_sleep(uint32_t *word, clockid_t clock, const struct timespec *u
 	uint32_t v = uatomic_read(word);
 	struct futex_word w;
 
-	if (!held_by_someone(v))
+	if (!token_held_live(v))
 		return;
-	if (!(v & FUTEX_WAITERS) &&
-	    uatomic_cmpxchg(word, v, v | FUTEX_WAITERS) != v)
+	if (!token_has_waiters(v) &&
+	    uatomic_cmpxchg(word, v, token_with_waiters(v)) != v)
 		return;
-	w = futex_word(word, v | FUTEX_WAITERS);
+	w = futex_word(word, token_with_waiters(v));
 	bakery__futex_sleep(&w, 1, clock, until, NULL);
 }
 
@@ -427,7 +422,7 @@ static void token_release(struct token_hold *h, uint32_t to)
 	list_unlink(node);
 	CRASH_POINT("token-unlinked");
 	old = uatomic_xchg(h->word, to);
-	if (old & FUTEX_WAITERS)
+	if (token_has_waiters(old))
 		bakery__futex_wake_all(h->word);
 	cmm_barrier();  /* the word freed before the pending entry is cleared */
 	head->list_op_pending = NULL;

@@ -5,6 +5,8 @@
 #ifndef BAKERY_TOKEN_H
 #define BAKERY_TOKEN_H
 
+#include <linux/futex.h>
+
 #include "handle.h"
 
 /*
@@ -15,6 +17,51 @@
  * it back.  token.c.
  */
 #define TOKEN_TABLE(b) (2u * (b)->nslots)
+
+/* ------------------------------------------------ what a word says -- */
+/*
+ * The one decoder of a token word (the constants of <linux/futex.h> are
+ * read nowhere else but token.c, which writes them).  A word is free (no
+ * TID), held by the thread it names, or marked owner-died (the kernel's
+ * mark, TID cleared or not); FUTEX_WAITERS says someone sleeps on it.
+ */
+enum token_state { TOKEN_FREE, TOKEN_HELD, TOKEN_OWNER_DIED };
+
+/* The holder's TID (0: none). */
+static inline uint32_t token_tid(uint32_t w)
+{
+	return w & FUTEX_TID_MASK;
+}
+
+static inline bool token_owner_died(uint32_t w)
+{
+	return (w & FUTEX_OWNER_DIED) != 0;
+}
+
+static inline enum token_state token_state(uint32_t w)
+{
+	if (token_owner_died(w))
+		return TOKEN_OWNER_DIED;
+	return token_tid(w) ? TOKEN_HELD : TOKEN_FREE;
+}
+
+/* Held by a thread that has not died (its holder gives it back, or the
+ * kernel marks it). */
+static inline bool token_held_live(uint32_t w)
+{
+	return token_state(w) == TOKEN_HELD;
+}
+
+static inline bool token_has_waiters(uint32_t w)
+{
+	return (w & FUTEX_WAITERS) != 0;
+}
+
+/* W with the waiters bit set: the value to sleep on once it is. */
+static inline uint32_t token_with_waiters(uint32_t w)
+{
+	return w | FUTEX_WAITERS;
+}
 
 struct token_hold {
 	struct bakery *b;

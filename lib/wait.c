@@ -41,7 +41,6 @@
  */
 #include "config.h"
 
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -157,16 +156,19 @@ static uint32_t token_arm(struct bakery *b, unsigned j)
 	for (;;) {
 		uint32_t v = uatomic_read(word);
 
-		if (v & FUTEX_OWNER_DIED) {
+		switch (token_state(v)) {
+		case TOKEN_OWNER_DIED:
 			bakery__slot_recover_if_dead(b, j);       /* proves and recovers */
 			return 0;
-		}
-		if (!(v & FUTEX_TID_MASK))
+		case TOKEN_FREE:
 			return 0;
-		if (v & FUTEX_WAITERS)
+		case TOKEN_HELD:
+			break;
+		}
+		if (token_has_waiters(v))
 			return v;
-		if (uatomic_cmpxchg(word, v, v | FUTEX_WAITERS) == v)
-			return v | FUTEX_WAITERS;
+		if (uatomic_cmpxchg(word, v, token_with_waiters(v)) == v)
+			return token_with_waiters(v);
 	}
 }
 
@@ -179,8 +181,7 @@ static uint32_t token_arm(struct bakery *b, unsigned j)
  */
 static void death_pass_on(struct bakery *b, unsigned j)
 {
-	if (caa_unlikely(CMM_LOAD_SHARED(*slot_token_word(b, j)) & FUTEX_OWNER_DIED))
-		bakery__slot_recover_if_dead(b, j);
+	(void)slot_recover_if_marked(b, j);
 }
 
 /*
@@ -192,10 +193,7 @@ static void death_pass_on(struct bakery *b, unsigned j)
  */
 static int busy_unless_gone(struct passage *p, unsigned j, await_fn cond, void *arg)
 {
-	uint32_t w = CMM_LOAD_SHARED(*slot_token_word(p->b, j));
-
-	if ((w & FUTEX_OWNER_DIED) && bakery__slot_recover_if_dead(p->b, j) == SLOT_GONE &&
-	    cond(p->b, p->lock, j, arg))
+	if (slot_recover_if_marked(p->b, j) == OWNER_RECOVERED && cond(p->b, p->lock, j, arg))
 		return 0;
 	/* the same for a waiter that has not taken its turn for G (by this
 	 * thread's watch, kept between its trylocks) */
@@ -271,10 +269,8 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		/* A dead owner's registers never change: a blocking waiter
 		 * that finds the token marked dead recovers it at once
 		 * instead of spinning first (a late arrival after a crash). */
-		if (i == 0 && caa_unlikely(CMM_LOAD_SHARED(*slot_token_word(b, j)) & FUTEX_OWNER_DIED)) {
-			bakery__slot_recover_if_dead(b, j);
+		if (i == 0 && slot_recover_if_marked(b, j) != OWNER_UNMARKED)
 			continue;
-		}
 		caa_cpu_relax();
 	}
 	if (p->dl->mode == WAIT_NONE)

@@ -72,10 +72,8 @@ struct algo_ops {
 	 * passage).  Idempotent: a passer's recoverer may redo it.  NULL:
 	 * the plain reset. */
 	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
-	/* The line (introspection): the key of waiting SLOT's ticket in
-	 * LOCK; a slot is let in before another whose (key, slot) is
-	 * greater.  Read from racing registers: a snapshot, for display. */
-	uint64_t (*queue_key)(struct bakery *b, unsigned lock, unsigned slot);
+	/* (How the tickets are encoded and ordered is not here but in one
+	 * header per algorithm, below the waits that pass.c serves: order.h.) */
 };
 
 /* The algorithms, one file each; the table of them is table.c. */

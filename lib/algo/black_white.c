@@ -24,35 +24,15 @@
  * high-water mark.  The cost of a passage grows with the slots that use the
  * lock, not with the region's capacity.
  *
- * Register encoding: the ticket is ONE 64-bit word, colour in bit 63 and
- * number below, so that "read the ticket of j" is one atomic read as the
- * paper assumes.  The shared colour word keeps the colour in bit 0 and counts
- * writes above it: sleepers wait on that word, and a write that restores the
- * same colour still changes it.
+ * Register encoding (black_white_order.h, with the order of the line): the
+ * ticket is ONE 64-bit word, colour in bit 63 and number below.  The shared
+ * colour word keeps the colour in bit 0 and counts writes above it:
+ * sleepers wait on that word, and a write that restores the same colour
+ * still changes it.
  */
 #include "config.h"
 
 #include "common.h"
-
-#define COLOR_BIT   (UINT64_C(1) << 63)
-#define NUMBER_MASK (COLOR_BIT - 1)
-
-static inline unsigned t_color(uint64_t t) { return (unsigned)(t >> 63); }
-static inline uint64_t t_number(uint64_t t) { return t & NUMBER_MASK; }
-static inline uint64_t ticket(unsigned color, uint64_t number)
-{
-	return ((uint64_t)color << 63) | (number & NUMBER_MASK);
-}
-
-static inline uint32_t *color_word(struct bakery *b, unsigned lock)
-{
-	return &b->locks[lock].color;
-}
-
-static inline unsigned shared_color(struct bakery *b, unsigned lock)
-{
-	return CMM_LOAD_SHARED(*color_word(b, lock)) & 1;
-}
 
 static int bw_doorway(struct passage *p)
 {
@@ -66,26 +46,26 @@ static int bw_doorway(struct passage *p)
 
 	store_mb(&me->choosing, count);
 	CRASH_POINT("doorway");
-	mycolor = shared_color(p->b, p->lock);                    /* line 4 */
+	mycolor = bw_shared_color(p->b, p->lock);                    /* line 4 */
 	for_each_other(p, j, bound) {                             /* lines 3, 5 */
 		uint64_t t = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
 		/* every ticket read is ahead of ours: of our colour with a
 		 * lower number, or of the other colour, served first; the
 		 * latest is our colour's last, else the other colour's (for a
 		 * reader: the latest writer's) */
-		bool ahead = t_number(t) && conflicts(p, j);
+		bool ahead = bw_number(t) && conflicts(p, j);
 
-		if (ahead && t_color(t) == mycolor && t_number(t) >= pred_max) {
+		if (ahead && bw_color(t) == mycolor && bw_number(t) >= pred_max) {
 			passage_note_ahead(p, j, t);
-			pred_max = t_number(t);
+			pred_max = bw_number(t);
 		}
-		if (ahead && t_color(t) != mycolor && t_number(t) >= other_max) {
-			other_max = t_number(t);
+		if (ahead && bw_color(t) != mycolor && bw_number(t) >= other_max) {
+			other_max = bw_number(t);
 			other_pred = j;
 			other_number = t;
 		}
-		if (t_color(t) == mycolor && t_number(t) > max)
-			max = t_number(t);
+		if (bw_color(t) == mycolor && bw_number(t) > max)
+			max = bw_number(t);
 		p->crowd += ahead;
 	}
 	if (p->pred == BAKERY_NO_SLOT && other_pred != BAKERY_NO_SLOT)
@@ -102,7 +82,7 @@ static int bw_doorway(struct passage *p)
 #endif
 	BAKERY_ASSERT(max + 1 <= p->b->nslots || bakery__lock_faulted(p->b, p->lock) ||
 	              (CMM_LOAD_SHARED(p->b->locks[p->lock].flags) & LOCK_SHARED_SEEN));
-	CMM_STORE_SHARED(me->number, ticket(mycolor, max + 1));  /* line 5 */
+	CMM_STORE_SHARED(me->number, bw_ticket(mycolor, max + 1));  /* line 5 */
 	/* line 6, fenced on both sides: the ticket before choosing = 0
 	 * (store->store), both before the loads of line 7 on (store->load) */
 	store_mb(&me->choosing, count + 1);
@@ -123,27 +103,27 @@ static bool bw_passed(struct bakery *b, unsigned lock, unsigned j, void *arg)
 {
 	struct bw_wait *w = arg;
 	uint64_t tj = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
-	unsigned mycolor = t_color(w->mine);
+	unsigned mycolor = bw_color(w->mine);
 
 	if (w->branch < 0)
-		w->branch = t_color(tj) == mycolor ? 0 : 1;               /* line 10 */
-	if (t_number(tj) == 0)
+		w->branch = bw_color(tj) == mycolor ? 0 : 1;               /* line 10 */
+	if (bw_number(tj) == 0)
 		return true;
 	/* both shared: no conflict, whatever the colours (readers never
 	 * write the colour, bw_exit) */
 	if (reader_passes(b, lock, j, w->shared))
 		return true;
 	if (w->branch == 0)                                               /* line 11 */
-		return !ticket_before(t_number(tj), j, t_number(w->mine), w->self) ||
-		       t_color(tj) != mycolor;
-	return mycolor != shared_color(b, lock) || t_color(tj) == mycolor; /* line 12 */
+		return !ticket_before(bw_number(tj), j, bw_number(w->mine), w->self) ||
+		       bw_color(tj) != mycolor;
+	return mycolor != bw_shared_color(b, lock) || bw_color(tj) == mycolor; /* line 12 */
 }
 
 static void bw_abort(struct passage *p)
 {
 	/* number := 0; the colour bit stays untouched */
 	count_abort(p);
-	store_mb(&p->mine->number, ticket(t_color(p->mine->number), 0));
+	store_mb(&p->mine->number, bw_ticket(bw_color(p->mine->number), 0));
 	bakery__reg_signal(p->mine);
 }
 
@@ -195,7 +175,7 @@ static int bw_wait(struct passage *p)
 static void bw_exit(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
-	unsigned mycolor = t_color(CMM_LOAD_SHARED(p->mine->number));
+	unsigned mycolor = bw_color(CMM_LOAD_SHARED(p->mine->number));
 	uint32_t word = CMM_LOAD_SHARED(e->color);
 
 	/* line 15: color := the other colour, by the one holder.  A reader
@@ -211,21 +191,10 @@ static void bw_exit(struct passage *p)
 	 * paper stresses lines 15 and 16 must stay in order; for a reader,
 	 * after its critical section), and both before the loads of the
 	 * waiter counts (store->load) */
-	store_mb(&p->mine->number, ticket(mycolor, 0));
+	store_mb(&p->mine->number, bw_ticket(mycolor, 0));
 	bakery__reg_signal(p->mine);
 	if (!p->shared && CMM_LOAD_SHARED(e->color_sleepers))
 		bakery__futex_wake_all(&e->color);
-}
-
-/* The line (introspection): tickets of the colour that is not the shared
- * one were taken before the last flip, and go first (line 12); within a
- * colour, (number, slot) as in Lamport's. */
-static uint64_t bw_queue_key(struct bakery *b, unsigned lock, unsigned slot)
-{
-	uint64_t t = CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
-	uint64_t later = t_color(t) == shared_color(b, lock);
-
-	return later << 62 | (t_number(t) & ((UINT64_C(1) << 62) - 1));
 }
 
 const struct algo_ops bakery__algo_black_white = {
@@ -236,5 +205,4 @@ const struct algo_ops bakery__algo_black_white = {
 	.wait = bw_wait,                                                /* lines 7-13 */
 	.exit = bw_exit,                                                /* lines 15-17 */
 	.recover = bakery__plain_reset,
-	.queue_key = bw_queue_key,
 };

@@ -8,17 +8,9 @@
  */
 #include "config.h"
 
-#include <linux/futex.h>
 #include <stdlib.h>
 
 #include "common.h"
-
-/* ----------------------------------------------------------------- line -- */
-
-uint64_t bakery__number_queue_key(struct bakery *b, unsigned lock, unsigned slot)
-{
-	return CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
-}
 
 /* ----------------------------------------------------------- active set -- */
 
@@ -199,9 +191,8 @@ static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, voi
 static void prove_dead_ahead(struct passage *p)
 {
 	for_each_other(p, j, walk) {
-		if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number) &&
-		    caa_unlikely(CMM_LOAD_SHARED(*slot_token_word(p->b, j)) & FUTEX_OWNER_DIED))
-			bakery__slot_recover_if_dead(p->b, j);
+		if (CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number))
+			(void)slot_recover_if_marked(p->b, j);
 	}
 }
 

@@ -7,25 +7,20 @@
 
 #include "algo.h"
 #include "futex.h"
+#include "order.h"
 #include "registry.h"
 
 /* Numbers never wrap: a value near the top of the register can only come
  * from a corrupted or hostile region (2^62 passages are centuries away). */
 #define NUMBER_LIMIT (UINT64_C(1) << 62)
 
-/* A ticket (number, slot) for the lexicographic comparisons of the papers,
- * and the mode of its passage. */
+/* A ticket (number, slot) for the lexicographic comparisons of the papers
+ * (ticket_before, order.h), and the mode of its passage. */
 struct ticket {
 	uint64_t number;
 	unsigned slot;
 	bool shared;
 };
-
-/* (a.number, a.slot) < (b.number, b.slot) */
-static inline bool ticket_before(uint64_t na, unsigned ia, uint64_t nb, unsigned ib)
-{
-	return na < nb || (na == nb && ia < ib);
-}
 
 /*
  * Shared mode: a reader need not wait for a reader.  Called with j's ticket
@@ -92,9 +87,6 @@ BAKERY_HIDDEN void bakery__number_abort(struct passage *p);
  * are ahead of ours. */
 BAKERY_HIDDEN int bakery__holders_wait(struct passage *p);
 
-/* The key of a ticket in the line (struct algo_ops.queue_key) of Lamport,
- * Boulangerie and their mix: the number itself. */
-BAKERY_HIDDEN uint64_t bakery__number_queue_key(struct bakery *b, unsigned lock, unsigned slot);
 
 /* A dead slot's plain reset: choosing := 0, number := 0 (model-checked,
  * tests/model: safe for Lamport, Boulangerie and Black-White, in either order). */

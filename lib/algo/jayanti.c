@@ -58,15 +58,15 @@
 #define FIN_SLOT(w)    ((unsigned)((w) & 0xffffu))
 #define FIN_GEN(w)     ((uint32_t)((w) >> 16))
 
-static inline unsigned modulus(struct bakery *b) { return 2 * b->nslots - 1; }
+/* The encoding and order of the tokens: jayanti_order.h. */
+#define TOKEN_NONE JAY_TOKEN_NONE
 
-/* token of a register, -1 as TOKEN_NONE; corrupted values are folded in range */
-#define TOKEN_NONE UINT_MAX
+static inline unsigned modulus(struct bakery *b) { return jay_modulus(b->nslots); }
+
+/* token of a register, -1 as TOKEN_NONE */
 static inline unsigned token_read(struct bakery *b, struct bakery_shm_reg *r)
 {
-	uint64_t v = CMM_LOAD_SHARED(r->number);
-
-	return v == 0 ? TOKEN_NONE : (unsigned)((v - 1) % modulus(b));
+	return jay_token(CMM_LOAD_SHARED(r->number), b->nslots);
 }
 
 /* The first proxy word of R's pending passage in LOCK (its token is
@@ -85,18 +85,15 @@ static uint64_t proxy_start_word(struct bakery *b, unsigned lock, struct bakery_
 	return PROXY_STEP | epoch << 46 | tok << 32;
 }
 
-/* (v + n-1 - pivot) mod 2n-1: the pivot maps to n-1, its cluster to 0..2n-2 */
 static inline unsigned shift(struct bakery *b, unsigned v, unsigned pivot)
 {
-	unsigned m = modulus(b);
-
-	return (v + m - pivot + b->nslots - 1) % m;
+	return jay_shift(v, pivot, b->nslots);
 }
 
 /* [a, i] < [c, j] with both shifted by a's pivot (see the correction above) */
 static inline bool before(struct bakery *b, unsigned a, unsigned i, unsigned c, unsigned j)
 {
-	return ticket_before(shift(b, a, a), i, shift(b, c, a), j);
+	return jay_before(a, i, c, j, b->nslots);
 }
 
 /* ------------------------------------------------------------- doorway -- */
@@ -561,17 +558,6 @@ static bool jay_finish_proxy(struct bakery *b, unsigned lock, unsigned d, unsign
 	return proxy_step(b, lock, d, helper, &blocked);
 }
 
-/* The line (introspection): tokens shifted around X, the token of the last
- * holder, which every waiting token is within n of (so the shift keeps
- * their order, as before() does around a waiter's own token). */
-static uint64_t jay_queue_key(struct bakery *b, unsigned lock, unsigned slot)
-{
-	unsigned t = token_read(b, reg_of(b, lock, slot));
-	unsigned x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x) % modulus(b);
-
-	return t == TOKEN_NONE ? UINT64_MAX : shift(b, t, x);
-}
-
 const struct algo_ops bakery__algo_jayanti = {
 	.id = BAKERY_ALGO_JAYANTI,
 	.name = "jayanti",
@@ -582,5 +568,4 @@ const struct algo_ops bakery__algo_jayanti = {
 	.recover = jay_recover,
 	.finish_proxy = jay_finish_proxy,
 	.pass_abort = jay_pass_abort,
-	.queue_key = jay_queue_key,
 };

@@ -40,15 +40,6 @@ const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo)
 	return NULL;
 }
 
-uint64_t bakery__queue_key(struct bakery *b, unsigned lock, unsigned slot)
-{
-	const struct algo_ops *ops = bakery__algo_ops_of(CMM_LOAD_SHARED(b->locks[lock].algo));
-
-	/* a value that names no algorithm (a corrupted region): its registers
-	 * are shown as plain numbers, as crash recovery clears them */
-	return (ops ? ops : &bakery__algo_lamport)->queue_key(b, lock, slot);
-}
-
 const char *bakery_algo_name(enum bakery_algo algo)
 {
 	const struct algo_ops *ops = bakery__algo_ops_of(algo);

@@ -11,12 +11,4 @@
  * that names none). */
 BAKERY_HIDDEN const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo);
 
-/*
- * The line of LOCK (introspection): a waiting SLOT (its ticket taken) is let
- * in before another one whose (key, slot) is greater, as the lock's
- * algorithm orders tickets (struct algo_ops.queue_key).  Read from racing
- * registers: a snapshot, for display.
- */
-BAKERY_HIDDEN uint64_t bakery__queue_key(struct bakery *b, unsigned lock, unsigned slot);
-
 #endif /* BAKERY_ALGO_TABLE_H */
