@@ -292,6 +292,9 @@ int bakery_lock_close(bakery_lock_t *l)
 
 /* ------------------------------------------------------------ acquiring -- */
 
+static const struct deadline block = { .mode = WAIT_BLOCK };
+static const struct deadline never = { .mode = WAIT_NONE };
+
 /* We hold L's entry: L's lock, or the one that took the entry after L's
  * was removed. */
 static int held_already(const struct bakery_lock *l)
@@ -414,8 +417,9 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 /* L's entry moved on before our doorway: wait out an unlink under way
  * (within DL, as for the lock); the lock is still there if it gave up
  * (then try again). */
-static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl,
-                                   bool shared, unsigned self)
+static __attribute__((cold, noinline)) int
+lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                        unsigned self)
 {
 	int err = bakery__entry_wait_settled_until(l->b, dl);
 
@@ -577,9 +581,6 @@ static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespe
 	return err ? err : lock_acquire(l, &dl, shared);
 }
 
-static const struct deadline block = { .mode = WAIT_BLOCK };
-static const struct deadline never = { .mode = WAIT_NONE };
-
 #define ACQUIRE_FLAGS (BAKERY_ACQUIRE_SHARED | BAKERY_ACQUIRE_TRY | BAKERY_ACQUIRE_INTR)
 
 /* bakery_acquire's options, checked, as a deadline with its reasons to
@@ -663,8 +664,8 @@ int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime)
  * (written by someone else: a corrupted region) need a look, with the slot
  * kept ours meanwhile (*PINNED); the caller then ends that with
  * bakery__record_busy_end. */
-static struct bakery_shm_reg *held_reg_unpinned(struct bakery_lock *l, struct thread_slot **rec,
-                                                bool *pinned)
+static __attribute__((cold)) struct bakery_shm_reg *
+held_reg_unpinned(struct bakery_lock *l, struct thread_slot **rec, bool *pinned)
 {
 	struct bakery_shm_reg *r;
 	unsigned self;
@@ -704,7 +705,6 @@ static int not_held(struct bakery *b)
 
 int bakery_unlock(bakery_lock_t *l)
 {
-	const struct deadline dl = { .mode = WAIT_NONE };
 	struct bakery_shm_reg *mine;
 	struct thread_slot *rec;
 	struct passage p;
@@ -719,7 +719,7 @@ int bakery_unlock(bakery_lock_t *l)
 	if (!mine)
 		return not_held(l->b);
 	(void)pinned;   /* the busy_end below ends that too */
-	passage_init(&p, l, rec->slot, &dl, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
+	passage_init(&p, l, rec->slot, &never, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
 		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);
