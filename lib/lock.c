@@ -411,15 +411,11 @@ static inline bool entry_moved(const struct bakery_lock *l)
 	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen;
 }
 
-static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                                unsigned self);
-
 /* L's entry moved on before our doorway: wait out an unlink under way
- * (within DL, as for the lock); the lock is still there if it gave up
- * (then try again). */
-static __attribute__((cold, noinline)) int
-lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                        unsigned self)
+ * (within DL, as for the lock).  0 if the lock is still there (the unlink
+ * gave up: try again), else an error. */
+static __attribute__((cold)) int entry_settle_after_move(struct bakery_lock *l,
+                                                         const struct deadline *dl)
 {
 	int err = bakery__entry_wait_settled_until(l->b, dl);
 
@@ -427,11 +423,11 @@ lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl, bool s
 		return err;
 	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
 		return BAKERY_EREMOVED;
-	return lock_acquire_in_slot(l, dl, shared, self);
+	return 0;
 }
 
 /* Our entry moved on before our doorway (an unlink): not an error the
- * caller sees (lock_acquire_after_move sorts it out). */
+ * caller sees (entry_settle_after_move sorts it out). */
 #define ENTRY_MOVED (-2)
 
 /* One place in line (P's, not taken yet): doorway and wait.  0 when it is
@@ -481,8 +477,9 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	return bakery__pass_close(p, err);
 }
 
-/* The lock call in our slot SELF, kept ours meanwhile (slot_enter). */
-static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
+/* The lock call in our slot SELF, kept ours meanwhile (slot_enter), or
+ * ENTRY_MOVED. */
+static inline int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
                                 unsigned self)
 {
 	struct passage p;
@@ -507,7 +504,7 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 		}
 	}
 	if (caa_unlikely(err == ENTRY_MOVED))
-		return lock_acquire_after_move(l, dl, p.shared, self);
+		return err;
 	if (err) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		return err;
@@ -553,7 +550,9 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 	err = slot_enter(l->b, dl, &self);
 	if (err)
 		return err;
-	err = lock_acquire_in_slot(l, dl, shared, self);
+	while (caa_unlikely((err = lock_acquire_in_slot(l, dl, shared, self)) == ENTRY_MOVED) &&
+	       (err = entry_settle_after_move(l, dl)) == 0)
+		;
 	/* holding the lock (EOWNERDEAD too) keeps the slot ours until the
 	 * unlock */
 	if (err && err != EOWNERDEAD)
