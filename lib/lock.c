@@ -236,6 +236,9 @@ int bakery_lock_close(bakery_lock_t *l)
 
 /* ------------------------------------------------------------ acquiring -- */
 
+static const struct deadline block = { .mode = WAIT_BLOCK };
+static const struct deadline never = { .mode = WAIT_NONE };
+
 /* We hold L's entry: L's lock, or the one that took the entry after L's
  * was removed. */
 static int held_already(const struct bakery_lock *l)
@@ -376,14 +379,11 @@ static inline bool entry_moved(const struct bakery_lock *l)
 	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen;
 }
 
-static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                                unsigned self);
-
 /* L's entry moved on before our doorway: wait out an unlink under way
- * (within DL, as for the lock); the lock is still there if it gave up
- * (then try again). */
-static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl,
-                                   bool shared, unsigned self)
+ * (within DL, as for the lock).  0 if the lock is still there (the unlink
+ * gave up: try again), else an error. */
+static __attribute__((cold)) int entry_settle_after_move(struct bakery_lock *l,
+                                                         const struct deadline *dl)
 {
 	int err = bakery__entry_wait_settled_until(l->b, dl);
 
@@ -391,11 +391,11 @@ static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline 
 		return err;
 	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
 		return BAKERY_EREMOVED;
-	return lock_acquire_in_slot(l, dl, shared, self);
+	return 0;
 }
 
 /* Our entry moved on before our doorway (an unlink): not an error the
- * caller sees (lock_acquire_after_move sorts it out). */
+ * caller sees (entry_settle_after_move sorts it out). */
 #define ENTRY_MOVED (-2)
 
 /* One place in line (P's, not taken yet): doorway and wait.  0 when it is
@@ -445,9 +445,10 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	return bakery__pass_close(p, err);
 }
 
-/* The lock call in our slot SELF, kept ours meanwhile (slot_enter). */
-static int acquire_in_line(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                           unsigned self)
+/* The lock call in our slot SELF, kept ours meanwhile (slot_enter), or
+ * ENTRY_MOVED. */
+static inline int acquire_in_line(struct bakery_lock *l, const struct deadline *dl, bool shared,
+                                  unsigned self)
 {
 	struct passage p;
 	uint32_t flags;
@@ -471,7 +472,7 @@ static int acquire_in_line(struct bakery_lock *l, const struct deadline *dl, boo
 		}
 	}
 	if (caa_unlikely(err == ENTRY_MOVED))
-		return err;     /* lock_acquire_in_slot waits for the unlink */
+		return err;     /* lock_acquire waits for the unlink, then again */
 	if (err) {
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
 		return err;
@@ -505,8 +506,8 @@ static int acquire_in_line(struct bakery_lock *l, const struct deadline *dl, boo
 }
 
 /* acquire_in_line, with our place noted for the calls made inside it. */
-static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                                unsigned self)
+static inline int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl,
+                                       bool shared, unsigned self)
 {
 	struct in_line me = { reg_of(l->b, l->index, self), tls_in_line };
 	int err;
@@ -518,10 +519,9 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 	cmm_barrier();
 	err = acquire_in_line(l, dl, shared, self);
 	cmm_barrier();
+	/* (removed before an unlink's wait: the next attempt is not one
+	 * made inside this one) */
 	tls_in_line = me.outer;
-	/* (our place given up: the next attempt is not one made inside it) */
-	if (caa_unlikely(err == ENTRY_MOVED))
-		return lock_acquire_after_move(l, dl, shared, self);
 	return err;
 }
 
@@ -538,7 +538,9 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 	err = slot_enter(l->b, dl, &self);
 	if (err)
 		return err;
-	err = lock_acquire_in_slot(l, dl, shared, self);
+	while (caa_unlikely((err = lock_acquire_in_slot(l, dl, shared, self)) == ENTRY_MOVED) &&
+	       (err = entry_settle_after_move(l, dl)) == 0)
+		;
 	/* holding the lock (EOWNERDEAD too) keeps the slot ours until the
 	 * unlock */
 	if (err && err != EOWNERDEAD)
@@ -565,9 +567,6 @@ static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespe
 
 	return err ? err : lock_acquire(l, &dl, shared);
 }
-
-static const struct deadline block = { .mode = WAIT_BLOCK };
-static const struct deadline never = { .mode = WAIT_NONE };
 
 #define ACQUIRE_FLAGS (BAKERY_ACQUIRE_SHARED | BAKERY_ACQUIRE_TRY | BAKERY_ACQUIRE_INTR)
 
@@ -652,8 +651,8 @@ int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime)
  * (written by someone else: a corrupted region) need a look, with the slot
  * kept ours meanwhile (*PINNED); the caller then ends that with
  * bakery__record_busy_end. */
-static struct bakery_shm_reg *held_reg_unpinned(struct bakery_lock *l, struct thread_slot **rec,
-                                                bool *pinned)
+static __attribute__((cold)) struct bakery_shm_reg *
+held_reg_unpinned(struct bakery_lock *l, struct thread_slot **rec, bool *pinned)
 {
 	struct bakery_shm_reg *r;
 	unsigned self;
@@ -693,7 +692,6 @@ static int not_held(struct bakery *b)
 
 int bakery_unlock(bakery_lock_t *l)
 {
-	const struct deadline dl = { .mode = WAIT_NONE };
 	struct bakery_shm_reg *mine;
 	struct thread_slot *rec;
 	struct passage p;
@@ -708,7 +706,7 @@ int bakery_unlock(bakery_lock_t *l)
 	if (!mine)
 		return not_held(l->b);
 	(void)pinned;   /* the busy_end below ends that too */
-	passage_init(&p, l, rec->slot, &dl, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
+	passage_init(&p, l, rec->slot, &never, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
 		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);

@@ -170,11 +170,9 @@ void bakery__pass_publish_slow(struct passage *p)
 	p->pass_published = true;
 }
 
-int bakery__pass_close(struct passage *p, int err)
+/* bakery__pass_close for a published pass word */
+int bakery__pass_close_published(struct passage *p, int err)
 {
-	p->pass_phase = false;
-	if (!p->pass_published)
-		return err;
 	p->pass_published = false;
 	/* WAITING -> IDLE.  A full barrier (the locked cmpxchg): a passer's
 	 * CAS either precedes ours (we fail, and never enter) or fails (it

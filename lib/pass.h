@@ -82,7 +82,15 @@ static inline bool bakery__pass_was_passed(const struct passage *p)
  * returns ERR.  An algorithm whose last waiting step or abort writes a
  * shared register (Jayanti's X, its proxy word) calls it with ERR = 0
  * before that step: only the winner of the word may take it. */
-BAKERY_HIDDEN int bakery__pass_close(struct passage *p, int err);
+BAKERY_HIDDEN int bakery__pass_close_published(struct passage *p, int err);
+static inline int bakery__pass_close(struct passage *p, int err)
+{
+	p->pass_phase = false;
+	/* never passable (the uncontended passage): nothing to take back */
+	if (caa_likely(!p->pass_published))
+		return err;
+	return bakery__pass_close_published(p, err);
+}
 
 /* The owner, before a doorway or after a pass: wait until no pass of its
  * registers is in progress, and reset the word.  0; EBUSY for a trylock

@@ -616,12 +616,7 @@ static void mapping_register(struct bakery *b)
 
 /* bakery_close calls so far: a thread gives back its slots of closed
  * handles at its next lock call (registry.c) */
-static unsigned long closes;
-
-unsigned long bakery__region_closes(void)
-{
-	return uatomic_read(&closes);
-}
+unsigned long bakery__closes;
 
 static void mapping_unregister(struct bakery *b)
 {
@@ -635,7 +630,7 @@ static void mapping_unregister(struct bakery *b)
 	/* full barrier (add_return): the handle's `closed` (set by
 	 * bakery__region_close before this) before the count other threads
 	 * poll; pairs with the read barrier in bakery__slot_self */
-	(void)uatomic_add_return(&closes, 1);
+	(void)uatomic_add_return(&bakery__closes, 1);
 }
 
 /* Unmap and free: the last reference is gone. */

@@ -23,8 +23,13 @@ BAKERY_HIDDEN int bakery__region_size(const struct bakery_config *cfg, uint64_t 
 BAKERY_HIDDEN void bakery__region_get(struct bakery *b);
 BAKERY_HIDDEN void bakery__region_put(struct bakery *b);
 /* How many handles this process has closed so far (a full barrier orders
- * each handle's `closed` flag before its count). */
-BAKERY_HIDDEN unsigned long bakery__region_closes(void);
+ * each handle's `closed` flag before its count): one load, on every lock
+ * call (registry.h).  Written by region.c only. */
+BAKERY_HIDDEN extern unsigned long bakery__closes;
+static inline unsigned long bakery__region_closes(void)
+{
+	return uatomic_read(&bakery__closes);
+}
 /* FN for every open handle (fork child only: no locking). */
 BAKERY_HIDDEN void bakery__region_for_each(void (*fn)(struct bakery *b));
 

@@ -38,25 +38,27 @@
 
 /* ----------------------------------------------------- per-thread state -- */
 
-/* initial-exec: the lookup on every lock call is one %fs-relative load */
-static __thread struct thread_slot *tls_slots __attribute__((tls_model("initial-exec")));
+/* The calling thread's records and their number (registry.h: the lock
+ * path's fast half reads them inline) */
+__thread struct thread_slot *bakery__thread_slots;
+__thread unsigned bakery__thread_nslots;
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
 /* bakery_close calls seen by this thread: it gives back its slots of
  * closed handles at its next lock call (bakery__region_closes) */
-static __thread unsigned long closes_seen __attribute__((tls_model("initial-exec")));
+__thread unsigned long bakery__closes_seen;
 
 static void thread_exit(void *unused);
 static void orphans_reap(void);
 static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_slot *orphans;     /* linked by next (orphan_add) */
-static unsigned long norphans;
+unsigned long bakery__norphans;
 
 /* Is T one of the calling thread's records? */
 static bool record_is_mine(const struct thread_slot *t)
 {
-	for (const struct thread_slot *m = tls_slots; m; m = m->next)
+	for (const struct thread_slot *m = bakery__thread_slots; m; m = m->next)
 		if (m == t)
 			return true;
 	return false;
@@ -91,11 +93,12 @@ static void forget_other_threads(struct bakery *b)
  */
 static void atfork_child(void)
 {
-	struct thread_slot *t = tls_slots;
+	struct thread_slot *t = bakery__thread_slots;
 
 	pthread_mutex_init(&orphans_lock, NULL);
 	bakery__region_for_each(forget_other_threads);
-	tls_slots = NULL;
+	bakery__thread_slots = NULL;
+	bakery__thread_nslots = 0;
 	while (t) {
 		struct thread_slot *next = t->next;
 		bakery__token_forget(&t->token);
@@ -550,9 +553,15 @@ static void slot_give_back(struct bakery *b, unsigned slot, struct token_hold *h
 
 /* ------------------------------------------------------- thread records -- */
 
+/* The calling thread's slots (one robust-list entry each). */
+static unsigned records_count(void)
+{
+	return bakery__thread_nslots;
+}
+
 static struct thread_slot *record_find(struct bakery *b)
 {
-	for (struct thread_slot *t = tls_slots; t; t = t->next)
+	for (struct thread_slot *t = bakery__thread_slots; t; t = t->next)
 		if (t->b == b)
 			return t;
 	return NULL;
@@ -658,12 +667,13 @@ static void record_release(struct thread_slot *t)
 /* Give back slots of mappings the user closed since we last looked. */
 static void records_prune_closed(void)
 {
-	struct thread_slot **pp = &tls_slots;
+	struct thread_slot **pp = &bakery__thread_slots;
 
 	while (*pp) {
 		struct thread_slot *t = *pp;
 		if (CMM_LOAD_SHARED(t->b->closed) && !t->busy) {
 			*pp = t->next;
+			bakery__thread_nslots--;
 			record_release(t);
 		} else {
 			pp = &t->next;
@@ -671,19 +681,9 @@ static void records_prune_closed(void)
 	}
 }
 
-/* The calling thread's slots (one robust-list entry each). */
-static unsigned records_count(void)
-{
-	unsigned n = 0;
-
-	for (const struct thread_slot *t = tls_slots; t; t = t->next)
-		n++;
-	return n;
-}
-
 int bakery__slot_self_peek(struct bakery *b, unsigned *slot)
 {
-	struct thread_slot *t = tls_slots;
+	struct thread_slot *t = bakery__thread_slots;
 
 	/* the common case: one region per thread */
 	if (caa_likely(t && t->b == b)) {
@@ -704,8 +704,9 @@ static void record_adopt(struct bakery *b, struct thread_slot *t)
 	t->b = b;
 	bakery__region_get(b);
 	record_link(t);
-	t->next = tls_slots;
-	tls_slots = t;
+	t->next = bakery__thread_slots;
+	bakery__thread_slots = t;
+	bakery__thread_nslots++;
 	pthread_setspecific(tls_key, (void *)1);
 }
 
@@ -717,11 +718,11 @@ static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
 	int err;
 
 	orphans_reap();
-	if (c != closes_seen) {
+	if (c != bakery__closes_seen) {
 		/* the count before the `closed` flags it announces (load->load;
 		 * pairs with the full barrier in bakery__region_close) */
 		cmm_smp_rmb();
-		closes_seen = c;
+		bakery__closes_seen = c;
 		records_prune_closed();
 	}
 	if (caa_likely(bakery__slot_self_peek(b, slot) == 0))
@@ -756,7 +757,7 @@ int bakery__slot_self(struct bakery *b, unsigned *slot)
 	unsigned long c = bakery__region_closes();
 	int old, err;
 
-	if (caa_likely(c == closes_seen && !uatomic_read(&norphans) &&
+	if (caa_likely(c == bakery__closes_seen && !uatomic_read(&bakery__norphans) &&
 	               bakery__slot_self_peek(b, slot) == 0))
 		return 0;
 	old = cancel_off();
@@ -773,9 +774,9 @@ static bool same_region(const struct bakery *a, const struct bakery *b)
 	return a->ino == b->ino && a->dev == b->dev;
 }
 
-bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock)
+bool bakery__holds_through_other_handle_slow(struct bakery *b, unsigned lock)
 {
-	for (struct thread_slot *t = tls_slots; t; t = t->next)
+	for (struct thread_slot *t = bakery__thread_slots; t; t = t->next)
 		if (t->busy && t->b != b && !t->b->closed && !t->b->lost && same_region(t->b, b) &&
 		    CMM_LOAD_SHARED(reg_of(t->b, lock, t->slot)->stage) == BAKERY_PASS_CRITICAL)
 			return true;
@@ -784,10 +785,11 @@ bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock)
 
 void bakery__slot_release_self(struct bakery *b)
 {
-	for (struct thread_slot **pp = &tls_slots; *pp; pp = &(*pp)->next) {
+	for (struct thread_slot **pp = &bakery__thread_slots; *pp; pp = &(*pp)->next) {
 		struct thread_slot *t = *pp;
 		if (t->b == b) {
 			*pp = t->next;
+			bakery__thread_nslots--;
 			record_release(t);
 			return;
 		}
@@ -797,7 +799,7 @@ void bakery__slot_release_self(struct bakery *b)
 /* The calling thread's record of B (the common case first). */
 static struct thread_slot *record_of(struct bakery *b)
 {
-	struct thread_slot *t = tls_slots;
+	struct thread_slot *t = bakery__thread_slots;
 
 	return caa_likely(t && t->b == b) ? t : record_find(b);
 }
@@ -805,38 +807,16 @@ static struct thread_slot *record_of(struct bakery *b)
 /* Take T off the calling thread's list. */
 static void record_forget_mine(struct thread_slot *t)
 {
-	for (struct thread_slot **pp = &tls_slots; *pp; pp = &(*pp)->next)
+	for (struct thread_slot **pp = &bakery__thread_slots; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
 			*pp = t->next;
+			bakery__thread_nslots--;
 			return;
 		}
 }
 
-/* One more lock call (or lock held) through record T: 0, or ESTALE when
- * its slot had been revoked (T is gone then), or record_pin's answer for a
- * revocation of it that did not end within DL (NULL: at once; T stays,
- * not busy). */
-static int record_busy_begin_slow(struct thread_slot *t, const struct deadline *dl);
-
-static inline int record_busy_begin(struct thread_slot *t, const struct deadline *dl)
-{
-	unsigned busy = t->busy + 1;
-
-	CMM_STORE_SHARED(t->busy, busy);
-	/* already inside a lock call or holding one: pinned already */
-	if (busy > 1)
-		return 0;
-	/* record_pin's common case, written out (the lock path's): the busy
-	 * store, a compiler barrier, our generation still there */
-	CMM_STORE_SHARED(*t->busy_word, 1);
-	cmm_barrier();
-	if (caa_likely(CMM_LOAD_SHARED(t->b->slots[t->slot].gen) == t->gen))
-		return 0;
-	return record_busy_begin_slow(t, dl);
-}
-
-/* record_busy_begin when the generation moved: record_pin decides. */
-static int record_busy_begin_slow(struct thread_slot *t, const struct deadline *dl)
+/* bakery__record_busy_begin when the generation moved: record_pin decides. */
+int bakery__record_busy_begin_slow(struct thread_slot *t, const struct deadline *dl)
 {
 	int old, err;
 
@@ -857,28 +837,20 @@ int bakery__slot_busy_begin(struct bakery *b)
 {
 	struct thread_slot *t = record_of(b);
 
-	return caa_likely(t) ? record_busy_begin(t, NULL) : ESTALE;
+	return caa_likely(t) ? bakery__record_busy_begin(t, NULL) : ESTALE;
 }
 
 int bakery__slot_busy_begin_until(struct bakery *b, const struct deadline *dl)
 {
 	struct thread_slot *t = record_of(b);
 
-	return caa_likely(t) ? record_busy_begin(t, dl) : ESTALE;
+	return caa_likely(t) ? bakery__record_busy_begin(t, dl) : ESTALE;
 }
 
-int bakery__slot_enter(struct bakery *b, unsigned *slot)
+int bakery__slot_enter_slow(struct bakery *b, unsigned *slot)
 {
-	struct thread_slot *t = tls_slots;
-	int err;
+	int err = bakery__slot_self(b, slot);
 
-	/* the common case (bakery__slot_self's) in one call */
-	if (caa_likely(t && t->b == b && bakery__region_closes() == closes_seen &&
-	               !uatomic_read(&norphans))) {
-		*slot = t->slot;
-		return record_busy_begin(t, NULL);
-	}
-	err = bakery__slot_self(b, slot);
 	return err ? err : bakery__slot_busy_begin(b);
 }
 
@@ -890,9 +862,9 @@ void bakery__slot_busy_end(struct bakery *b)
 		bakery__record_busy_end(t);
 }
 
-struct thread_slot *bakery__slot_record_busy(struct bakery *b)
+struct thread_slot *bakery__slot_record_busy_slow(struct bakery *b)
 {
-	struct thread_slot *t = record_of(b);
+	struct thread_slot *t = record_find(b);
 
 	return t && t->busy ? t : NULL;
 }
@@ -1074,7 +1046,7 @@ static void orphan_add(struct thread_slot *t)
 	pthread_mutex_lock(&orphans_lock);
 	t->next = orphans;
 	orphans = t;
-	uatomic_inc(&norphans);
+	uatomic_inc(&bakery__norphans);
 	pthread_mutex_unlock(&orphans_lock);
 }
 
@@ -1086,7 +1058,7 @@ static bool orphan_walked(const struct thread_slot *t)
 
 static void orphans_reap(void)
 {
-	if (caa_likely(!uatomic_read(&norphans)) || pthread_mutex_trylock(&orphans_lock))
+	if (caa_likely(!uatomic_read(&bakery__norphans)) || pthread_mutex_trylock(&orphans_lock))
 		return;
 	for (struct thread_slot **pp = &orphans; *pp;) {
 		struct thread_slot *t = *pp;
@@ -1096,7 +1068,7 @@ static void orphans_reap(void)
 			continue;
 		}
 		*pp = t->next;
-		uatomic_dec(&norphans);
+		uatomic_dec(&bakery__norphans);
 		bakery__token_forget(&t->token);
 		bakery__region_put(t->b);
 		free(t);
@@ -1114,9 +1086,10 @@ static void orphans_reap(void)
  */
 static void thread_exit(void *unused)
 {
-	struct thread_slot *t = tls_slots;
+	struct thread_slot *t = bakery__thread_slots;
 
-	tls_slots = NULL;
+	bakery__thread_slots = NULL;
+	bakery__thread_nslots = 0;
 	while (t) {
 		struct thread_slot *next = t->next;
 

@@ -7,6 +7,7 @@
 #define BAKERY_REGISTRY_H
 
 #include "deadline.h"
+#include "region.h"
 #include "token.h"
 
 /* "No slot": a caller without a slot of its own (registry reap, proxy
@@ -29,6 +30,18 @@ struct thread_slot {
 	uint32_t exited_tid;            /* an orphan's thread (registry.c) */
 };
 
+/*
+ * The calling thread's records (linked by next: the common case is one),
+ * their number, the bakery_close calls it has seen (bakery__region_closes)
+ * and the process's orphan records: registry.c's, read here by the lock
+ * path's fast half.  initial-exec: each is one %fs-relative load.
+ */
+#define THREAD_LOCAL_FAST __thread __attribute__((tls_model("initial-exec")))
+BAKERY_HIDDEN extern THREAD_LOCAL_FAST struct thread_slot *bakery__thread_slots;
+BAKERY_HIDDEN extern THREAD_LOCAL_FAST unsigned bakery__thread_nslots;
+BAKERY_HIDDEN extern THREAD_LOCAL_FAST unsigned long bakery__closes_seen;
+BAKERY_HIDDEN extern unsigned long bakery__norphans;
+
 /* This thread's slot in B, claimed on first use. */
 BAKERY_HIDDEN int bakery__slot_self(struct bakery *b, unsigned *slot);
 /* This thread's slot in B if it has one (no claim): 0 or ENOENT. */
@@ -47,15 +60,61 @@ BAKERY_HIDDEN int bakery__slot_busy_begin(struct bakery *b);
  * DL, as a lock would be: EBUSY (WAIT_NONE) or ETIMEDOUT then, or
  * BAKERY_EBADREGION (the revoker's token is forged). */
 BAKERY_HIDDEN int bakery__slot_busy_begin_until(struct bakery *b, const struct deadline *dl);
+
+/* One more lock call (or lock held) through record T: 0, or ESTALE when
+ * its slot had been revoked (T is gone then), or record_pin's answer for a
+ * revocation of it that did not end within DL (NULL: at once; T stays,
+ * not busy). */
+BAKERY_HIDDEN int bakery__record_busy_begin_slow(struct thread_slot *t, const struct deadline *dl)
+	__attribute__((cold));
+static inline int bakery__record_busy_begin(struct thread_slot *t, const struct deadline *dl)
+{
+	unsigned busy = t->busy + 1;
+
+	CMM_STORE_SHARED(t->busy, busy);
+	/* already inside a lock call or holding one: pinned already */
+	if (busy > 1)
+		return 0;
+	/* record_pin's common case, written out (the lock path's): the busy
+	 * store, a compiler barrier, our generation still there */
+	CMM_STORE_SHARED(*t->busy_word, 1);
+	cmm_barrier();
+	if (caa_likely(CMM_LOAD_SHARED(t->b->slots[t->slot].gen) == t->gen))
+		return 0;
+	return bakery__record_busy_begin_slow(t, dl);
+}
+
 /* bakery__slot_self, then bakery__slot_busy_begin, in one call (the lock
  * path's): 0, ESTALE, EAGAIN (see bakery__slot_busy_begin_until), or
- * bakery__slot_self's errors. */
-BAKERY_HIDDEN int bakery__slot_enter(struct bakery *b, unsigned *slot);
+ * bakery__slot_self's errors.  The common case (bakery__slot_self's) is
+ * inline: our first record is B's, and no handle was closed and no record
+ * orphaned since we last looked. */
+BAKERY_HIDDEN int bakery__slot_enter_slow(struct bakery *b, unsigned *slot);
+static inline int bakery__slot_enter(struct bakery *b, unsigned *slot)
+{
+	struct thread_slot *t = bakery__thread_slots;
+
+	if (caa_likely(t && t->b == b && bakery__region_closes() == bakery__closes_seen &&
+	               !uatomic_read(&bakery__norphans))) {
+		*slot = t->slot;
+		return bakery__record_busy_begin(t, NULL);
+	}
+	return bakery__slot_enter_slow(b, slot);
+}
 /* The lock call ended without the lock, or the lock was released. */
 BAKERY_HIDDEN void bakery__slot_busy_end(struct bakery *b);
 /* This thread's record of B if it is inside a lock call or holds a lock
- * of B (so its slot is its own for sure), else NULL. */
-BAKERY_HIDDEN struct thread_slot *bakery__slot_record_busy(struct bakery *b);
+ * of B (so its slot is its own for sure), else NULL.  Inline when B's is
+ * the thread's first record. */
+BAKERY_HIDDEN struct thread_slot *bakery__slot_record_busy_slow(struct bakery *b);
+static inline struct thread_slot *bakery__slot_record_busy(struct bakery *b)
+{
+	struct thread_slot *t = bakery__thread_slots;
+
+	if (caa_likely(t && t->b == b))
+		return t->busy ? t : NULL;
+	return bakery__slot_record_busy_slow(b);
+}
 /* The same, as its slot: 0, else ENOENT. */
 BAKERY_HIDDEN int bakery__slot_self_busy(struct bakery *b, unsigned *slot);
 
@@ -83,9 +142,16 @@ BAKERY_HIDDEN int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot);
 BAKERY_HIDDEN bool bakery__slots_idle_owned(struct bakery *b);
 /* Release the calling thread's slot of B (bakery_close). */
 BAKERY_HIDDEN void bakery__slot_release_self(struct bakery *b);
-/* Does the calling thread hold LOCK of B through another handle of the same
- * region (another slot of its own)? */
-BAKERY_HIDDEN bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock);
+/* Does the calling thread, which has a record of B, hold LOCK of B through
+ * another handle of the same region (another slot of its own)?  With one
+ * record, B's, it has no other: one load. */
+BAKERY_HIDDEN bool bakery__holds_through_other_handle_slow(struct bakery *b, unsigned lock);
+static inline bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock)
+{
+	if (caa_likely(bakery__thread_nslots <= 1))
+		return false;
+	return bakery__holds_through_other_handle_slow(b, lock);
+}
 /* Does any thread of this process hold a lock of B? */
 BAKERY_HIDDEN bool bakery__registry_holds_lock(struct bakery *b);
 

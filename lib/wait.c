@@ -68,23 +68,11 @@
 #define SLEEP_CAP_NS 1000000000L
 #endif
 
-static void reg_wake(struct bakery_shm_reg *reg)
+void bakery__reg_wake(struct bakery_shm_reg *reg)
 {
 	/* atomic: a recoverer or proxy finisher may signal the line too */
 	uatomic_inc(&reg->seq);
 	bakery__futex_wake_all(&reg->seq);
-}
-
-void bakery__reg_signal(struct bakery_shm_reg *reg)
-{
-	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters)))
-		reg_wake(reg);
-}
-
-void bakery__reg_signal_doorway(struct bakery_shm_reg *reg)
-{
-	if (caa_unlikely(CMM_LOAD_SHARED(reg->door_waiters)))
-		reg_wake(reg);
 }
 
 void bakery__reg_publish(struct bakery_shm_reg *reg)
@@ -93,7 +81,7 @@ void bakery__reg_publish(struct bakery_shm_reg *reg)
 	 * (store->load), pairing with the waiter's barrier in await_common */
 	cmm_smp_mb();
 	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters) || CMM_LOAD_SHARED(reg->door_waiters)))
-		reg_wake(reg);
+		bakery__reg_wake(reg);
 }
 
 /* The absolute time to sleep until: the deadline, capped at CAP_NS from now

@@ -99,8 +99,22 @@ BAKERY_HIDDEN void bakery__reg_signal_entry(struct bakery_shm_reg *reg);
  * the load of SLEEPERS) and wake its sleepers, if any registered. */
 BAKERY_HIDDEN void bakery__word_signal(uint32_t *word, uint32_t *sleepers);
 
-BAKERY_HIDDEN void bakery__reg_signal(struct bakery_shm_reg *reg);
-BAKERY_HIDDEN void bakery__reg_signal_doorway(struct bakery_shm_reg *reg);
+/* Bump REG's `seq` and wake its sleepers: the slow half of the signals
+ * below, taken only when a waiter registered. */
+BAKERY_HIDDEN void bakery__reg_wake(struct bakery_shm_reg *reg) __attribute__((cold));
+
+static inline void bakery__reg_signal(struct bakery_shm_reg *reg)
+{
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters)))
+		bakery__reg_wake(reg);
+}
+
+static inline void bakery__reg_signal_doorway(struct bakery_shm_reg *reg)
+{
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->door_waiters)))
+		bakery__reg_wake(reg);
+}
+
 BAKERY_HIDDEN void bakery__reg_publish(struct bakery_shm_reg *reg);
 
 #endif /* BAKERY_WAIT_H */
