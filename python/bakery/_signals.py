@@ -24,10 +24,11 @@ ends the wait all the same.
 """
 
 import ctypes
+import errno
 import os
 import sys
 import threading
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 from . import _native
 from ._native import lib
@@ -111,6 +112,35 @@ def end(wait: Wait) -> None:
         _waits.remove(wait)
     wait.caught = None
     _spare.append(wait)
+
+
+def acquire(answer: List[int], call: Callable[[List[int], Any], None], shared: bool,
+            deadline: Optional[_native.Timespec]) -> None:
+    """The main thread's blocking acquisition: ``CALL(answer, opts)``
+    appends to ANSWER what bakery_acquire (or bakery_path_acquire) answered
+    with OPTS, appended by C code (so that an exception raised the moment
+    the call returns leaves it there).  Returns once ANSWER holds the
+    call's last answer, neither EINTR nor ECANCELED; raises what a signal
+    handler raised while the call waited.  Either way ANSWER says whether
+    the lock was taken: a caller that gets an exception releases it (the
+    handler's exception must propagate with the lock not held)."""
+    while True:
+        wait = begin()
+        try:
+            del answer[:]
+            call(answer, wait.prepare(shared, deadline))
+            caught = wait.caught
+        finally:
+            end(wait)
+        if caught is not None:
+            # a handler raised: the wait gave up, or took the lock just
+            # then (the caller releases it before the exception goes on)
+            raise caught
+        if answer[0] not in (errno.EINTR, errno.ECANCELED):
+            return
+        # interrupted, and the handler's exception was lost to another
+        # hook than ours (a sys.unraisablehook that does not chain):
+        # nothing to raise, so wait again
 
 
 def _caught(e: BaseException) -> None:

@@ -70,11 +70,13 @@ sys.stdin.readline()
 
 
 class Waiter:
-    """A child interpreter running WAITER, and its lines."""
+    """A child interpreter running WAITER (or SCRIPT, with ARGS), and its
+    lines."""
 
-    def __init__(self, test, mode="plain"):
+    def __init__(self, test, mode="plain", script=WAITER, args=None):
+        args = [test.name, mode, test.log] if args is None else args
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", WAITER, test.name, mode, test.log],
+            [sys.executable, "-c", script] + list(args),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, universal_newlines=True)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
