@@ -38,15 +38,16 @@ _check_signals.restype = ctypes.c_int
 _check_signals.argtypes = []
 
 
-_main_ident = threading.main_thread().ident
+# the main thread's ident (threading.get_ident), the child's after a fork
+main_ident = threading.main_thread().ident
 
 
 def _after_fork() -> None:
     # the forking thread is the child's main thread (threading's own hook,
     # registered before this one, has made it so); the waits under way
     # were the parent's
-    global _main_ident
-    _main_ident = threading.main_thread().ident
+    global main_ident
+    main_ident = threading.main_thread().ident
     del _waits[:]
 
 
@@ -55,7 +56,7 @@ os.register_at_fork(after_in_child=_after_fork)
 
 def in_main_thread() -> bool:
     """Does the calling thread run Python's signal handlers?"""
-    return threading.get_ident() == _main_ident
+    return threading.get_ident() == main_ident
 
 
 class Wait:

@@ -240,7 +240,7 @@ class PathLock:
         runs Python's signal handlers, tries first and waits only if it
         must, with the handlers running meanwhile (as Lock does): one that
         raises ends the wait."""
-        if wait == 0 or _signals.in_main_thread():
+        if wait == 0 or _get_ident() == _signals.main_ident:
             answer.extend(map(self._calls[1], (handle,)))
             if wait == 0 or answer[0] != errno.EBUSY:
                 return
