@@ -25,7 +25,7 @@ import unittest
 import bakery
 from bakery import _native
 
-from support import join, region_name, wait_until
+from support import AsyncHelpers, join, region_name, wait_until
 from test_processes import ProcessTest, _count_under_lock
 from test_signals import OUTCOME_TIMEOUT, Waiter
 
@@ -388,45 +388,6 @@ def _fork_and_check(lock, result):
     result.append(os.waitstatus_to_exitcode(status))
 
 
-# A child interpreter that waits in `with PathLock(path):` and says how it
-# ended (as test_signals' WAITER): whether it holds the lock, whether it is
-# still in line; then waits for a line on stdin before it exits.
-PATH_WAITER = r"""
-import os, signal, sys
-import bakery
-
-path, log = sys.argv[1], sys.argv[2]
-lock = bakery.PathLock(path)
-info = lock.info()
-line = bakery.Region(info["region"]).lock(info["lock"])
-
-
-def on_alarm(signum, frame):
-    raise TimeoutError("alarm")
-
-
-signal.signal(signal.SIGALRM, on_alarm)
-print("ready", flush=True)
-try:
-    with lock:
-        with open(log, "a") as f:
-            f.write("%d\n" % os.getpid())
-        outcome = "entered"
-except KeyboardInterrupt:
-    outcome = "KeyboardInterrupt"
-except TimeoutError:
-    outcome = "alarm"
-for late in (signal.SIGINT, signal.SIGALRM):    # one that comes late: no matter
-    signal.signal(late, signal.SIG_IGN)
-now = line.info()
-mine = [h for h in now["holders"] if h["pid"] == os.getpid()]
-queued = [q for q in now["queue"] if q["pid"] == os.getpid()]
-print(outcome, "holds" if mine or lock.is_locked else "free", "queued" if queued else "out",
-      flush=True)
-sys.stdin.readline()
-"""
-
-
 def _try_path(path, result):
     try:
         with bakery.PathLock(path).acquire(blocking=False):
@@ -459,7 +420,8 @@ class TestSignals(PathTest):
         open(self.log, "w").close()
 
     def waiter(self, path):
-        return Waiter(self, script=PATH_WAITER, args=[path, self.log])
+        """test_signals' waiter, on PATH's PathLock."""
+        return Waiter(self, lock="path=" + path)
 
     def interrupt_waiter(self, signum, outcome):
         path = self.path("job.lock")
@@ -469,7 +431,8 @@ class TestSignals(PathTest):
             wait_until(lambda: waiter.pid in [q["pid"] for q in line.info()["queue"]],
                        "the child to wait in line")
             os.kill(waiter.pid, signum)
-            self.assertEqual(waiter.expect(outcome, OUTCOME_TIMEOUT), outcome + " free out")
+            self.assertEqual(waiter.expect(outcome, OUTCOME_TIMEOUT),
+                             outcome + " free out handled=0")
             self.assertEqual(line.info()["waiters"], 0)
         self.assert_free_for_another_process(path)     # the waiter still lives
         self.assertEqual(waiter.finish(), 0)
@@ -496,7 +459,8 @@ class TestSignals(PathTest):
                        "the child to wait in line")
             lock.release()
             os.kill(waiter.pid, signal.SIGALRM)
-            self.assertIn(waiter.expect(""), ("alarm free out", "entered free out"))
+            self.assertIn(waiter.expect(""), ("alarm free out handled=0",
+                                              "entered free out handled=0"))
             self.assertEqual(line.info()["holders"], [])
             self.assert_free_for_another_process(path)
             self.assertEqual(waiter.finish(), 0)
@@ -571,24 +535,14 @@ class TestSignals(PathTest):
         self.assert_free(path)
 
 
-class TestAsync(PathTest):
+class TestAsync(AsyncHelpers, PathTest):
     """``async with PathLock(path):`` and ``await lock.acquire_async()``:
     the task keeps its place in line while the loop runs other tasks,
     leaves the line when cancelled, holds per task (reentrant), and repairs
     an owner death through the task."""
 
-    def run_async(self, coro):
-        return asyncio.run(asyncio.wait_for(coro, 120))
-
     def queued_here(self, line):
         return [q["pid"] for q in line.info()["queue"]].count(os.getpid())
-
-    async def until(self, predicate, what):
-        for _ in range(12000):
-            if predicate():
-                return
-            await asyncio.sleep(0.01)
-        self.fail("timed out waiting for " + what)
 
     def test_place_in_line_kept_while_the_loop_runs(self):
         path = self.path("job.lock")
