@@ -41,6 +41,12 @@ def _current_task() -> Optional["asyncio.Task[Any]"]:
         return None
 
 
+def own_hold(lock: Any) -> Any:
+    """The hold of LOCK that the calling task took, if any."""
+    task = _current_task() if lock._task_holds else None
+    return None if task is None else lock._task_holds.get(task)
+
+
 def task_hold(lock: Any) -> Any:
     """The hold of LOCK that the calling task releases: its own, else the
     last one taken by a task of its event loop; None outside a task, or

@@ -169,13 +169,13 @@ class PathLock:
     def is_locked(self) -> bool:
         """True while the calling thread (or asyncio task) holds the lock
         through this object."""
-        return _get_ident() in self._holds() or self._task_hold() is not None
+        return _get_ident() in self._holds() or _async.own_hold(self) is not None
 
     @property
     def lock_counter(self) -> int:
         """How many acquires of the calling thread (or task) are not
         released yet."""
-        hold = self._task_hold()
+        hold = _async.own_hold(self)
         if hold is not None:
             return int(hold.count)
         held = self._holds().get(_get_ident())

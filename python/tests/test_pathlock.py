@@ -618,11 +618,16 @@ class TestAsync(AsyncHelpers, PathTest):
                 await lock.acquire_async(blocking=False)
             self.assertFalse(lock.is_locked)
 
+        async def is_locked_in_a_task():
+            return lock.is_locked           # (the other task's hold is not its own)
+
         async def main():
             async with await lock.acquire_async(timeout=60):
                 task = asyncio.create_task(second())
                 await asyncio.sleep(0.2)
                 order.append("first")
+                self.assertTrue(lock.is_locked)
+                self.assertFalse(await asyncio.create_task(is_locked_in_a_task()))
                 with self.assertRaises(bakery.Timeout):
                     await bakery.PathLock(path).acquire_async(blocking=False)
             await task
