@@ -212,7 +212,7 @@ class PathLock:
             err = answer[0]
             if err == 0 or err == _OWNER_DEAD:
                 self._held[tid] = [1, handle]
-        except BaseException as e:      # a signal handler's, or a closed loop's
+        except BaseException as e:      # a signal handler's, as a call returned
             self._interrupted(tid, handle, answer, e)
             raise
         if err == 0:
@@ -429,13 +429,10 @@ class PathLock:
         identity: ``dev``, ``ino``, ``stamp`` ('birth', 'generation' or
         'none': what tells a reused inode number apart) and
         ``stamp_value``."""
-        pointer = ctypes.c_void_p()
-        err = _path_open(self._raw, self._flags, ctypes.byref(pointer))
-        if err:
-            raise make_error(err, os.fsdecode(self._path))
+        handle = self._open()
         out = _native.PathInfo()
-        err = lib.bakery_path_info(pointer.value, ctypes.byref(out))
-        _path_close(pointer.value)
+        err = lib.bakery_path_info(handle, ctypes.byref(out))
+        _path_close(handle)
         if err:
             raise self._error(err)
         return {"region": out.region.decode(), "lock": out.lock.decode(), "dev": out.dev,
