@@ -47,6 +47,13 @@ def own_hold(lock: Any) -> Any:
     return None if task is None else lock._task_holds.get(task)
 
 
+def thread_holds_for_a_task(lock: Any) -> bool:
+    """Is the calling thread's hold of LOCK a task's (taken on the event
+    loop's thread for that task)?"""
+    tid = threading.get_ident()
+    return any(getattr(h, "thread", None) == tid for h in list(lock._task_holds.values()))
+
+
 def task_hold(lock: Any) -> Any:
     """The hold of LOCK that the calling task releases: its own, else the
     last one taken by a task of its event loop; None outside a task, or
@@ -84,6 +91,7 @@ class _LoopHold:
     def __init__(self, lock: Any, task: Any, release_after_consistent: bool) -> None:
         self.lock, self.task = lock, task
         self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
         self.release_after_consistent = release_after_consistent
         self.count = 1                  # (a reentrant lock's acquires)
 

@@ -169,17 +169,20 @@ class PathLock:
     def is_locked(self) -> bool:
         """True while the calling thread (or asyncio task) holds the lock
         through this object."""
-        return _get_ident() in self._holds() or _async.own_hold(self) is not None
+        return self.lock_counter > 0
 
     @property
     def lock_counter(self) -> int:
         """How many acquires of the calling thread (or task) are not
         released yet."""
+        held = self._holds().get(_get_ident())
+        if not self._task_holds:
+            return held[0] if held else 0
         hold = _async.own_hold(self)
         if hold is not None:
             return int(hold.count)
-        held = self._holds().get(_get_ident())
-        return held[0] if held else 0
+        # (a hold of this thread taken for another task is not the caller's)
+        return held[0] if held and not _async.thread_holds_for_a_task(self) else 0
 
     # ---------------------------------------------------------- acquiring --
 
