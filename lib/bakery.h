@@ -774,6 +774,11 @@ BAKERY_API int bakery_path_tryrdlock(bakery_path_t *p);
 BAKERY_API int bakery_path_timedrdlock(bakery_path_t *p, const struct timespec *abstime);
 BAKERY_API int bakery_path_clockrdlock(bakery_path_t *p, clockid_t clock,
                                        const struct timespec *abstime);
+/* bakery_acquire on the path's lock: the calls above in one, with a
+ * cancel word and BAKERY_ACQUIRE_INTR (a wait that a signal handler ends,
+ * with EINTR; the thread leaves the line as a timed-out waiter does).
+ * Returns as bakery_acquire, and as the calls above. */
+BAKERY_API int bakery_path_acquire(bakery_path_t *p, const struct bakery_acquire_opts *opts);
 /* As bakery_unlock and bakery_consistent. */
 BAKERY_API int bakery_path_unlock(bakery_path_t *p);
 BAKERY_API int bakery_path_consistent(bakery_path_t *p);

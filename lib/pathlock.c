@@ -486,30 +486,13 @@ int bakery_path_info(const bakery_path_t *p, struct bakery_path_info *out)
 
 /* ---------------------------------------------------------- acquiring -- */
 
-/* How a lock call takes the lock. */
-struct how {
-	bool shared, try;
-	clockid_t clock;
-	const struct timespec *abstime;     /* NULL: no deadline */
-};
-
-static int lock_call(bakery_lock_t *l, const struct how *h)
+/* OPTS on P's current lock handle (bakery_acquire), made again first if
+ * another process removed it. */
+static int path_acquire(bakery_path_t *p, const struct bakery_acquire_opts *opts)
 {
-	if (h->abstime)
-		return h->shared ? bakery_clockrdlock(l, h->clock, h->abstime)
-		                 : bakery_clocklock(l, h->clock, h->abstime);
-	if (h->try)
-		return h->shared ? bakery_tryrdlock(l) : bakery_trylock(l);
-	return h->shared ? bakery_rdlock(l) : bakery_lock(l);
-}
-
-static int path_acquire(bakery_path_t *p, const struct how *h)
-{
-	if (!p)
-		return EINVAL;
 	for (;;) {
 		struct lockref *r = entry_pin(p->e);
-		int err = lock_call(r->l, h);
+		int err = bakery_acquire(r->l, opts);
 
 		/* removed by another process: made again, then once more */
 		if (err == BAKERY_EREMOVED && (err = entry_renew(p->e, r)) == 0)
@@ -520,25 +503,30 @@ static int path_acquire(bakery_path_t *p, const struct how *h)
 	}
 }
 
+int bakery_path_acquire(bakery_path_t *p, const struct bakery_acquire_opts *opts)
+{
+	return p && opts ? path_acquire(p, opts) : EINVAL;
+}
+
 int bakery_path_lock(bakery_path_t *p)
 {
-	const struct how h = { .shared = false };
+	const struct bakery_acquire_opts o = { .flags = 0 };
 
-	return path_acquire(p, &h);
+	return bakery_path_acquire(p, &o);
 }
 
 int bakery_path_trylock(bakery_path_t *p)
 {
-	const struct how h = { .try = true };
+	const struct bakery_acquire_opts o = { .flags = BAKERY_ACQUIRE_TRY };
 
-	return path_acquire(p, &h);
+	return bakery_path_acquire(p, &o);
 }
 
 int bakery_path_clocklock(bakery_path_t *p, clockid_t clock, const struct timespec *abstime)
 {
-	const struct how h = { .clock = clock, .abstime = abstime };
+	const struct bakery_acquire_opts o = { .clock = clock, .deadline = abstime };
 
-	return abstime ? path_acquire(p, &h) : EINVAL;
+	return abstime ? bakery_path_acquire(p, &o) : EINVAL;
 }
 
 int bakery_path_timedlock(bakery_path_t *p, const struct timespec *abstime)
@@ -548,23 +536,27 @@ int bakery_path_timedlock(bakery_path_t *p, const struct timespec *abstime)
 
 int bakery_path_rdlock(bakery_path_t *p)
 {
-	const struct how h = { .shared = true };
+	const struct bakery_acquire_opts o = { .flags = BAKERY_ACQUIRE_SHARED };
 
-	return path_acquire(p, &h);
+	return bakery_path_acquire(p, &o);
 }
 
 int bakery_path_tryrdlock(bakery_path_t *p)
 {
-	const struct how h = { .shared = true, .try = true };
+	const struct bakery_acquire_opts o = {
+		.flags = BAKERY_ACQUIRE_SHARED | BAKERY_ACQUIRE_TRY
+	};
 
-	return path_acquire(p, &h);
+	return bakery_path_acquire(p, &o);
 }
 
 int bakery_path_clockrdlock(bakery_path_t *p, clockid_t clock, const struct timespec *abstime)
 {
-	const struct how h = { .shared = true, .clock = clock, .abstime = abstime };
+	const struct bakery_acquire_opts o = {
+		.flags = BAKERY_ACQUIRE_SHARED, .clock = clock, .deadline = abstime
+	};
 
-	return abstime ? path_acquire(p, &h) : EINVAL;
+	return abstime ? bakery_path_acquire(p, &o) : EINVAL;
 }
 
 int bakery_path_timedrdlock(bakery_path_t *p, const struct timespec *abstime)

@@ -13,7 +13,7 @@ taken just then is released, before the cancellation goes on.  A lock that
 is free is taken without a thread: by a try on the loop's own thread,
 which then holds it for the task.
 
-The holds are kept per task in ``Lock._task_holds``.  As with
+The holds are kept per task in the lock's ``_task_holds``.  As with
 :class:`asyncio.Lock`, any task of the loop may release one: a task that
 holds none releases one of the others' (the last taken) -- so that
 ``await asyncio.wait_for(lock.acquire_async(), 5)``, whose acquisition runs
@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 from . import _native
 from ._native import lib
-from .errors import Deadlock, OwnerDead, make_error
+from .errors import OwnerDead, make_error
 
 _HELD = (0, errno.EOWNERDEAD)
 
@@ -39,6 +39,19 @@ def _current_task() -> Optional["asyncio.Task[Any]"]:
         return asyncio.current_task()
     except RuntimeError:                # no event loop runs in this thread
         return None
+
+
+def own_hold(lock: Any) -> Any:
+    """The hold of LOCK that the calling task took, if any."""
+    task = _current_task() if lock._task_holds else None
+    return None if task is None else lock._task_holds.get(task)
+
+
+def thread_holds_for_a_task(lock: Any) -> bool:
+    """Is the calling thread's hold of LOCK a task's (taken on the event
+    loop's thread for that task)?"""
+    tid = threading.get_ident()
+    return any(getattr(h, "thread", None) == tid for h in list(lock._task_holds.values()))
 
 
 def task_hold(lock: Any) -> Any:
@@ -78,9 +91,14 @@ class _LoopHold:
     def __init__(self, lock: Any, task: Any, release_after_consistent: bool) -> None:
         self.lock, self.task = lock, task
         self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
         self.release_after_consistent = release_after_consistent
+        self.count = 1                  # (a reentrant lock's acquires)
 
-    def release(self) -> None:
+    def release(self, force: bool = False) -> None:
+        if self.count > 1 and not force:
+            self.count -= 1
+            return
         self.lock._release_here()
         self.lock._task_holds.pop(self.task, None)
 
@@ -102,6 +120,7 @@ class _Holder:
         self.lock, self.task = lock, task
         self.loop = asyncio.get_running_loop()
         self.release_after_consistent = False
+        self.count = 1                  # (a reentrant lock's acquires)
         self.cancel = ctypes.c_uint32(0)
         self.deadline = deadline
         self.opts = _native.AcquireOpts(
@@ -135,8 +154,8 @@ class _Holder:
     def _run(self) -> None:
         answer: list = []
         try:
-            self.lock._handle.call(answer, lib.bakery_acquire, ctypes.byref(self.opts))
-        except Exception as e:          # closed meanwhile
+            self.lock._wait_call(answer, ctypes.byref(self.opts))
+        except Exception as e:          # closed meanwhile, or the path's error
             self._tell(self.answer, exc=e)
             self._tell(self.finished)
             return
@@ -171,8 +190,7 @@ class _Holder:
         # EOWNERDEAD is kept, and this thread ends holding it, a dead owner:
         # the next holder is told in turn (a release without repair would
         # make it not recoverable for good)
-        if err == 0:
-            self.lock._unlock_quietly()
+        self.lock._abandon_here(err)
 
     # ------------------------------------------------------- the task's --
 
@@ -194,11 +212,17 @@ class _Holder:
         if outcome[0] is not None:
             raise outcome[0]
 
-    def release(self) -> None:
+    def release(self, force: bool = False) -> None:
+        if self.count > 1 and not force:
+            self.count -= 1
+            return
         self._ask("release")
         self.lock._task_holds.pop(self.task, None)
 
     async def release_async(self) -> None:
+        if self.count > 1:
+            self.count -= 1
+            return
         fut = self.loop.create_future()
 
         def reply(e: Optional[BaseException]) -> None:
@@ -218,21 +242,33 @@ class _Holder:
 
 async def acquire(lock: Any, blocking: bool, timeout: float, shared: bool,
                   in_with: bool) -> bool:
-    """Lock.acquire_async; IN_WITH: for ``async with`` (after an OwnerDead,
-    consistent() releases too)."""
+    """acquire_async of LOCK, a Lock or a PathLock; IN_WITH: for ``async
+    with`` (after an OwnerDead, consistent() releases too).
+
+    What this asks of LOCK: ``_what`` (its name in messages),
+    ``_task_holds``, ``_reentrant`` (a task's second acquire counts, else
+    raises Deadlock), and the calls ``_try_here(shared)`` (a try on the
+    calling thread: True, False, or None when that thread holds it
+    already), ``_wait_call(answer, opts)`` (bakery_acquire's wait in the
+    holder thread, its answer appended), ``_acquired(err, True)``,
+    ``_release_here()``, ``_consistent_here()`` and ``_abandon_here(err)``
+    (a lock taken for a task that is gone: released, unless the answer was
+    EOWNERDEAD)."""
     task = _current_task()
     if task is None:
         raise RuntimeError("acquire_async() must be awaited in an asyncio task")
-    if task in lock._task_holds:
+    hold = lock._task_holds.get(task)
+    if hold is not None:
+        if lock._reentrant:
+            hold.count += 1
+            return True
         raise make_error(errno.EDEADLK, lock._what, "this task holds it already")
     # free: taken on the loop's own thread at once
     try:
-        got: Optional[bool] = lock.acquire(blocking=False, shared=shared)
+        got: Optional[bool] = lock._try_here(shared)
     except OwnerDead:
         lock._task_holds[task] = _LoopHold(lock, task, in_with and not shared)
         raise
-    except Deadlock:
-        got = None                      # this thread holds it, for another task
     if got:
         lock._task_holds[task] = _LoopHold(lock, task, False)
         return True
@@ -256,9 +292,9 @@ async def _wait(lock: Any, task: Any, timeout: float, shared: bool, in_with: boo
     return bool(lock._acquired(err, True))
 
 
-async def enter(lock: Any, timeout: Optional[float], shared: bool) -> None:
-    """``async with lock:`` (TIMEOUT None) and ``async with lock.hold():``."""
-    seconds = lock._check_timeout(True, timeout)
+async def enter(lock: Any, seconds: float, shared: bool) -> None:
+    """``async with lock:`` and ``async with lock.hold():``: SECONDS at
+    most (-1: no limit)."""
     if not await acquire(lock, True, seconds, shared, True):
         raise make_error(errno.ETIMEDOUT, lock._what,
                          "not acquired within %g seconds" % seconds)

@@ -179,6 +179,7 @@ _PROTOTYPES = {
     "bakery_path_rdlock": (c_int, [c_void_p]),
     "bakery_path_tryrdlock": (c_int, [c_void_p]),
     "bakery_path_clockrdlock": (c_int, [c_void_p, c_int, POINTER(Timespec)]),
+    "bakery_path_acquire": (c_int, [c_void_p, POINTER(AcquireOpts)]),
     "bakery_path_unlock": (c_int, [c_void_p]),
     "bakery_path_consistent": (c_int, [c_void_p]),
 }

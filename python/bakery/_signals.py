@@ -24,10 +24,11 @@ ends the wait all the same.
 """
 
 import ctypes
+import errno
 import os
 import sys
 import threading
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 from . import _native
 from ._native import lib
@@ -37,15 +38,16 @@ _check_signals.restype = ctypes.c_int
 _check_signals.argtypes = []
 
 
-_main_ident = threading.main_thread().ident
+# the main thread's ident (threading.get_ident), the child's after a fork
+main_ident = threading.main_thread().ident
 
 
 def _after_fork() -> None:
     # the forking thread is the child's main thread (threading's own hook,
     # registered before this one, has made it so); the waits under way
     # were the parent's
-    global _main_ident
-    _main_ident = threading.main_thread().ident
+    global main_ident
+    main_ident = threading.main_thread().ident
     del _waits[:]
 
 
@@ -54,7 +56,7 @@ os.register_at_fork(after_in_child=_after_fork)
 
 def in_main_thread() -> bool:
     """Does the calling thread run Python's signal handlers?"""
-    return threading.get_ident() == _main_ident
+    return threading.get_ident() == main_ident
 
 
 class Wait:
@@ -111,6 +113,35 @@ def end(wait: Wait) -> None:
         _waits.remove(wait)
     wait.caught = None
     _spare.append(wait)
+
+
+def acquire(answer: List[int], call: Callable[[List[int], Any], None], shared: bool,
+            deadline: Optional[_native.Timespec]) -> None:
+    """The main thread's blocking acquisition: ``CALL(answer, opts)``
+    appends to ANSWER what bakery_acquire (or bakery_path_acquire) answered
+    with OPTS, appended by C code (so that an exception raised the moment
+    the call returns leaves it there).  Returns once ANSWER holds the
+    call's last answer, neither EINTR nor ECANCELED; raises what a signal
+    handler raised while the call waited.  Either way ANSWER says whether
+    the lock was taken: a caller that gets an exception releases it (the
+    handler's exception must propagate with the lock not held)."""
+    while True:
+        wait = begin()
+        try:
+            del answer[:]
+            call(answer, wait.prepare(shared, deadline))
+            caught = wait.caught
+        finally:
+            end(wait)
+        if caught is not None:
+            # a handler raised: the wait gave up, or took the lock just
+            # then (the caller releases it before the exception goes on)
+            raise caught
+        if answer[0] not in (errno.EINTR, errno.ECANCELED):
+            return
+        # interrupted, and the handler's exception was lost to another
+        # hook than ours (a sys.unraisablehook that does not chain):
+        # nothing to raise, so wait again
 
 
 def _caught(e: BaseException) -> None:

@@ -18,17 +18,20 @@ import math
 import os
 import threading
 import time
+from functools import partial
 from typing import Any, Dict, List, Optional, Union
 
-from . import _native
+from . import _async, _native, _signals
 from ._native import lib
-from .errors import OwnerDead, make_error
+from .errors import Deadlock, OwnerDead, Timeout, make_error
 
 PathType = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 _get_ident = threading.get_ident
 _path_open = lib.bakery_path_open
 _path_close = lib.bakery_path_close
+_path_acquire = lib.bakery_path_acquire
+_path_unlock = lib.bakery_path_unlock
 _OWNER_DEAD = errno.EOWNERDEAD
 _NOT_ACQUIRED = (errno.EBUSY, errno.ETIMEDOUT)
 
@@ -37,9 +40,24 @@ _CALLS = ((lib.bakery_path_lock, lib.bakery_path_trylock, lib.bakery_path_clockl
           (lib.bakery_path_rdlock, lib.bakery_path_tryrdlock, lib.bakery_path_clockrdlock))
 
 
-def _deadline(timeout: float) -> _native.Timespec:
-    ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + int(timeout * 1e9)
-    return _native.Timespec(ns // 1000000000, ns % 1000000000)
+_deadline = _native.monotonic_deadline
+
+
+def _acquire_call(handle: int, answer: List[int], opts: Any) -> None:
+    """bakery_path_acquire, its answer appended to ANSWER by C code."""
+    answer.extend(map(_path_acquire, (handle,), (opts,)))
+
+
+def _unlock_quietly(handle: int) -> None:
+    """Release the lock HANDLE's thread took, whatever a signal handler
+    raises meanwhile (its exception goes on once the unlock has run)."""
+    done: List[int] = []
+    while not done:
+        try:
+            done.extend(map(_path_unlock, (handle,)))
+        except BaseException:
+            if done:
+                raise
 
 
 def _check_timeout(timeout: Any) -> float:
@@ -65,6 +83,12 @@ class AcquireReturnProxy:
 
     def __exit__(self, *exc: Any) -> None:
         self.lock.release()
+
+    async def __aenter__(self) -> "PathLock":
+        return self.lock
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await _async.release(self.lock)
 
 
 class PathLock:
@@ -110,13 +134,24 @@ class PathLock:
         self._held: Dict[int, List[int]] = {}
         self._fork = _forks[0]
         self._release_after_consistent: Optional[int] = None
+        # the asyncio tasks that hold it, each with its hold (_async.py)
+        self._task_holds: Dict[Any, Any] = {}
 
     def _holds(self) -> Dict[int, List[int]]:
         if self._fork != _forks[0]:
             self._held = {}
             self._fork = _forks[0]
             self._release_after_consistent = None
+            self._task_holds = {}
         return self._held
+
+    @property
+    def _what(self) -> str:
+        return os.fsdecode(self._path)
+
+    def _task_hold(self) -> Any:
+        """The hold of the calling asyncio task (_async.task_hold), if any."""
+        return _async.task_hold(self) if self._task_holds else None
 
     @property
     def path(self) -> Union[str, bytes]:
@@ -132,14 +167,22 @@ class PathLock:
 
     @property
     def is_locked(self) -> bool:
-        """True while the calling thread holds the lock through this object."""
-        return _get_ident() in self._holds()
+        """True while the calling thread (or asyncio task) holds the lock
+        through this object."""
+        return self.lock_counter > 0
 
     @property
     def lock_counter(self) -> int:
-        """How many acquires of the calling thread are not released yet."""
+        """How many acquires of the calling thread (or task) are not
+        released yet."""
         held = self._holds().get(_get_ident())
-        return held[0] if held else 0
+        if not self._task_holds:
+            return held[0] if held else 0
+        hold = _async.own_hold(self)
+        if hold is not None:
+            return int(hold.count)
+        # (a hold of this thread taken for another task is not the caller's)
+        return held[0] if held and not _async.thread_holds_for_a_task(self) else 0
 
     # ---------------------------------------------------------- acquiring --
 
@@ -163,24 +206,68 @@ class PathLock:
         wait = _check_timeout(self.timeout if timeout is None else timeout)
         if blocking is None:
             blocking = self.blocking
+        if not blocking:
+            wait = 0
+        handle = self._open()
+        answer: List[int] = []
+        try:
+            self._take(answer, handle, wait)
+            err = answer[0]
+            if err == 0 or err == _OWNER_DEAD:
+                self._held[tid] = [1, handle]
+        except BaseException as e:      # a signal handler's, as a call returned
+            self._interrupted(tid, handle, answer, e)
+            raise
+        if err == 0:
+            return
+        if err != _OWNER_DEAD:
+            _path_close(handle)
+        raise self._error(err, wait)
+
+    def _open(self) -> int:
+        """A path handle on the file the path names now."""
         pointer = ctypes.c_void_p()
-        err = _path_open(self._raw, self._flags, ctypes.byref(pointer))
+        try:
+            err = _path_open(self._raw, self._flags, ctypes.byref(pointer))
+        except BaseException:           # a signal handler's, as the call returned
+            if pointer.value:
+                _path_close(pointer.value)
+            raise
         if err:
             raise make_error(err, os.fsdecode(self._path))
-        handle = pointer.value
-        if not blocking or wait == 0:
-            err = self._calls[1](handle)
-        elif wait < 0:
-            err = self._calls[0](handle)
-        else:
-            err = self._calls[2](handle, time.CLOCK_MONOTONIC, ctypes.byref(_deadline(wait)))
-        if err == 0 or err == _OWNER_DEAD:
-            self._held[tid] = [1, handle]
-            if err == 0:
+        return int(pointer.value or 0)
+
+    def _take(self, answer: List[int], handle: int, wait: float) -> None:
+        """Append the lock call's answer to ANSWER (by C code: an exception
+        raised as the call returns leaves it there).  The main thread, which
+        runs Python's signal handlers, tries first and waits only if it
+        must, with the handlers running meanwhile (as Lock does): one that
+        raises ends the wait."""
+        if wait == 0 or _get_ident() == _signals.main_ident:
+            answer.extend(map(self._calls[1], (handle,)))
+            if wait == 0 or answer[0] != errno.EBUSY:
                 return
+            deadline = _deadline(wait) if wait > 0 else None
+            _signals.acquire(answer, partial(_acquire_call, handle), self._shared, deadline)
+        elif wait < 0:
+            answer.extend(map(self._calls[0], (handle,)))
         else:
-            _path_close(handle)
-        raise self._error(err, wait if blocking else 0)
+            answer.extend(map(self._calls[2], (handle,), (time.CLOCK_MONOTONIC,),
+                              (ctypes.byref(_deadline(wait)),)))
+
+    def _interrupted(self, tid: int, handle: int, answer: List[int], e: BaseException) -> None:
+        """E was raised as an acquisition through HANDLE returned ANSWER:
+        the lock must not stay held without its holder knowing.  Released
+        if it was taken; if it was taken with EOWNERDEAD, kept, and
+        OwnerDead raised instead (E its cause): a release here would make
+        the lock not recoverable for good."""
+        self._held.pop(tid, None)       # (if E came just as it was counted)
+        if answer and answer[0] == _OWNER_DEAD:
+            self._held[tid] = [1, handle]
+            raise self._error(_OWNER_DEAD) from e
+        if answer and answer[0] == 0:
+            _unlock_quietly(handle)
+        _path_close(handle)
 
     def _error(self, err: int, wait: float = 0) -> Exception:
         what = os.fsdecode(self._path)
@@ -205,12 +292,92 @@ class PathLock:
     def __exit__(self, *exc: Any) -> None:
         self.release()
 
+    # ------------------------------------------------------------ asyncio --
+
+    async def acquire_async(self, timeout: Optional[float] = None,
+                            blocking: Optional[bool] = None) -> AcquireReturnProxy:
+        """:meth:`acquire` for a coroutine: ``await lock.acquire_async()``
+        (or ``async with await lock.acquire_async(timeout=5):``; ``async
+        with lock:`` too).  Reentrant per object and task.  The task waits in line, in arrival order, while the event
+        loop runs the other tasks (the wait runs in a thread of its own,
+        which then holds the lock for the task until it releases it);
+        cancelling the task while it waits takes it out of line."""
+        await self._acquire_async(timeout, blocking, False)
+        return AcquireReturnProxy(self)
+
+    async def _acquire_async(self, timeout: Optional[float], blocking: Optional[bool],
+                             in_with: bool) -> None:
+        wait = _check_timeout(self.timeout if timeout is None else timeout)
+        if blocking is None:
+            blocking = self.blocking
+        if not blocking:
+            wait = 0
+        self._holds()
+        if not await _async.acquire(self, wait != 0, wait, self._shared, in_with):
+            raise self._error(errno.ETIMEDOUT, wait)
+
+    async def __aenter__(self) -> "PathLock":
+        await self._acquire_async(None, None, True)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await _async.release(self)
+
+    # what _async asks of a lock
+    _reentrant = True
+
+    def _try_here(self, shared: bool) -> Optional[bool]:
+        if _get_ident() in self._holds():
+            return None                 # this thread holds it, for another task
+        try:
+            self._acquire(0, False)
+        except Deadlock:
+            return None                 # through another object, for another task
+        except Timeout:
+            return False
+        return True
+
+    def _wait_call(self, answer: List[int], opts: Any) -> None:
+        tid = _get_ident()
+        handle = self._open()
+        try:
+            _acquire_call(handle, answer, opts)
+        finally:
+            if answer and answer[0] in (0, _OWNER_DEAD):
+                self._held[tid] = [1, handle]
+            else:
+                _path_close(handle)
+
+    def _acquired(self, err: int, blocking: bool) -> bool:
+        if err == 0:
+            return True
+        if err in _NOT_ACQUIRED and blocking:
+            return False
+        raise self._error(err)
+
+    def _release_here(self) -> None:
+        self._release_thread(force=True)
+
+    def _abandon_here(self, err: int) -> None:
+        # (a lock taken with EOWNERDEAD stays with this thread, which ends)
+        if err == 0:
+            self._release_here()
+        else:
+            self._held.pop(_get_ident(), None)
+
     # ---------------------------------------------------------- releasing --
 
     def release(self, force: bool = False) -> None:
-        """Count one acquire of this thread off (``force``: all of them); the
-        last one releases the lock.  Nothing if this thread does not hold
-        it through this object."""
+        """Count one acquire of this thread (or asyncio task) off
+        (``force``: all of them); the last one releases the lock.  Nothing
+        if this thread does not hold it through this object."""
+        hold = self._task_hold()
+        if hold is not None:
+            hold.release(force)
+            return
+        self._release_thread(force)
+
+    def _release_thread(self, force: bool) -> None:
         tid = _get_ident()
         held = self._holds().get(tid)
         if held is None:
@@ -218,27 +385,44 @@ class PathLock:
         if held[0] > 1 and not force:
             held[0] -= 1
             return
-        del self._held[tid]
         if self._release_after_consistent == tid:
             self._release_after_consistent = None
         handle = held[1]
-        err = lib.bakery_path_unlock(handle)
+        answer: List[int] = []
+        try:
+            del self._held[tid]
+            answer.extend(map(_path_unlock, (handle,)))
+        except BaseException:
+            # a signal handler's: if it came before the unlock ran, the
+            # unlock runs all the same (a with block's exit must release)
+            if not answer:
+                _unlock_quietly(handle)
+            _path_close(handle)
+            raise
         _path_close(handle)
-        if err:
-            raise self._error(err)
+        if answer[0]:
+            raise self._error(answer[0])
 
     def consistent(self) -> None:
         """Mark the state the lock protects repaired, after
         :class:`bakery.OwnerDead`.  If the OwnerDead came from a ``with``
-        statement, also release the lock: no block will."""
+        (or ``async with``) statement, also release the lock: no block
+        will."""
+        hold = self._task_hold()
+        if hold is not None:
+            hold.consistent()
+            return
+        self._consistent_here()
+        if self._release_after_consistent == _get_ident():
+            self.release(force=True)
+
+    def _consistent_here(self) -> None:
         held = self._holds().get(_get_ident())
         if held is None:
             raise make_error(errno.EPERM, os.fsdecode(self._path), "not held by this thread")
         err = lib.bakery_path_consistent(held[1])
         if err:
             raise self._error(err)
-        if self._release_after_consistent == _get_ident():
-            self.release(force=True)
 
     # ---------------------------------------------------------- inspecting --
 
@@ -248,13 +432,10 @@ class PathLock:
         identity: ``dev``, ``ino``, ``stamp`` ('birth', 'generation' or
         'none': what tells a reused inode number apart) and
         ``stamp_value``."""
-        pointer = ctypes.c_void_p()
-        err = _path_open(self._raw, self._flags, ctypes.byref(pointer))
-        if err:
-            raise make_error(err, os.fsdecode(self._path))
+        handle = self._open()
         out = _native.PathInfo()
-        err = lib.bakery_path_info(pointer.value, ctypes.byref(out))
-        _path_close(pointer.value)
+        err = lib.bakery_path_info(handle, ctypes.byref(out))
+        _path_close(handle)
         if err:
             raise self._error(err)
         return {"region": out.region.decode(), "lock": out.lock.decode(), "dev": out.dev,

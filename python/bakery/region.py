@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Union
 from . import _async, _native, _signals, status as _status
 from ._handle import Handle, close_all
 from ._native import lib
-from .errors import OwnerDead, make_error
+from .errors import Deadlock, OwnerDead, make_error
 
 Name = Union[str, bytes]
 
@@ -324,28 +324,13 @@ class Lock:
                                shared: bool) -> bool:
         """The main thread's blocking acquisition: bakery_acquire asks
         _signals' callback to run Python's signal handlers while it waits."""
-        while True:
-            wait = _signals.begin()
-            answer: List[int] = []
-            try:
-                self._handle.call(answer, lib.bakery_acquire, wait.prepare(shared, deadline))
-                caught = wait.caught
-            except BaseException as e:  # a signal handler's, as the call returned
-                self._interrupted_holding(answer, e)
-                raise
-            finally:
-                _signals.end(wait)
-            err = answer[0]
-            if caught is not None:
-                # a handler raised: the wait gave up, or took the lock just
-                # then (released before the exception goes on)
-                self._interrupted_holding(answer, caught)
-                raise caught
-            if err not in (errno.EINTR, errno.ECANCELED):
-                return self._acquired(err, True)
-            # interrupted, and the handler's exception was lost to another
-            # hook than ours (a sys.unraisablehook that does not chain):
-            # nothing to raise, so wait again
+        answer: List[int] = []
+        try:
+            _signals.acquire(answer, self._wait_call, shared, deadline)
+        except BaseException as e:      # a signal handler's
+            self._interrupted_holding(answer, e)
+            raise
+        return self._acquired(answer[0], True)
 
     def _interrupted_holding(self, answer: List[int], e: BaseException) -> None:
         """A signal handler raised E as an acquisition returned ANSWER: the
@@ -491,11 +476,27 @@ class Lock:
         return await _async.acquire(self, blocking, timeout, shared, False)
 
     async def __aenter__(self) -> "Lock":
-        await _async.enter(self, None, False)
+        await _async.enter(self, -1, False)
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         await _async.release(self)
+
+    # what _async asks of a lock
+    _reentrant = False
+
+    def _try_here(self, shared: bool) -> Optional[bool]:
+        try:
+            return self.acquire(blocking=False, shared=shared)
+        except Deadlock:
+            return None                 # this thread holds it, for another task
+
+    def _wait_call(self, answer: List[int], opts: Any) -> None:
+        self._handle.call(answer, lib.bakery_acquire, opts)
+
+    def _abandon_here(self, err: int) -> None:
+        if err == 0:
+            self._unlock_quietly()
 
     # ---------------------------------------------------------- inspecting --
 
@@ -571,7 +572,8 @@ class _Hold:
         self._lock.release()
 
     async def __aenter__(self) -> Lock:
-        await _async.enter(self._lock, self._timeout, self._shared)
+        await _async.enter(self._lock, self._lock._check_timeout(True, self._timeout),
+                           self._shared)
         return self._lock
 
     async def __aexit__(self, *exc: Any) -> None:

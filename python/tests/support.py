@@ -3,6 +3,7 @@
 are removed afterwards, the build's tool, children with time limits, and
 what those children do with a lock."""
 
+import asyncio
 import itertools
 import multiprocessing
 import os
@@ -137,3 +138,17 @@ class LockTest(RegionTest):
     def log_order(self) -> list:
         with open(self.log) as f:
             return [int(line) for line in f]
+
+
+class AsyncHelpers:
+    """For a test case that runs coroutines."""
+
+    def run_async(self, coro: Any) -> Any:
+        return asyncio.run(asyncio.wait_for(coro, 120))
+
+    async def until(self, predicate: Callable[[], Any], what: str) -> None:
+        for _ in range(12000):
+            if predicate():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("timed out waiting for " + what)

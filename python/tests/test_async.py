@@ -14,7 +14,8 @@ import unittest
 
 import bakery
 
-from support import FORK, LockTest, hold_forever, hold_until, join, take_in_turn
+from support import (FORK, AsyncHelpers, LockTest, hold_forever, hold_until, join,
+                     take_in_turn)
 
 
 def _hold_and_die(lock, held):
@@ -23,10 +24,7 @@ def _hold_and_die(lock, held):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-class AsyncTest(LockTest):
-
-    def run_async(self, coro):
-        return asyncio.run(asyncio.wait_for(coro, 120))
+class AsyncTest(AsyncHelpers, LockTest):
 
     def holder(self, target=hold_until):
         """Another process that holds the lock; its release event (the
@@ -50,13 +48,6 @@ class AsyncTest(LockTest):
 
     def ours_in_line(self):
         return self.in_line(os.getpid())
-
-    async def until(self, predicate, what):
-        for _ in range(12000):
-            if predicate():
-                return
-            await asyncio.sleep(0.01)
-        self.fail("timed out waiting for " + what)
 
     async def waiting(self, coro):
         """A task running CORO, once it waits in line."""

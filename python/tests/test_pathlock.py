@@ -3,12 +3,14 @@
 and Timeout, release, with, is_locked, a count per object and thread),
 threads and processes excluded (with an occupancy check of their own),
 rename, replacement and a reused inode, OwnerDead, readers and a writer,
-fork, and 10,000 distinct paths without a leak.
+signals (Ctrl-C, a SIGALRM whose handler raises) that never leave the lock
+held, asyncio, fork, and 10,000 distinct paths without a leak.
 
 Every path lock of this process and its children lives in a region of its
 own (BAKERY_PATH_REGION, set before the first path lock), removed at the
 end."""
 
+import asyncio
 import multiprocessing
 import os
 import pickle
@@ -23,8 +25,9 @@ import unittest
 import bakery
 from bakery import _native
 
-from support import join, region_name, wait_until
+from support import AsyncHelpers, join, region_name, wait_until
 from test_processes import ProcessTest, _count_under_lock
+from test_signals import OUTCOME_TIMEOUT, Waiter
 
 FORK = multiprocessing.get_context("fork")
 SPAWN = multiprocessing.get_context("spawn")
@@ -90,6 +93,16 @@ class PathTest(ProcessTest):
         self.assertTrue(held.wait(60), "the child never took the lock")
         self.addCleanup(release.set)
         return proc, release
+
+    def line(self, path):
+        """The Lock the path lock of PATH is, for its holders and queue."""
+        info = bakery.PathLock(path).info()
+        return bakery.Region(info["region"]).lock(info["lock"])
+
+    def assert_free_for_another_process(self, path):
+        result = FORK.Value("i", -1)
+        self.assertEqual(join(self.start(FORK, _try_path, path, result)), 0)
+        self.assertEqual(result.value, 1, "the lock was not free for another process")
 
     def assert_busy(self, path):
         with self.assertRaises(bakery.Timeout):
@@ -373,6 +386,275 @@ def _fork_and_check(lock, result):
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     result.append(os.waitstatus_to_exitcode(status))
+
+
+def _try_path(path, result):
+    try:
+        with bakery.PathLock(path).acquire(blocking=False):
+            result.value = 1
+    except bakery.Timeout:
+        result.value = 0
+
+
+class _TakeThenRaise:
+    """PathLock._take as it returns into a signal handler that raises: the
+    lock call is made, its answer kept, then KeyboardInterrupt."""
+
+    def __init__(self, take):
+        self.take = take
+
+    def __call__(self, answer, handle, wait):
+        self.take(answer, handle, wait)
+        raise KeyboardInterrupt
+
+
+class TestSignals(PathTest):
+    """Signals while the main thread waits in ``with PathLock(path):``, for
+    real (a child interpreter, signalled while this process holds the
+    lock), and an exception the moment the lock call returns (on purpose):
+    it propagates with the lock not held, and the waiter out of line."""
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.path("log")
+        open(self.log, "w").close()
+
+    def waiter(self, path):
+        """test_signals' waiter, on PATH's PathLock."""
+        return Waiter(self, lock="path=" + path)
+
+    def interrupt_waiter(self, signum, outcome):
+        path = self.path("job.lock")
+        line = self.line(path)
+        with bakery.PathLock(path):
+            waiter = self.waiter(path)
+            wait_until(lambda: waiter.pid in [q["pid"] for q in line.info()["queue"]],
+                       "the child to wait in line")
+            os.kill(waiter.pid, signum)
+            self.assertEqual(waiter.expect(outcome, OUTCOME_TIMEOUT),
+                             outcome + " free out handled=0")
+            self.assertEqual(line.info()["waiters"], 0)
+        self.assert_free_for_another_process(path)     # the waiter still lives
+        self.assertEqual(waiter.finish(), 0)
+        with open(self.log) as f:
+            self.assertEqual(f.read(), "")              # the with body never ran
+
+    def test_sigalrm_handler_that_raises_while_waiting(self):
+        self.interrupt_waiter(signal.SIGALRM, "alarm")
+
+    def test_ctrl_c_while_waiting(self):
+        self.interrupt_waiter(signal.SIGINT, "KeyboardInterrupt")
+
+    def test_sigalrm_as_the_lock_is_handed_over(self):
+        # released, and the waiter signalled at once: the exception comes
+        # while it waits, or once it holds the lock (the with block then
+        # releases it); either way the lock is not left held
+        path = self.path("job.lock")
+        line = self.line(path)
+        lock = bakery.PathLock(path)
+        for _ in range(5):
+            lock.acquire()
+            waiter = self.waiter(path)
+            wait_until(lambda: waiter.pid in [q["pid"] for q in line.info()["queue"]],
+                       "the child to wait in line")
+            lock.release()
+            os.kill(waiter.pid, signal.SIGALRM)
+            self.assertIn(waiter.expect(""), ("alarm free out handled=0",
+                                              "entered free out handled=0"))
+            self.assertEqual(line.info()["holders"], [])
+            self.assert_free_for_another_process(path)
+            self.assertEqual(waiter.finish(), 0)
+
+    def test_lock_taken_is_released_before_it_propagates(self):
+        path = self.path("job.lock")
+        for shared, enter in ((False, lambda lock: lock.__enter__()),
+                              (False, lambda lock: lock.acquire()),
+                              (False, lambda lock: lock.acquire(blocking=False)),
+                              (False, lambda lock: lock.acquire(timeout=5)),
+                              (True, lambda lock: lock.__enter__())):
+            lock = bakery.PathLock(path, shared=shared)
+            lock._take = _TakeThenRaise(lock._take)
+            with self.assertRaises(KeyboardInterrupt):
+                enter(lock)
+            self.assertFalse(lock.is_locked)
+            self.assertEqual(self.line(path).info()["holders"], [])
+            self.assert_free(path)
+
+    def test_a_wait_in_another_thread_is_released_the_same(self):
+        # (a thread other than the main one runs no handler: the lock call
+        # blocks; an exception as it returns is handled the same way)
+        path = self.path("job.lock")
+        lock = bakery.PathLock(path)
+        lock._take = _TakeThenRaise(lock._take)
+        raised = []
+
+        def other():
+            try:
+                lock.acquire(timeout=60)
+            except KeyboardInterrupt:
+                raised.append(True)
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(60)
+        self.assertEqual(raised, [True])
+        self.assert_free(path)
+
+    def test_release_interrupted_still_releases(self):
+        import bakery.pathlock as module
+        path = self.path("job.lock")
+        lock = bakery.PathLock(path)
+        real = module._path_unlock
+        calls = []
+
+        def raise_first(handle):        # the exception before the unlock ran
+            if not calls:
+                calls.append(handle)
+                raise KeyboardInterrupt
+            return real(handle)
+
+        with self.assertRaises(KeyboardInterrupt):
+            with lock:
+                module._path_unlock = raise_first
+        module._path_unlock = real
+        self.assertFalse(lock.is_locked)
+        self.assert_free(path)
+
+    def test_owner_dead_is_kept_and_raised(self):
+        path = self.path("job.lock")
+        join(self.start(FORK, _die_holding, path))
+        lock = bakery.PathLock(path)
+        lock._take = _TakeThenRaise(lock._take)
+        with self.assertRaises(bakery.OwnerDead) as caught:
+            with lock:
+                self.fail("the with body ran")
+        self.assertIsInstance(caught.exception.__cause__, KeyboardInterrupt)
+        self.assertTrue(lock.is_locked)                 # held: repair, then
+        caught.exception.lock.consistent()              # consistent() releases
+        self.assertFalse(lock.is_locked)
+        self.assert_free(path)
+
+
+class TestAsync(AsyncHelpers, PathTest):
+    """``async with PathLock(path):`` and ``await lock.acquire_async()``:
+    the task keeps its place in line while the loop runs other tasks,
+    leaves the line when cancelled, holds per task (reentrant), and repairs
+    an owner death through the task."""
+
+    def queued_here(self, line):
+        return [q["pid"] for q in line.info()["queue"]].count(os.getpid())
+
+    def test_place_in_line_kept_while_the_loop_runs(self):
+        path = self.path("job.lock")
+        line = self.line(path)
+        _, release = self.hold_in_child(path)
+        lock = bakery.PathLock(path)
+        ticks, inside = [], []
+
+        async def ticker(stop):
+            while not stop.is_set():
+                ticks.append(1)
+                await asyncio.sleep(0.001)
+
+        async def task():
+            async with lock:
+                inside.append(lock.is_locked)
+                async with lock:                        # reentrant per task
+                    inside.append(lock.lock_counter)
+
+        async def main():
+            stop = asyncio.Event()
+            ticking = asyncio.create_task(ticker(stop))
+            waiter = asyncio.create_task(task())
+            await self.until(lambda: self.queued_here(line) == 1, "the task to wait in line")
+            before = len(ticks)
+            await asyncio.sleep(0.2)
+            self.assertGreater(len(ticks), before + 3)      # the loop ran meanwhile
+            self.assertEqual(inside, [])
+            release.set()
+            await waiter
+            stop.set()
+            await ticking
+
+        self.run_async(main())
+        self.assertEqual(inside, [True, 2])
+        self.assertFalse(lock.is_locked)
+        self.assertEqual(line.info()["holders"], [])
+        self.assert_free(path)
+
+    def test_cancelled_while_waiting_leaves_the_line(self):
+        path = self.path("job.lock")
+        line = self.line(path)
+        _, release = self.hold_in_child(path)
+
+        async def main():
+            waiter = asyncio.create_task(bakery.PathLock(path).acquire_async())
+            await self.until(lambda: self.queued_here(line) == 1, "the task to wait in line")
+            waiter.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await waiter
+            self.assertEqual(line.info()["waiters"], 0)     # out at once
+
+        self.run_async(main())
+        release.set()
+        self.assert_free_for_another_process(path)
+
+    def test_timeout_try_and_tasks_of_one_loop(self):
+        path = self.path("job.lock")
+        lock = bakery.PathLock(path)
+        order = []
+
+        async def second():
+            async with lock:                # held by the first task: waits
+                order.append("second")
+
+        async def held_elsewhere():
+            with self.assertRaises(bakery.Timeout):
+                await bakery.PathLock(path).acquire_async(timeout=0.1)
+            with self.assertRaises(bakery.Timeout):
+                async with bakery.PathLock(path, timeout=0.1):
+                    self.fail("not acquired: the block must not run")
+            with self.assertRaises(bakery.Timeout):
+                await lock.acquire_async(blocking=False)
+            self.assertFalse(lock.is_locked)
+
+        async def is_locked_in_a_task():
+            return lock.is_locked           # (the other task's hold is not its own)
+
+        async def main():
+            async with await lock.acquire_async(timeout=60):
+                task = asyncio.create_task(second())
+                await asyncio.sleep(0.2)
+                order.append("first")
+                self.assertTrue(lock.is_locked)
+                self.assertFalse(await asyncio.create_task(is_locked_in_a_task()))
+                with self.assertRaises(bakery.Timeout):
+                    await bakery.PathLock(path).acquire_async(blocking=False)
+            await task
+
+        proc, release = self.hold_in_child(path)
+        self.run_async(held_elsewhere())
+        release.set()
+        join(proc)                          # free: main() takes it on the loop's thread
+        self.run_async(main())
+        self.assertEqual(order, ["first", "second"])
+        self.assert_free(path)
+
+    def test_owner_dead_repaired_through_the_task(self):
+        path = self.path("job.lock")
+        join(self.start(FORK, _die_holding, path))
+        lock = bakery.PathLock(path)
+
+        async def main():
+            with self.assertRaises(bakery.OwnerDead) as caught:
+                async with lock:
+                    self.fail("the with body ran")
+            self.assertTrue(lock.is_locked)
+            caught.exception.lock.consistent()      # repaired, and released
+            self.assertFalse(lock.is_locked)
+
+        self.run_async(main())
+        self.assert_free(path)
 
 
 class TestForkAndLeaks(PathTest):

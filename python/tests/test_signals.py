@@ -22,7 +22,8 @@ from support import (CHILD_TIMEOUT, FORK, LockTest, RegionTest, hold_until, join
                      wait_until)
 OUTCOME_TIMEOUT = 60.0      # how long a signalled waiter may take to say how it ended
 
-# The waiter: reports "ready", waits in `with lock:`, then reports how it
+# The waiter: reports "ready", waits in `with lock:` (the lock "l" of the
+# region, or with "path=FILE" for the region, FILE's PathLock), then reports how it
 # ended, whether it holds the lock and whether it is still in line, and
 # waits for a line on stdin before it exits (the parent looks meanwhile).
 WAITER = r"""
@@ -30,7 +31,12 @@ import os, signal, sys, threading, time
 import bakery
 
 region_name, mode, log = sys.argv[1], sys.argv[2], sys.argv[3]
-lock = bakery.Region(region_name).lock("l")
+if region_name.startswith("path="):     # a PathLock, and the lock it is
+    lock = bakery.PathLock(region_name[len("path="):])
+    info = lock.info()
+    line = bakery.Region(info["region"]).lock(info["lock"])
+else:
+    lock = line = bakery.Region(region_name).lock("l")
 handled = []
 
 
@@ -59,9 +65,10 @@ except KeyboardInterrupt:
     outcome = "KeyboardInterrupt"
 except TimeoutError:
     outcome = "alarm"
-signal.signal(signal.SIGINT, signal.SIG_IGN)    # one that comes late: no matter
-info = lock.info()
-mine = [h for h in info["holders"] if h["pid"] == os.getpid()]
+for late in (signal.SIGINT, signal.SIGALRM):    # one that comes late: no matter
+    signal.signal(late, signal.SIG_IGN)
+info = line.info()
+mine = [h for h in info["holders"] if h["pid"] == os.getpid()] or getattr(lock, "is_locked", 0)
 queued = [q for q in info["queue"] if q["pid"] == os.getpid()]
 print(outcome, "holds" if mine else "free", "queued" if queued else "out",
       "handled=%d" % len(handled), flush=True)
@@ -70,11 +77,12 @@ sys.stdin.readline()
 
 
 class Waiter:
-    """A child interpreter running WAITER, and its lines."""
+    """A child interpreter running WAITER (on LOCK, as WAITER's first
+    argument, if given), and its lines."""
 
-    def __init__(self, test, mode="plain"):
+    def __init__(self, test, mode="plain", lock=None):
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", WAITER, test.name, mode, test.log],
+            [sys.executable, "-c", WAITER, lock or test.name, mode, test.log],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, universal_newlines=True)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()

@@ -4,6 +4,8 @@
  * directory, named by the file's identity, in one region per user.
  *
  *   - the calls and their errors; a directory is locked as a file is;
+ *   - bakery_path_acquire's options: a try, a deadline, a cancel word and
+ *     a signal end the wait with the lock not held;
  *   - processes exclude each other through different paths to one file
  *     (occupancy check);
  *   - a renamed file keeps its lock, a replaced file gets a new one, a file
@@ -28,6 +30,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,6 +304,133 @@ START_TEST(a_directory_is_locked)
 	holder_stop(&h, pid);
 	ck_assert_int_eq(bakery_path_trylock(p), 0);
 	ck_assert_int_eq(bakery_path_unlock(p), 0);
+	ck_assert_int_eq(bakery_path_close(p), 0);
+	test_dir_remove(dir);
+}
+END_TEST
+
+/* ------------------------------------------------ acquiring with options -- */
+
+static volatile sig_atomic_t usr1_caught;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_caught++;
+}
+
+/* A thread that calls bakery_path_acquire with OPTS (and lets go of what
+ * it got). */
+struct path_waiter {
+	bakery_path_t *p;
+	struct bakery_acquire_opts opts;
+	pthread_t thread;
+	int rc, done;
+};
+
+static void *path_waiter_main(void *arg)
+{
+	struct path_waiter *w = arg;
+	int rc = bakery_path_acquire(w->p, &w->opts);
+
+	if (rc == 0 || rc == EOWNERDEAD)
+		bakery_path_unlock(w->p);
+	w->rc = rc;
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void path_waiter_start(struct path_waiter *w)
+{
+	w->done = 0;
+	w->rc = -1;
+	ck_assert_int_eq(pthread_create(&w->thread, NULL, path_waiter_main, w), 0);
+}
+
+static bool path_waiter_done(void *arg)
+{
+	const struct path_waiter *w = arg;
+
+	return __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
+}
+
+static int path_waiter_join(struct path_waiter *w)
+{
+	ck_assert_int_eq(pthread_join(w->thread, NULL), 0);
+	return w->rc;
+}
+
+/* bakery_path_acquire is bakery_acquire on the path's lock: behind another
+ * process's hold, a try, a deadline, a cancel word (already set, or set
+ * while the caller waits) and a signal (BAKERY_ACQUIRE_INTR) each end the
+ * wait with the lock not held and the line left clean: once the holder
+ * lets go, a try takes the lock at once. */
+START_TEST(path_acquire_takes_the_options)
+{
+	char region[TK_NAME_SIZE], dir[PATH_MAX], file[PATH_MAX];
+	struct bakery_acquire_opts o = { .flags = 0 };
+	struct path_waiter w = { .p = NULL };
+	static uint32_t word;
+	struct sigaction sa;
+	struct timespec past;
+	struct holder h;
+	bakery_path_t *p;
+	pid_t pid;
+
+	paths_region(region, "pathopts");
+	test_dir(dir, sizeof(dir), false);
+	file_in(file, sizeof(file), dir, "f");
+	touch(file);
+	p = path_open(file, 0);
+	ck_assert_int_eq(bakery_path_acquire(NULL, &o), EINVAL);
+	ck_assert_int_eq(bakery_path_acquire(p, NULL), EINVAL);
+	o.flags = 0x80;
+	ck_assert_int_eq(bakery_path_acquire(p, &o), EINVAL);
+	o.flags = 0;
+	ck_assert_int_eq(bakery_path_acquire(p, &o), 0);
+	ck_assert_int_eq(bakery_path_unlock(p), 0);
+	o.flags = BAKERY_ACQUIRE_SHARED;
+	ck_assert_int_eq(bakery_path_acquire(p, &o), 0);
+	ck_assert_int_eq(bakery_path_unlock(p), 0);
+
+	pid = holder_start(&h, file, false);
+	o.flags = BAKERY_ACQUIRE_TRY;
+	ck_assert_int_eq(bakery_path_acquire(p, &o), EBUSY);
+	o.flags = BAKERY_ACQUIRE_TRY | BAKERY_ACQUIRE_SHARED;
+	ck_assert_int_eq(bakery_path_acquire(p, &o), EBUSY);
+	past = tk_in(CLOCK_MONOTONIC, 0.05);
+	o = (struct bakery_acquire_opts){ .clock = CLOCK_MONOTONIC, .deadline = &past };
+	ck_assert_int_eq(bakery_path_acquire(p, &o), ETIMEDOUT);
+	word = 1;
+	o = (struct bakery_acquire_opts){ .cancel = &word };
+	ck_assert_int_eq(bakery_path_acquire(p, &o), ECANCELED);
+
+	/* a cancel word set while a thread waits */
+	word = 0;
+	w.p = p;
+	w.opts = (struct bakery_acquire_opts){ .cancel = &word };
+	path_waiter_start(&w);
+	usleep(50000);
+	ck_assert_int_eq(bakery_cancel(&word), 0);
+	ck_assert_msg(path_waiter_join(&w) == ECANCELED, "waiter: %s", bakery_strerror(w.rc));
+
+	/* a signal that interrupts the wait's sleep (sent again until it
+	 * comes while the waiter sleeps) */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	w.opts = (struct bakery_acquire_opts){ .flags = BAKERY_ACQUIRE_INTR };
+	path_waiter_start(&w);
+	do
+		ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	while (!tk_wait_until(path_waiter_done, &w, 0.1));
+	ck_assert_msg(path_waiter_join(&w) == EINTR, "waiter: %s", bakery_strerror(w.rc));
+	ck_assert_int_ge(usr1_caught, 1);
+	signal(SIGUSR1, SIG_DFL);
+
+	holder_stop(&h, pid);
+	ck_assert_int_eq(try_path(file), 0);
 	ck_assert_int_eq(bakery_path_close(p), 0);
 	test_dir_remove(dir);
 }
@@ -903,6 +1033,7 @@ static Suite *pathlock_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, calls_and_errors);
 	tcase_add_test(tc, a_directory_is_locked);
+	tcase_add_test(tc, path_acquire_takes_the_options);
 	tcase_add_test(tc, processes_exclude_each_other_through_any_path);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(ti, 60);
