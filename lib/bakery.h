@@ -535,7 +535,9 @@ struct bakery_lock_info {
 	                              several: see holding)                */
 	unsigned waiters;          /* slots in the doorway or waiting       */
 	unsigned participants;     /* slots in the lock's active set        */
-	int      owner_dead;       /* previous holder died, not yet repaired */
+	int      owner_dead;       /* previous holder died, not yet repaired:
+	                              0, or BAKERY_OWNER_DEAD_DIED, or
+	                              BAKERY_OWNER_DEAD_UNREPAIRED     */
 	int      not_recoverable;
 	uint64_t acquisitions;     /* since creation, all participants      */
 	uint64_t recoveries;       /* dead slots cleared in this lock       */
@@ -548,6 +550,12 @@ struct bakery_lock_info {
 	uint64_t reader_deaths;    /* readers that died inside: no owner-died */
 	uint64_t passes;           /* waiters passed: their turn came and they did not take it */
 };
+/* bakery_lock_info's owner_dead: how the lock's last holder left it.
+ * DIED: it died holding the lock.  UNREPAIRED: it had been told EOWNERDEAD
+ * and left the lock (died, or its thread exited) without
+ * bakery_consistent(): the repair failed, after an earlier death. */
+#define BAKERY_OWNER_DEAD_DIED       1
+#define BAKERY_OWNER_DEAD_UNREPAIRED 2
 /* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
 BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);
 /*

@@ -298,6 +298,40 @@ START_TEST(thread_exit_while_holding)
 }
 END_TEST
 
+/* How the last holder left an owner-died lock: dead (DIED), or told and
+ * gone without bakery_consistent (UNREPAIRED: a failed repair); a repair
+ * clears both, and a new death after a failed repair is a death again. */
+START_TEST(failed_repair_told_from_death)
+{
+	struct fixture f;
+	pthread_t th;
+
+	leak_expected_begin();
+	fixture_open(&f, _i);
+	leak_expected_end();
+	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f.l), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(bakery_recover(f.b, NULL), 0);
+	ck_assert_int_eq(lock_info(&f).owner_dead, BAKERY_OWNER_DEAD_DIED);
+	/* told, gone without repairing */
+	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f.l), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
+	ck_assert_int_eq(lock_info(&f).owner_dead, BAKERY_OWNER_DEAD_UNREPAIRED);
+	/* and after that one, a plain death */
+	ck_assert_int_eq(bakery_consistent(f.l), 0);
+	ck_assert_int_eq(lock_info(&f).owner_dead, 0);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f.l), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
+	ck_assert_int_eq(lock_info(&f).owner_dead, BAKERY_OWNER_DEAD_DIED);
+	ck_assert_int_eq(bakery_consistent(f.l), 0);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *owner_dead_suite(void)
 {
 	Suite *s = suite_create("owner-dead");
@@ -311,6 +345,7 @@ static Suite *owner_dead_suite(void)
 	tcase_add_loop_test(tc, blocked_waiter_wakes_when_holder_dies, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, thread_exit_while_holding, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, thread_deaths_leave_no_mappings, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, failed_repair_told_from_death, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }
