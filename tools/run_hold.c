@@ -19,21 +19,38 @@
 
 #include "run.h"
 
-static int acquire(bakery_lock_t *l, const struct run_opts *o)
+bool run_deadline_passed(const struct run_opts *o)
 {
-	struct timespec at;
-	time_t whole = (time_t)o->timeout;
+	struct timespec now;
 
+	if (o->wait != RUN_WAIT_FOR)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > o->deadline.tv_sec ||
+	       (now.tv_sec == o->deadline.tv_sec && now.tv_nsec >= o->deadline.tv_nsec);
+}
+
+static int acquire_once(bakery_lock_t *l, const struct run_opts *o)
+{
 	if (o->wait == RUN_WAIT_FOREVER)
 		return o->shared ? bakery_rdlock(l) : bakery_lock(l);
 	if (o->wait == RUN_WAIT_NONE)
 		return o->shared ? bakery_tryrdlock(l) : bakery_trylock(l);
-	clock_gettime(CLOCK_MONOTONIC, &at);
-	at.tv_nsec += (long)((o->timeout - (double)whole) * 1e9);
-	at.tv_sec += whole + at.tv_nsec / 1000000000L;
-	at.tv_nsec %= 1000000000L;
-	return o->shared ? bakery_clockrdlock(l, CLOCK_MONOTONIC, &at)
-	                 : bakery_clocklock(l, CLOCK_MONOTONIC, &at);
+	return o->shared ? bakery_clockrdlock(l, CLOCK_MONOTONIC, &o->deadline)
+	                 : bakery_clocklock(l, CLOCK_MONOTONIC, &o->deadline);
+}
+
+/* EAGAIN: the lock table or a slot was held for 2 s by a participant that
+ * is stopped; tried again as long as the job would wait for the lock. */
+static int acquire(bakery_lock_t *l, const struct run_opts *o)
+{
+	const struct timespec pause = { 0, 20000000L };
+	int err;
+
+	while ((err = acquire_once(l, o)) == EAGAIN && o->wait != RUN_WAIT_NONE &&
+	       !run_deadline_passed(o))
+		nanosleep(&pause, NULL);
+	return err;
 }
 
 static void *holder_main(void *arg)
@@ -52,11 +69,15 @@ static void *holder_main(void *arg)
 	while (!h->decided)
 		pthread_cond_wait(&h->cv, &h->mu);
 	pthread_mutex_unlock(&h->mu);
-	if (h->verdict == RUN_ABANDON)
-		return NULL;    /* the library's thread-exit path: owner died */
+	/* the library's thread-exit path: owner died (a writer that did
+	 * not run its command leaves the mark it found, as a writer must
+	 * not unlock without bakery_consistent; a reader never repairs) */
+	if (h->verdict == RUN_ABANDON ||
+	    (h->verdict == RUN_GIVE_BACK && err == EOWNERDEAD && !h->o->shared))
+		return NULL;
 	/* a reader cannot repair (EPERM): the owner-died mark stays for the
 	 * next writer */
-	if (err == EOWNERDEAD && !h->o->shared)
+	if (err == EOWNERDEAD && !h->o->shared && h->verdict == RUN_RELEASE)
 		bakery_consistent(h->l);
 	bakery_unlock(h->l);
 	return NULL;
