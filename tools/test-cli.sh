@@ -24,6 +24,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/bakery-cli-test.XXXXXX")
 failures=0
 holder=
 file_regions=
+# -c runs $SHELL: the tests' commands are POSIX sh, whatever the user's is
+SHELL=/bin/sh
+export SHELL
 
 cleanup() {
 	if [ -n "$holder" ]; then
