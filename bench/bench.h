@@ -6,9 +6,11 @@
  * flock, ticket lock).
  *
  *   mechs.c    one adapter per mechanism behind struct mech_ops
- *   procs.c    the shared control block, futex flags, forking and reaping
+ *   procs.c    the shared control block, futex flags, forking and reaping,
+ *              the background load
  *   measure.c  the measurements (uncontended, contended, blocked, recovery)
- *   report.c   statistics, the tables on stdout and the CSV file
+ *   holders.c  threads of several processes on a lock of k holders
+ *   report.c   statistics, the tables on stdout, the targets and the CSV file
  *   main.c     options and the order of the runs
  */
 #ifndef BAKERY_BENCH_H
@@ -26,14 +28,21 @@
  * every contended critical section: it trusts nothing of the mechanism
  * under test (tests/common/occupancy.h) */
 #include "occupancy.h"
+/* and its sibling for locks of k holders (tests/common/rw_occupancy.h) */
+#include "rw_occupancy.h"
 
-#define BENCH_MAX_PROCS   8        /* most processes in one contended run   */
+#define BENCH_MAX_PROCS   64       /* most processes in one contended run   */
 #define BENCH_SAMPLE_CAP  16384    /* wait-time samples kept per process    */
 #define BENCH_SAMPLE_MASK 15u      /* time one acquisition in 16, at random */
+#define BENCH_MAX_PLAN    3        /* process counts of one series of cases */
+#define BENCH_MAX_BACKGROUND 8    /* CPU-bound processes of a loaded run   */
+#define BENCH_MAX_THREADS 16       /* threads per process, k holders        */
 #define BENCH_MAX_TRIALS  101      /* recovery trials per mechanism         */
 #define BENCH_MAX_ROUNDS  9        /* contended runs per case               */
 #define BENCH_MAX_MECHS   16       /* entries of mech_table                 */
 #define BENCH_CACHE_LINE  64
+#define BENCH_SETUP_TIMEOUT_NS (10 * INT64_C(1000000000))  /* children get ready */
+#define BENCH_DRAIN_TIMEOUT_NS (20 * INT64_C(1000000000))  /* children end a run */
 
 /* ------------------------------------------------------------ mechanisms -- */
 
@@ -50,6 +59,7 @@ struct mech_ops {
 	bool recovers;             /* a blocked waiter survives a SIGKILLed holder */
 	bool tells_owner_died;     /* and is told the holder died (EOWNERDEAD) */
 	enum bakery_algo algo;     /* libbakery algorithms only              */
+	bool counts_holders;       /* can make a lock of k > 1 holders       */
 	/* In the parent: create the shared object(s).  0 or an errno. */
 	int (*create)(struct mech *m);
 	/* In a child after fork: make the per-process handle.  0 or an errno. */
@@ -68,6 +78,7 @@ struct mech_ops {
 struct mech {
 	const struct mech_ops *ops;
 	unsigned slots;            /* region capacity (libbakery only)       */
+	unsigned holders;          /* k: holders at once (1: a mutex)        */
 	char name[96];             /* the shm object / file name             */
 	bakery_t *region;
 	bakery_lock_t *lock;
@@ -84,6 +95,9 @@ extern const unsigned mech_count;
 
 /* A fresh instance with a unique object name; 0 or an errno. */
 int mech_new(struct mech *m, const struct mech_ops *ops, unsigned slots);
+/* The same, of HOLDERS units (a mechanism with counts_holders). */
+int mech_new_holders(struct mech *m, const struct mech_ops *ops, unsigned slots,
+                     unsigned holders);
 void mech_free(struct mech *m);
 
 /* --------------------------------------------------------- control block -- */
@@ -98,6 +112,8 @@ struct child_result {
 	uint64_t sampled;          /* wait times timed (the reservoir keeps <= CAP) */
 	uint64_t kept;             /* wait times in the reservoir            */
 	uint64_t wait_max_ns;      /* largest timed wait                     */
+	uint64_t acq_min, acq_max; /* k holders: the process's threads' fewest
+	                              and most acquisitions */
 	double value;              /* test-specific: best ns/op, a latency   */
 	int64_t stamp_ns;          /* CLOCK_MONOTONIC time of the acquisition */
 	int err;                   /* 0, or the error a call failed with (mech.err) */
@@ -125,6 +141,8 @@ struct control {
 	                              0 = none (back to back) */
 	uint32_t ping __attribute__((aligned(BENCH_CACHE_LINE)));  /* hand-over floor */
 	struct occupancy occ;
+	struct rw_occupancy rwocc; /* k holders: at most k inside            */
+	unsigned threads;          /* k holders: threads per process         */
 	struct child_result res[BENCH_MAX_PROCS];
 	uint64_t samples[BENCH_MAX_PROCS][BENCH_SAMPLE_CAP];
 };
@@ -148,6 +166,8 @@ struct usage {
 	uint64_t vcsw, ivcsw;      /* voluntary (slept), involuntary (preempted) */
 };
 struct usage usage_self(void);
+/* Into R: this process's CPU time and context switches since SINCE. */
+void usage_into(struct child_result *r, const struct usage *since);
 
 /* Futex-backed flags: set to a value and wake, wait until it is reached. */
 void flag_set(uint32_t *word, uint32_t value);
@@ -163,6 +183,13 @@ void flag_inc(uint32_t *word);
 /* Fork a child that runs FN(m, c, id) and _exits; its pid or -1. */
 typedef void (*child_fn)(struct mech *m, struct control *c, unsigned id);
 pid_t spawn(child_fn fn, struct mech *m, struct control *c, unsigned id);
+/* Spawn up to N_WANT children running FN, wait until each has counted
+ * ARRIVALS_EACH arrivals in c->ready (one per child, or one per thread of
+ * each), start them together, let them run for DURATION_S and tell them
+ * to stop.  The number spawned; the run's length in *ELAPSED_NS. */
+unsigned run_children(child_fn fn, struct mech *m, struct control *c, pid_t *pids,
+                      unsigned n_want, unsigned arrivals_each, double duration_s,
+                      int64_t *elapsed_ns);
 /* Reap the children by TIMEOUT_NS from now, SIGKILLing what is left
  * then; true if all exited by themselves with status 0. */
 bool reap(const pid_t *pids, unsigned n, int64_t timeout_ns);
@@ -183,6 +210,9 @@ enum test {
 	T_CONTENDED_WORK,          /* contended, with work outside the lock   */
 	T_HANDOVER,                /* two processes pass a futex word back and forth */
 	T_STOPPED,                 /* a waiter stopped in line: when does the next get in */
+	T_HOLDERS,                 /* threads of several processes take a lock of k holders */
+	T_CONTENDED_LOADED,        /* contended, beside CPU-bound processes at nice 19 */
+	T_SCALING,                 /* contended, 2 to 64 processes: cost per acquisition */
 };
 
 enum status { ST_OK, ST_NA, ST_VIOLATION, ST_ERROR, ST_HANG };
@@ -192,6 +222,8 @@ struct result {
 	const struct mech_ops *mech;
 	unsigned slots;            /* 0 for non-libbakery mechanisms         */
 	unsigned procs;
+	unsigned holders;          /* k holders: k; else 1                   */
+	unsigned threads;          /* k holders: threads per process; else 1 */
 	enum status status;
 	double ns_per_op;          /* uncontended                            */
 	double acq_per_s, jain, max_min, cpu_ns_per_acq;   /* contended     */
@@ -217,6 +249,10 @@ const struct result *results_find(const struct results *rs, enum test test,
                                   const char *mech, unsigned slots, unsigned procs);
 struct result *results_get(struct results *rs, enum test test,
                            const char *mech, unsigned slots, unsigned procs);
+/* The k-holder run of MECH with PROCS processes of THREADS threads, K
+ * holders, or NULL. */
+const struct result *results_find_holders(const struct results *rs, const char *mech,
+                                          unsigned procs, unsigned threads, unsigned k);
 
 /* -------------------------------------------------------------- options -- */
 
@@ -230,6 +266,15 @@ struct options {
 	unsigned trials;           /* recovery trials                       */
 	unsigned procs[3];         /* contended process counts              */
 	unsigned nprocs;
+	unsigned scaling[3];       /* process counts beyond them (scaling)  */
+	unsigned nscaling;
+	unsigned holders_procs[3]; /* k holders: processes ...              */
+	unsigned nholders;
+	unsigned holders_threads;  /* ... of this many threads each         */
+	unsigned holders_k;        /* the k measured against k = 1          */
+	double holders_s;          /* one k-holder run                      */
+	unsigned background;       /* CPU-bound processes at nice 19 (loaded) */
+	unsigned loaded_rounds;    /* loaded runs per case, median kept     */
 	unsigned slots_small, slots_large;
 	const char *csv_path;
 	const char *only;          /* comma-separated mechanism names, or NULL */
@@ -244,6 +289,13 @@ void measure_uncontended(const struct options *o, struct control *c,
 /* One run into R (initialised by result_init; R->test says whether with
  * work outside the lock). */
 void measure_contended(const struct options *o, struct control *c, struct result *r);
+/* One run of PROCS processes of R->threads threads on a lock of
+ * R->holders holders (holders.c). */
+void measure_holders(const struct options *o, struct control *c, struct result *r);
+/* Start N CPU-bound processes at nice 19 (the loaded runs' background);
+ * stop them.  PIDS holds at least N. */
+void background_start(pid_t *pids, unsigned n);
+void background_stop(pid_t *pids, unsigned n);
 /* The futex hand-over floor: two processes pass the turn back and forth
  * with FUTEX_WAKE and FUTEX_WAIT; latency_ns is one hand-over. */
 void measure_handover(const struct options *o, struct control *c, struct result *r);

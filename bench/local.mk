@@ -1,13 +1,18 @@
 # SPDX-License-Identifier: MIT
 # bench/: bakery-bench, every libbakery algorithm against the locks users
 # would pick instead.  Not part of `make check`:
-#   make bench        the full set (a few minutes), CSV in bench/results.csv,
-#                     plots (if gnuplot is installed) in $(BENCH_PLOTDIR)
-#   make bench-quick  a short subset (under a minute) for spotting regressions
+#   make bench        the full set (about 6 minutes), CSV in bench/results.csv,
+#                     plots (if gnuplot is installed) in $(BENCH_PLOTDIR); it
+#                     ends with the targets, each met or MISSED
+#   make bench-quick  a short subset (about a minute) for spotting regressions
 #   make bench-rw     bakery-rwbench: the shared mode and k holders against
 #                     pthread_rwlock_t, flock and a POSIX semaphore (2 minutes)
-noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench
-EXTRA_DIST += bench/plot.gp docs/performance.md \
+#   make bench-path   bakery-pathbench and bench/pathlock.py: a lock per file,
+#                     uncontended, from C and from Python, against flock (a minute)
+noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench bench/bakery-pathbench
+# ab.sh: a benchmark against two builds in alternation; profile-lockpath.sh:
+# the instructions of an uncontended lock+unlock, function by function
+EXTRA_DIST += bench/plot.gp bench/ab.sh bench/profile-lockpath.sh docs/performance.md \
 	docs/bench-throughput.svg docs/bench-cpu.svg docs/bench-uncontended.svg \
 	docs/bench-wait.svg
 CLEANFILES += bench/results.csv bench/results-quick.csv
@@ -15,13 +20,15 @@ CLEANFILES += bench/results.csv bench/results-quick.csv
 bench_bakery_bench_SOURCES = \
 	bench/bench.h \
 	tests/common/occupancy.h \
+	tests/common/rw_occupancy.h \
 	bench/main.c \
+	bench/holders.c \
 	bench/mechs.c \
 	bench/procs.c \
 	bench/measure.c \
 	bench/report.c
 bench_bakery_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/common
-bench_bakery_bench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
+bench_bakery_bench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS) -lpthread
 
 # Where `make bench` draws the plots: the committed ones live in docs/.
 BENCH_PLOTDIR = $(top_srcdir)/docs
@@ -30,7 +37,11 @@ bench_bakery_rwbench_SOURCES = bench/rw.c tests/common/rw_occupancy.h
 bench_bakery_rwbench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/common
 bench_bakery_rwbench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS) -lpthread
 
-.PHONY: bench bench-quick bench-rw
+bench_bakery_pathbench_SOURCES = bench/path.c
+bench_bakery_pathbench_LDADD = lib/libbakery.la $(BAKERY_LIBS)
+EXTRA_DIST += bench/pathlock.py
+
+.PHONY: bench bench-quick bench-rw bench-path
 bench: bench/bakery-bench$(EXEEXT)
 	bench/bakery-bench$(EXEEXT) --csv bench/results.csv
 	@if test -n "$(GNUPLOT)"; then \
@@ -46,3 +57,8 @@ bench-quick: bench/bakery-bench$(EXEEXT)
 
 bench-rw: bench/bakery-rwbench$(EXEEXT)
 	bench/bakery-rwbench$(EXEEXT) $(BENCH_RW_FLAGS)
+
+bench-path: bench/bakery-pathbench$(EXEEXT)
+	bench/bakery-pathbench$(EXEEXT)
+	BAKERY_LIBRARY=lib/.libs/libbakery.so PYTHONPATH=$(top_srcdir)/python \
+	  python3 $(top_srcdir)/bench/pathlock.py

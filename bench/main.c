@@ -5,6 +5,7 @@
  *
  *   bakery-bench [--quick] [--csv FILE] [--duration SEC] [--rounds N]
  *                [--trials N] [--only NAME,...] [--tests NAME,...]
+ *                [--background-load N]
  *
  * Prints the tables (see report.c) on stdout and progress on stderr, and
  * writes the CSV that bench/plot.gp draws.  Exits 1 if any run failed its
@@ -33,7 +34,12 @@ static void usage(FILE *f)
 	        "  --tests A,B,...  only these of: uncontended, contended,\n"
 	        "                   contended-work (100 ns - 1 us of work outside the lock),\n"
 	        "                   blocked, stopped (a waiter SIGSTOPped in line),\n"
-	        "                   recovery (the wake-up and SIGKILL trials)\n"
+	        "                   recovery (the wake-up and SIGKILL trials),\n"
+	        "                   holders (k = 1 and 2 alternating, 8 threads per process),\n"
+	        "                   loaded (8 processes beside CPU-bound processes at nice 19),\n"
+	        "                   scaling (16, 32 and 64 processes)\n"
+	        "  --background-load N  CPU-bound processes at nice 19 in the loaded runs\n"
+	        "                   (default 2; 0: no loaded runs)\n"
 	        "  --help           this text\n"
 	        "mechanisms:\n");
 	for (unsigned i = 0; i < mech_count; i++)
@@ -54,6 +60,19 @@ static void defaults(struct options *o, bool quick)
 	o->procs[1] = 4;
 	o->procs[2] = 8;
 	o->nprocs = 3;
+	o->scaling[0] = 16;
+	o->scaling[1] = 32;
+	o->scaling[2] = 64;
+	o->nscaling = 3;
+	o->holders_procs[0] = 1;
+	o->holders_procs[1] = 4;
+	o->holders_procs[2] = 16;
+	o->nholders = 3;
+	o->holders_threads = 8;
+	o->holders_k = 2;
+	o->holders_s = quick ? 0.25 : 0.5;
+	o->background = 2;
+	o->loaded_rounds = quick ? 1 : 5;
 	o->slots_small = 64;
 	o->slots_large = 1024;
 	o->csv_path = "bakery-bench.csv";
@@ -69,12 +88,13 @@ static int parse(int argc, char **argv, struct options *o)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "only", required_argument, NULL, 'o' },
 		{ "tests", required_argument, NULL, 'T' },
+		{ "background-load", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *csv = NULL, *only = NULL, *tests = NULL;
 	double duration = 0;
-	long trials = 0, rounds = 0;
+	long trials = 0, rounds = 0, background = -1;
 	bool quick = false;
 	int c;
 
@@ -87,12 +107,14 @@ static int parse(int argc, char **argv, struct options *o)
 		case 'r': rounds = strtol(optarg, NULL, 10); break;
 		case 'o': only = optarg; break;
 		case 'T': tests = optarg; break;
+		case 'B': background = strtol(optarg, NULL, 10); break;
 		case 'h': usage(stdout); exit(0);
 		default:  usage(stderr); return -1;
 		}
 	}
 	if (optind != argc || duration < 0 || duration > 60 || trials < 0 ||
-	    trials > BENCH_MAX_TRIALS || rounds < 0 || rounds > BENCH_MAX_ROUNDS) {
+	    trials > BENCH_MAX_TRIALS || rounds < 0 || rounds > BENCH_MAX_ROUNDS ||
+	    background > BENCH_MAX_BACKGROUND) {
 		usage(stderr);
 		return -1;
 	}
@@ -105,6 +127,8 @@ static int parse(int argc, char **argv, struct options *o)
 		o->trials = (unsigned)trials;
 	if (rounds > 0)
 		o->rounds = (unsigned)rounds;
+	if (background >= 0)
+		o->background = (unsigned)background;
 	o->only = only;
 	o->tests = tests;
 	return 0;
@@ -127,6 +151,16 @@ static bool listed(const char *list, const char *name)
 static bool selected(const struct options *o, const struct mech_ops *m)
 {
 	return m == mech_table[0] || listed(o->only, m->name);
+}
+
+static const char *test_label(enum test t)
+{
+	switch (t) {
+	case T_CONTENDED_WORK:   return "contended-work";
+	case T_CONTENDED_LOADED: return "loaded";
+	case T_SCALING:          return "scaling";
+	default:                 return "contended";
+	}
 }
 
 static void progress(const char *what, const struct result *r)
@@ -155,38 +189,6 @@ static const struct result *pick_run(const struct result *runs, unsigned n)
 	return sorted[n / 2];
 }
 
-/*
- * Every mechanism with PROCS processes (and, if SCALING, libbakery in the
- * large region too).  The rounds go over all mechanisms in turn, so that a
- * burst of load on a shared machine hits one round of each.
- */
-static void contended_cases(const struct options *o, struct control *c, enum test test,
-                            unsigned procs, bool scaling, struct results *rs)
-{
-	struct result runs[2 * BENCH_MAX_MECHS][BENCH_MAX_ROUNDS];
-	unsigned ncase = 0;
-
-	for (unsigned round = 0; round < o->rounds; round++) {
-		ncase = 0;
-		for (unsigned i = 0; i < mech_count; i++) {
-			const struct mech_ops *m = mech_table[i];
-
-			if (!selected(o, m))
-				continue;
-			for (unsigned big = 0; big < (m->is_bakery && scaling ? 2u : 1u); big++) {
-				struct result *r = &runs[ncase++][round];
-
-				result_init(r, test, m, big ? o->slots_large : o->slots_small, procs);
-				measure_contended(o, c, r);
-				progress(test == T_CONTENDED ? "contended" : "contended-work", r);
-			}
-		}
-	}
-	for (unsigned k = 0; k < ncase; k++)
-		*results_add(rs, test, runs[k][0].mech, runs[k][0].slots, procs) =
-			*pick_run(runs[k], o->rounds);
-}
-
 /* The futex hand-over floor, the median of the rounds: what any lock that
  * hands over through a sleep pays at least per acquisition. */
 static void handover_floor(const struct options *o, struct control *c, struct results *rs)
@@ -210,6 +212,111 @@ static void handover_floor(const struct options *o, struct control *c, struct re
 	fprintf(stderr, "%-22s %.2f us\n", "futex hand-over", r->latency_ns / 1e3);
 }
 
+/* Runs of one case, reduced to the run reported (pick_run) and kept. */
+struct case_runs {
+	struct result run[BENCH_MAX_ROUNDS];
+};
+
+/* What a series of contended cases runs. */
+struct plan {
+	enum test test;
+	const unsigned *procs;     /* process counts, one case each         */
+	unsigned nprocs;
+	bool fifo_only;            /* only the FIFO locks and the baseline  */
+	bool large_too;            /* libbakery in the large region too, at the first count */
+	unsigned rounds;
+	unsigned background;       /* CPU-bound processes at nice 19 beside each run */
+};
+
+/* The FIFO locks (every libbakery algorithm, the parking ticket lock) and
+ * the baseline: the locks of the loaded and scaling cases. */
+static bool fifo_or_baseline(const struct mech_ops *m)
+{
+	return m == mech_table[0] || m->is_bakery || !strcmp(m->name, "ticket-park");
+}
+
+/* The region of a libbakery run of PROCS processes: the small one, or two
+ * slots per process when that is more (64 processes). */
+static unsigned plan_slots(const struct options *o, unsigned procs)
+{
+	return 2 * procs > o->slots_small ? 2 * procs : o->slots_small;
+}
+
+/*
+ * The plan's cases: every selected mechanism with each process count.  The
+ * rounds go over all of them in turn, so that a burst of load on a shared
+ * machine hits one round of each; the median run by throughput is kept.
+ */
+static void run_plan(const struct options *o, struct control *c, const struct plan *pl,
+                     struct results *rs)
+{
+	static struct case_runs runs[2 * BENCH_MAX_MECHS * BENCH_MAX_PLAN];
+	pid_t bg[BENCH_MAX_BACKGROUND];
+	unsigned ncase = 0;
+
+	for (unsigned round = 0; round < pl->rounds; round++) {
+		ncase = 0;
+		for (unsigned p = 0; p < pl->nprocs; p++)
+			for (unsigned i = 0; i < mech_count; i++) {
+				const struct mech_ops *m = mech_table[i];
+				bool two = m->is_bakery && pl->large_too && p == 0;
+
+				if (!selected(o, m) || (pl->fifo_only && !fifo_or_baseline(m)))
+					continue;
+				for (unsigned big = 0; big < (two ? 2u : 1u); big++) {
+					struct result *r = &runs[ncase++].run[round];
+
+					result_init(r, pl->test, m, big ? o->slots_large :
+					            plan_slots(o, pl->procs[p]), pl->procs[p]);
+					background_start(bg, pl->background);
+					measure_contended(o, c, r);
+					background_stop(bg, pl->background);
+					progress(test_label(pl->test), r);
+				}
+			}
+	}
+	for (unsigned k = 0; k < ncase; k++) {
+		const struct result *pick = pick_run(runs[k].run, pl->rounds);
+
+		*results_add(rs, pl->test, pick->mech, pick->slots, pick->procs) = *pick;
+	}
+}
+
+/* k holders: for each algorithm that counts holders and each crowd, k = 1
+ * and k = o->holders_k run in alternation, round after round. */
+static void holders_cases(const struct options *o, struct control *c, struct results *rs)
+{
+	static struct case_runs runs[BENCH_MAX_MECHS * 3 * 2];
+	unsigned ncase = 0;
+
+	for (unsigned round = 0; round < o->rounds; round++) {
+		ncase = 0;
+		for (unsigned i = 0; i < mech_count; i++) {
+			const struct mech_ops *m = mech_table[i];
+
+			if (!selected(o, m) || !m->counts_holders)
+				continue;
+			for (unsigned p = 0; p < o->nholders; p++)
+				for (unsigned x = 0; x < 2; x++) {
+					struct result *r = &runs[ncase++].run[round];
+
+					result_init(r, T_HOLDERS, m, 0, o->holders_procs[p]);
+					r->threads = o->holders_threads;
+					r->holders = x ? o->holders_k : 1;
+					measure_holders(o, c, r);
+					fprintf(stderr, "%-22s %-14s k=%u %u procs x %u threads\n",
+					        "holders", m->name, r->holders, r->procs, r->threads);
+				}
+		}
+	}
+	for (unsigned k = 0; k < ncase; k++) {
+		const struct result *pick = pick_run(runs[k].run, o->rounds);
+		struct result *r = results_add(rs, T_HOLDERS, pick->mech, 0, pick->procs);
+
+		*r = *pick;
+	}
+}
+
 static void run_all(const struct options *o, struct control *c, struct results *rs)
 {
 	for (unsigned round = 0; round < o->unc_runs && listed(o->tests, "uncontended"); round++) {
@@ -227,10 +334,30 @@ static void run_all(const struct options *o, struct control *c, struct results *
 	}
 	if (listed(o->tests, "contended") || listed(o->tests, "contended-work"))
 		handover_floor(o, c, rs);
-	for (unsigned p = 0; p < o->nprocs && listed(o->tests, "contended"); p++)
-		contended_cases(o, c, T_CONTENDED, o->procs[p], p == 0, rs);
-	for (unsigned p = 0; p < o->nprocs && listed(o->tests, "contended-work"); p++)
-		contended_cases(o, c, T_CONTENDED_WORK, o->procs[p], false, rs);
+	for (unsigned p = 0; p < o->nprocs && listed(o->tests, "contended"); p++) {
+		/* the libbakery algorithms in the large region at 2 processes */
+		struct plan pl = { T_CONTENDED, &o->procs[p], 1, false, p == 0, o->rounds, 0 };
+
+		run_plan(o, c, &pl, rs);
+	}
+	if (listed(o->tests, "contended-work")) {
+		struct plan pl = { T_CONTENDED_WORK, o->procs, o->nprocs, false, false, o->rounds, 0 };
+
+		run_plan(o, c, &pl, rs);
+	}
+	if (listed(o->tests, "loaded") && o->background) {
+		struct plan pl = { T_CONTENDED_LOADED, &o->procs[o->nprocs - 1], 1, true, false,
+		                   o->loaded_rounds, o->background };
+
+		run_plan(o, c, &pl, rs);
+	}
+	if (listed(o->tests, "scaling")) {
+		struct plan pl = { T_SCALING, o->scaling, o->nscaling, true, false, o->rounds, 0 };
+
+		run_plan(o, c, &pl, rs);
+	}
+	if (listed(o->tests, "holders"))
+		holders_cases(o, c, rs);
 	for (unsigned i = 0; i < mech_count; i++) {
 		const struct mech_ops *m = mech_table[i];
 

@@ -24,8 +24,6 @@
 
 #include "bench.h"
 
-#define SETUP_TIMEOUT_NS  (10 * INT64_C(1000000000))
-#define DRAIN_TIMEOUT_NS  (20 * INT64_C(1000000000))
 #define ASLEEP_NS         (20 * INT64_C(1000000))    /* a waiter is in the kernel by then */
 #define WARMUP_PASSES     1000
 #define UNC_BATCH         256
@@ -116,7 +114,7 @@ void measure_uncontended(const struct options *o, struct control *c,
 		return;
 	}
 	pid = spawn(uncontended_child, &m, c, 0);
-	if (pid < 0 || !reap(&pid, 1, SETUP_TIMEOUT_NS + 4 * c->run_ns))
+	if (pid < 0 || !reap(&pid, 1, BENCH_SETUP_TIMEOUT_NS + 4 * c->run_ns))
 		r->status = ST_HANG;
 	result_error(r, c, 1);
 	if (r->status == ST_OK && c->res[0].value < r->ns_per_op)
@@ -182,7 +180,7 @@ static int contend_loop(struct mech *m, struct control *c, unsigned id,
 static void contend_child(struct mech *m, struct control *c, unsigned id)
 {
 	struct child_result r = { 0 };
-	struct usage u0, u1;
+	struct usage u0;
 
 	r.err = child_start(m, 1);
 	flag_inc(&c->ready);
@@ -190,10 +188,7 @@ static void contend_child(struct mech *m, struct control *c, unsigned id)
 		flag_wait(&c->go, 1);
 		u0 = usage_self();
 		r.err = contend_loop(m, c, id, &r);
-		u1 = usage_self();
-		r.cpu_ns = u1.cpu_ns - u0.cpu_ns;
-		r.vcsw = u1.vcsw - u0.vcsw;
-		r.ivcsw = u1.ivcsw - u0.ivcsw;
+		usage_into(&r, &u0);
 		m->ops->detach(m);
 	}
 	c->res[id] = r;
@@ -237,26 +232,6 @@ static void contended_stats(struct result *r, const struct control *c, unsigned 
 	}
 }
 
-/* Spawn up to N children running FN, start them together, let them run for
- * DURATION_S and tell them to stop.  The number spawned; the run's length
- * in *ELAPSED_NS. */
-static unsigned run_children(child_fn fn, struct mech *m, struct control *c, pid_t *pids,
-                             unsigned n_want, double duration_s, int64_t *elapsed_ns)
-{
-	unsigned n = 0;
-	int64_t t0;
-
-	while (n < n_want && (pids[n] = spawn(fn, m, c, n)) > 0)
-		n++;
-	flag_wait_for(&c->ready, n, SETUP_TIMEOUT_NS);
-	t0 = now_ns();
-	flag_set(&c->go, 1);
-	sleep_ns((int64_t)(duration_s * 1e9));
-	flag_set(&c->stop, 1);
-	*elapsed_ns = now_ns() - t0;
-	return n;
-}
-
 void measure_contended(const struct options *o, struct control *c, struct result *r)
 {
 	pid_t pids[BENCH_MAX_PROCS];
@@ -273,8 +248,8 @@ void measure_contended(const struct options *o, struct control *c, struct result
 		r->status = ST_ERROR;
 		return;
 	}
-	n = run_children(contend_child, &m, c, pids, procs, o->duration_s, &elapsed);
-	if (n < procs || !reap(pids, n, DRAIN_TIMEOUT_NS))
+	n = run_children(contend_child, &m, c, pids, procs, 1, o->duration_s, &elapsed);
+	if (n < procs || !reap(pids, n, BENCH_DRAIN_TIMEOUT_NS))
 		r->status = ST_HANG;
 	result_error(r, c, n);
 	contended_stats(r, c, n, (double)elapsed / 1e9);
@@ -315,9 +290,9 @@ void measure_handover(const struct options *o, struct control *c, struct result 
 	uint64_t passes;
 
 	control_reset(c);
-	n = run_children(pingpong_child, NULL, c, pids, 2, o->duration_s, &elapsed);
+	n = run_children(pingpong_child, NULL, c, pids, 2, 1, o->duration_s, &elapsed);
 	flag_inc(&c->ping);
-	if (n < 2 || !reap(pids, n, DRAIN_TIMEOUT_NS))
+	if (n < 2 || !reap(pids, n, BENCH_DRAIN_TIMEOUT_NS))
 		r->status = ST_HANG;
 	passes = c->res[0].acquisitions + c->res[1].acquisitions;
 	r->latency_ns = passes ? (double)elapsed / (double)passes : NAN;
@@ -437,7 +412,7 @@ static bool pair_start(struct mech *m, struct control *c, child_fn waiter, pid_t
 	pids[1] = spawn(waiter, m, c, 1);
 	if (pids[0] < 0 || pids[1] < 0)
 		return false;
-	return flag_wait_for(&c->phase[PH_HELD], 1, SETUP_TIMEOUT_NS) && !c->res[0].err;
+	return flag_wait_for(&c->phase[PH_HELD], 1, BENCH_SETUP_TIMEOUT_NS) && !c->res[0].err;
 }
 
 void measure_blocked(const struct options *o, struct control *c,
@@ -453,10 +428,10 @@ void measure_blocked(const struct options *o, struct control *c,
 		return;
 	}
 	if (pair_start(&m, c, waiter_child, pids) &&
-	    flag_wait_for(&c->phase[PH_WAITING], 1, SETUP_TIMEOUT_NS)) {
+	    flag_wait_for(&c->phase[PH_WAITING], 1, BENCH_SETUP_TIMEOUT_NS)) {
 		sleep_ns((int64_t)(o->blocked_s * 1e9));
 		flag_set(&c->phase[PH_RELEASE], 1);
-		if (!reap(pids, 2, SETUP_TIMEOUT_NS))
+		if (!reap(pids, 2, BENCH_SETUP_TIMEOUT_NS))
 			r->status = ST_HANG;
 	} else {
 		reap_started(pids, 2);
@@ -481,7 +456,7 @@ static double holder_trial(struct control *c, struct mech *m, enum test test)
 	bool ok;
 
 	if (!pair_start(m, c, late ? late_child : waiter_child, pids) ||
-	    (!late && !flag_wait_for(&c->phase[PH_WAITING], 1, SETUP_TIMEOUT_NS))) {
+	    (!late && !flag_wait_for(&c->phase[PH_WAITING], 1, BENCH_SETUP_TIMEOUT_NS))) {
 		reap_started(pids, 2);
 		return -1;
 	}
@@ -492,13 +467,13 @@ static double holder_trial(struct control *c, struct mech *m, enum test test)
 		flag_set(&c->phase[PH_RELEASE], 1);
 	} else {
 		kill(pids[0], SIGKILL);
-		reap(&pids[0], 1, SETUP_TIMEOUT_NS);     /* the holder is gone for good */
+		reap(&pids[0], 1, BENCH_SETUP_TIMEOUT_NS);     /* the holder is gone for good */
 	}
 	if (late)
 		flag_set(&c->phase[PH_GO], 1);
-	ok = reap(&pids[1], 1, SETUP_TIMEOUT_NS) && !c->res[1].err;
+	ok = reap(&pids[1], 1, BENCH_SETUP_TIMEOUT_NS) && !c->res[1].err;
 	if (test == T_WAKE)
-		ok = reap(&pids[0], 1, SETUP_TIMEOUT_NS) && ok;
+		ok = reap(&pids[0], 1, BENCH_SETUP_TIMEOUT_NS) && ok;
 	if (!ok)
 		return -1;
 	if (test != T_WAKE && m->ops->tells_owner_died && !c->res[1].owner_died) {
@@ -567,9 +542,9 @@ static double stopped_trial(struct control *c, struct mech *m)
 	bool passed, ok;
 
 	pids[2] = spawn(behind_child, m, c, 2);
-	if (pids[2] < 0 || !flag_wait_for(&c->ready, 1, SETUP_TIMEOUT_NS) || c->res[2].err ||
+	if (pids[2] < 0 || !flag_wait_for(&c->ready, 1, BENCH_SETUP_TIMEOUT_NS) || c->res[2].err ||
 	    !pair_start(m, c, waiter_child, pids) ||
-	    !flag_wait_for(&c->phase[PH_WAITING], 1, SETUP_TIMEOUT_NS)) {
+	    !flag_wait_for(&c->phase[PH_WAITING], 1, BENCH_SETUP_TIMEOUT_NS)) {
 		reap_started(pids, 3);
 		return -1;
 	}
@@ -580,7 +555,7 @@ static double stopped_trial(struct control *c, struct mech *m)
 	flag_set(&c->phase[PH_RELEASE], 1);
 	passed = flag_wait_for(&c->phase[PH_ACQUIRED], 1, BENCH_STOPPED_WAIT_NS);
 	kill(pids[1], SIGCONT);
-	ok = reap(pids, 3, SETUP_TIMEOUT_NS) && !c->res[0].err && !c->res[1].err && !c->res[2].err;
+	ok = reap(pids, 3, BENCH_SETUP_TIMEOUT_NS) && !c->res[0].err && !c->res[1].err && !c->res[2].err;
 	if (!ok)
 		return -1;
 	return passed ? (double)(c->res[2].stamp_ns - c->res[0].stamp_ns) : INFINITY;

@@ -53,9 +53,16 @@ static unsigned instance_seq;
 
 int mech_new(struct mech *m, const struct mech_ops *ops, unsigned slots)
 {
+	return mech_new_holders(m, ops, slots, 1);
+}
+
+int mech_new_holders(struct mech *m, const struct mech_ops *ops, unsigned slots,
+                     unsigned holders)
+{
 	memset(m, 0, sizeof(*m));
 	m->ops = ops;
 	m->slots = slots;
+	m->holders = holders;
 	m->fd = -1;
 	snprintf(m->name, sizeof(m->name), "bakery-bench-%ld-%u",
 	         (long)getpid(), instance_seq++);
@@ -164,12 +171,13 @@ static const struct mech_ops mech_robust_mutex = {
 static int bakery_create(struct mech *m)
 {
 	struct bakery_config cfg = { .slots = m->slots };
+	struct bakery_lock_config lc = { .algo = m->ops->algo, .holders = m->holders };
 	int err = bakery_open(m->name, BAKERY_CREATE | BAKERY_EXCL, &cfg, &m->region);
 
 	if (err)
 		return err;
 	/* the parent opens the lock but never locks: it takes no slot */
-	err = bakery_lock_open(m->region, "bench", m->ops->algo, &m->lock);
+	err = bakery_lock_open_config(m->region, "bench", &lc, &m->lock);
 	if (err) {
 		bakery_close(m->region);
 		bakery_unlink(m->name);
@@ -207,23 +215,23 @@ static void bakery_destroy(struct mech *m)
 	bakery_unlink(m->name);
 }
 
-#define BAKERY_MECH(var, algo_name, algo_id, text)                          \
+#define BAKERY_MECH(var, algo_name, algo_id, holders, text)                 \
 	static const struct mech_ops var = {                                 \
 		.name = algo_name, .what = text,                             \
 		.is_bakery = true, .recovers = true, .tells_owner_died = true, \
-		.algo = algo_id,                                             \
+		.algo = algo_id, .counts_holders = holders,                  \
 		.create = bakery_create, .attach = attach_none,              \
 		.lock = bakery_adapter_lock, .unlock = bakery_adapter_unlock, \
 		.detach = bakery_detach, .destroy = bakery_destroy,          \
 	}
 
-BAKERY_MECH(mech_lamport, "lamport", BAKERY_ALGO_LAMPORT,
+BAKERY_MECH(mech_lamport, "lamport", BAKERY_ALGO_LAMPORT, true,
             "libbakery, Lamport's Bakery");
-BAKERY_MECH(mech_boulangerie, "boulangerie", BAKERY_ALGO_BOULANGERIE,
+BAKERY_MECH(mech_boulangerie, "boulangerie", BAKERY_ALGO_BOULANGERIE, true,
             "libbakery, Boulangerie (Moses & Patkin)");
-BAKERY_MECH(mech_black_white, "black-white", BAKERY_ALGO_BLACK_WHITE,
+BAKERY_MECH(mech_black_white, "black-white", BAKERY_ALGO_BLACK_WHITE, false,
             "libbakery, Black-White Bakery (Taubenfeld), the default");
-BAKERY_MECH(mech_jayanti, "jayanti", BAKERY_ALGO_JAYANTI,
+BAKERY_MECH(mech_jayanti, "jayanti", BAKERY_ALGO_JAYANTI, false,
             "libbakery, B-Bakery (Jayanti, Tan, Friedland, Katz)");
 
 /* ---------------------------------------------------------- ticket lock -- */

@@ -73,6 +73,15 @@ struct usage usage_self(void)
 	return r;
 }
 
+void usage_into(struct child_result *r, const struct usage *since)
+{
+	struct usage now = usage_self();
+
+	r->cpu_ns = now.cpu_ns - since->cpu_ns;
+	r->vcsw = now.vcsw - since->vcsw;
+	r->ivcsw = now.ivcsw - since->ivcsw;
+}
+
 /* Busy and total jiffies of all CPUs so far; false if /proc/stat is unreadable. */
 static bool cpu_jiffies(unsigned long long *busy, unsigned long long *total)
 {
@@ -207,6 +216,54 @@ bool reap(const pid_t *pids, unsigned n, int64_t timeout_ns)
 		sleep_ns(1000000);
 	}
 	return clean;
+}
+
+/* (bench.h) */
+unsigned run_children(child_fn fn, struct mech *m, struct control *c, pid_t *pids,
+                      unsigned n_want, unsigned arrivals_each, double duration_s,
+                      int64_t *elapsed_ns)
+{
+	unsigned n = 0;
+	int64_t t0;
+
+	while (n < n_want && (pids[n] = spawn(fn, m, c, n)) > 0)
+		n++;
+	flag_wait_for(&c->ready, n * arrivals_each, BENCH_SETUP_TIMEOUT_NS);
+	t0 = now_ns();
+	flag_set(&c->go, 1);
+	sleep_ns((int64_t)(duration_s * 1e9));
+	flag_set(&c->stop, 1);
+	*elapsed_ns = now_ns() - t0;
+	return n;
+}
+
+/* ------------------------------------------------------------ background -- */
+
+void background_start(pid_t *pids, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		fflush(NULL);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			volatile uint64_t x = 0;
+
+			/* other work on the machine: it runs whenever a CPU
+			 * would be idle, and gives way to everyone else */
+			if (setpriority(PRIO_PROCESS, 0, 19) < 0)
+				_exit(1);
+			for (;;)
+				x++;
+		}
+	}
+}
+
+void background_stop(pid_t *pids, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+		}
 }
 
 /* ------------------------------------------------------------ occupancy -- */

@@ -116,6 +116,8 @@ void result_init(struct result *r, enum test test, const struct mech_ops *mech,
 	r->mech = mech;
 	r->slots = mech->is_bakery ? slots : 0;
 	r->procs = procs;
+	r->holders = 1;
+	r->threads = 1;
 	r->status = ST_OK;
 }
 
@@ -129,7 +131,8 @@ static unsigned results_index(const struct results *rs, enum test test, const ch
 		const struct result *r = &rs->v[i];
 
 		if (r->test == test && !strcmp(r->mech->name, mech) && r->procs == procs &&
-		    (!r->mech->is_bakery || r->slots == slots))
+		    (!r->mech->is_bakery || r->slots == slots) && r->holders == 1 &&
+		    r->threads == 1)
 			break;
 	}
 	return i;
@@ -151,6 +154,19 @@ struct result *results_get(struct results *rs, enum test test,
 	return i < rs->n ? &rs->v[i] : NULL;
 }
 
+const struct result *results_find_holders(const struct results *rs, const char *mech,
+                                          unsigned procs, unsigned threads, unsigned k)
+{
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct result *r = &rs->v[i];
+
+		if (r->test == T_HOLDERS && !strcmp(r->mech->name, mech) && r->procs == procs &&
+		    r->threads == threads && r->holders == k)
+			return r;
+	}
+	return NULL;
+}
+
 static const char *status_name(enum status s)
 {
 	static const char *const names[] = { "ok", "n/a", "VIOLATION", "ERROR", "HANG" };
@@ -162,7 +178,7 @@ static const char *test_name(enum test t)
 {
 	static const char *const names[] = {
 		"uncontended", "contended", "blocked", "wake", "recovery-waiter", "recovery-late",
-		"contended-work", "handover", "stopped",
+		"contended-work", "handover", "stopped", "holders", "loaded", "scaling",
 	};
 
 	return names[t];
@@ -340,14 +356,19 @@ static void table_contended(FILE *f, const struct options *o, const struct resul
 		any |= rs->v[i].test == test;
 	if (!any)
 		return;
-	fprintf(f, "\nContended: N processes loop lock / check occupancy / unlock%s for %.2f s, "
+	fprintf(f, "\nContended%s: N processes loop lock / check occupancy / unlock%s for %.2f s, "
 	        "the median of %u runs by throughput\n"
 	        "(CPU/acq = user+system time per acquisition; cs/acq = context switches per "
 	        "acquisition;\n handov = acquisitions that took the lock from another process; "
 	        "x h-o = time per acquisition in\n futex hand-overs, with more processes than "
 	        "CPUs; wait = lock call to acquisition, 1 in %u timed)\n",
+	        test == T_CONTENDED_LOADED ? ", beside CPU-bound processes at nice 19" : "",
 	        test == T_CONTENDED_WORK ? " / 100 ns - 1 us of work" : "",
-	        o->duration_s, o->rounds, BENCH_SAMPLE_MASK + 1);
+	        o->duration_s, test == T_CONTENDED_LOADED ? o->loaded_rounds : o->rounds,
+	        BENCH_SAMPLE_MASK + 1);
+	if (test == T_CONTENDED_LOADED)
+		fprintf(f, "(%u CPU-bound processes at nice 19 run beside each run: other work on the "
+		        "machine)\n", o->background);
 	fprintf(f, "%5s %-14s %5s %9s %7s %6s %7s %10s %7s %6s %6s %7s %9s %9s %9s  %s\n", "procs",
 	        "mechanism", "slots", "acq/s", "vs mtx", "Jain", "max/min", "CPU/acq",
 	        "vs mtx", "cs/acq", "handov", "x h-o", "wait p50", "p99", "max", "check");
@@ -438,12 +459,122 @@ static void table_stopped(FILE *f, const struct results *rs)
 	}
 }
 
+/* A k-holder run's row: its figures and its ratios to K1, the k = 1 run
+ * of the same crowd. */
+static void holders_row(FILE *f, const struct result *r, const struct result *k1)
+{
+	fprintf(f, "%-14s %5u %5u %8u %3u %9s %7s %10s %6.2f %8.1f %9s %7s  %s\n",
+	        r->mech->name, r->procs, r->threads, r->procs * r->threads, r->holders,
+	        fmt_rate(r->acq_per_s), fmt_ratio(r->acq_per_s, k1 ? k1->acq_per_s : NAN),
+	        fmt_time(r->cpu_ns_per_acq), r->vcsw_per_acq,
+	        r->max_min > 1e9 ? INFINITY : r->max_min, fmt_time(r->wait_max_ns),
+	        fmt_ratio(r->wait_max_ns, k1 ? k1->wait_max_ns : NAN), status_name(r->status));
+}
+
+static void table_holders(FILE *f, const struct options *o, const struct results *rs)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < rs->n; i++)
+		any |= rs->v[i].test == T_HOLDERS;
+	if (!any)
+		return;
+	fprintf(f, "\nk holders: PROCS processes of THREADS threads loop lock / check / unlock on a "
+	        "lock of k holders\nfor %.2f s, k = 1 and k = %u in alternation, the median of %u "
+	        "runs by throughput (vs k=1:\nratio to k = 1 of the same crowd; wait max: the "
+	        "longest lock call, every one timed;\nmax/min: the busiest thread's acquisitions "
+	        "over the idlest's)\n", o->holders_s, o->holders_k, o->rounds);
+	fprintf(f, "%-14s %5s %5s %8s %3s %9s %7s %10s %6s %8s %9s %7s  %s\n", "mechanism", "procs",
+	        "thr", "threads", "k", "acq/s", "vs k=1", "CPU/acq", "cs/acq", "max/min",
+	        "wait max", "vs k=1", "check");
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct result *r = &rs->v[i];
+
+		if (r->test == T_HOLDERS)
+			holders_row(f, r, results_find_holders(rs, r->mech->name, r->procs,
+			                                       r->threads, 1));
+	}
+}
+
+/* A contended run of MECH with PROCS processes: the contended test's for
+ * its process counts (o->procs, in the small region), else the scaling
+ * test's; NULL if none. */
+static const struct result *scaling_find(const struct options *o, const struct results *rs,
+                                         const char *mech, unsigned procs)
+{
+	for (unsigned p = 0; p < o->nprocs; p++)
+		if (o->procs[p] == procs)
+			return results_find(rs, T_CONTENDED, mech, o->slots_small, procs);
+	for (unsigned i = 0; i < rs->n; i++)
+		if (rs->v[i].test == T_SCALING && rs->v[i].procs == procs &&
+		    !strcmp(rs->v[i].mech->name, mech))
+			return &rs->v[i];
+	return NULL;
+}
+
+/* Cost per acquisition against the number of processes, one line per
+ * figure: CPU time per acquisition, and time per acquisition (1 /
+ * throughput).  A FIFO lock that parks its waiters should keep both flat. */
+static void table_scaling(FILE *f, const struct options *o, const struct results *rs)
+{
+	unsigned counts[6], n = 0, ref = 0;
+	bool any = false;
+
+	for (unsigned i = 0; i < rs->n; i++)
+		any |= rs->v[i].test == T_SCALING;
+	if (!any)
+		return;
+	for (unsigned p = 0; p < o->nprocs; p++)
+		counts[n++] = o->procs[p];
+	/* growth from the contended runs' largest count on */
+	ref = n - 1;
+	for (unsigned p = 0; p < o->nscaling; p++)
+		counts[n++] = o->scaling[p];
+	fprintf(f, "\nScaling: cost per acquisition with N processes on %ld CPUs (the contended "
+	        "runs, then more\nprocesses, %.2f s runs, the median of %u; 2 slots per process "
+	        "beyond 32): CPU = user+system\ntime per acquisition, time = 1 / throughput\n",
+	        sysconf(_SC_NPROCESSORS_ONLN), o->duration_s, o->rounds);
+	fprintf(f, "%-14s %-6s", "mechanism", "figure");
+	for (unsigned c = 0; c < n; c++)
+		fprintf(f, " %9u", counts[c]);
+	fprintf(f, "  %3u vs %u\n", counts[n - 1], counts[ref]);
+	for (unsigned i = 0; i < mech_count; i++) {
+		const char *m = mech_table[i]->name;
+		double at_ref[2] = { NAN, NAN }, last[2] = { NAN, NAN };
+
+		if (!scaling_find(o, rs, m, counts[n - 1]))
+			continue;
+		for (unsigned fig = 0; fig < 2; fig++) {
+			fprintf(f, "%-14s %-6s", fig ? "" : m, fig ? "time" : "CPU");
+			for (unsigned c = 0; c < n; c++) {
+				const struct result *r = scaling_find(o, rs, m, counts[c]);
+				double v = NAN;
+
+				if (r && r->status == ST_OK)
+					v = fig ? (r->acq_per_s > 0 ? 1e9 / r->acq_per_s : NAN)
+					        : r->cpu_ns_per_acq;
+				if (c == ref)
+					at_ref[fig] = v;
+				last[fig] = v;
+				fprintf(f, " %9s", r && r->status != ST_OK ? status_name(r->status)
+				                                          : fmt_time(v));
+			}
+			fprintf(f, "  %9s\n", fmt_ratio(last[fig], at_ref[fig]));
+		}
+	}
+}
+
 /* -------------------------------------------------------------- targets -- */
 
 enum target_id {
-	TG_UNC_SMALL, TG_UNC_LARGE, TG_LOW_THR, TG_LOW_JAIN, TG_LOW_MAXMIN,
-	TG_HIGH_THR, TG_HIGH_CPU, TG_PARK_THR, TG_PARK_CPU, TG_BLOCKED, TG_KILL_WAITER,
-	TG_KILL_LATE, TG_COUNT
+	TG_UNC_SMALL, TG_UNC_LARGE, TG_UNC_SMALL_STRETCH, TG_UNC_LARGE_STRETCH,
+	TG_LOW_THR, TG_LOW_JAIN, TG_LOW_MAXMIN,
+	TG_HIGH_THR, TG_HIGH_CPU, TG_PARK_THR, TG_PARK_CPU, TG_PARK_THR_LOADED,
+	TG_PARK_CPU_LOADED,
+	/* k holders: throughput and longest wait against k = 1, for each of
+	 * the crowds (o->holders_procs) in turn */
+	TG_K_THR_0, TG_K_WAIT_0, TG_K_THR_1, TG_K_WAIT_1, TG_K_THR_2, TG_K_WAIT_2,
+	TG_BLOCKED, TG_KILL_WAITER, TG_KILL_LATE, TG_COUNT
 };
 
 struct target {
@@ -456,6 +587,8 @@ struct target {
 static const struct target targets[TG_COUNT] = {
 	[TG_UNC_SMALL]   = { 1.5,  true,  "x",   1 },
 	[TG_UNC_LARGE]   = { 1.5,  true,  "x",   1 },
+	[TG_UNC_SMALL_STRETCH] = { 1.0, true, "x", 1 },
+	[TG_UNC_LARGE_STRETCH] = { 1.0, true, "x", 1 },
 	[TG_LOW_THR]     = { 0.5,  false, "x",   1 },
 	[TG_LOW_JAIN]    = { 0.99, false, "",    1 },
 	[TG_LOW_MAXMIN]  = { 1.1,  true,  "",    1 },
@@ -463,18 +596,38 @@ static const struct target targets[TG_COUNT] = {
 	[TG_HIGH_CPU]    = { 3,    true,  "x",   1 },
 	[TG_PARK_THR]    = { 1,    false, "x",   1 },
 	[TG_PARK_CPU]    = { 1,    true,  "x",   1 },
+	[TG_PARK_THR_LOADED] = { 1, false, "x",  1 },
+	[TG_PARK_CPU_LOADED] = { 1, true,  "x",  1 },
+	[TG_K_THR_0]     = { 1,    false, "x",   1 },
+	[TG_K_WAIT_0]    = { 2,    true,  "x",   1 },
+	[TG_K_THR_1]     = { 1,    false, "x",   1 },
+	[TG_K_WAIT_1]    = { 2,    true,  "x",   1 },
+	[TG_K_THR_2]     = { 1,    false, "x",   1 },
+	[TG_K_WAIT_2]    = { 2,    true,  "x",   1 },
 	[TG_BLOCKED]     = { 20,   true,  " ms", 1 },
 	[TG_KILL_WAITER] = { 1e6,  true,  " ms", 1e6 },
 	[TG_KILL_LATE]   = { 5e4,  true,  " us", 1e3 },
 };
 
+/* The crowd of k-holder target T: its index in o->holders_procs. */
+static unsigned k_crowd(enum target_id t)
+{
+	return (unsigned)(t - TG_K_THR_0) / 2;
+}
+
 static void target_label(enum target_id t, const struct options *o, char *out, size_t size)
 {
 	unsigned lo = o->procs[0], hi = o->procs[o->nprocs - 1];
+	unsigned threads = t >= TG_K_THR_0 && t <= TG_K_WAIT_2 ?
+	                   o->holders_procs[k_crowd(t)] * o->holders_threads : 0;
 
 	switch (t) {
 	case TG_UNC_SMALL:   snprintf(out, size, "uncontended, %u slots <= 1.5x", o->slots_small); break;
 	case TG_UNC_LARGE:   snprintf(out, size, "uncontended, %u slots <= 1.5x", o->slots_large); break;
+	case TG_UNC_SMALL_STRETCH:
+		snprintf(out, size, "uncontended, %u slots <= 1.0x", o->slots_small); break;
+	case TG_UNC_LARGE_STRETCH:
+		snprintf(out, size, "uncontended, %u slots <= 1.0x", o->slots_large); break;
 	case TG_LOW_THR:     snprintf(out, size, "%u procs: throughput >= 0.5x", lo); break;
 	case TG_LOW_JAIN:    snprintf(out, size, "%u procs: Jain >= 0.99", lo); break;
 	case TG_LOW_MAXMIN:  snprintf(out, size, "%u procs: max/min <= 1.1", lo); break;
@@ -482,6 +635,14 @@ static void target_label(enum target_id t, const struct options *o, char *out, s
 	case TG_HIGH_CPU:    snprintf(out, size, "%u procs: CPU/acq <= 3x", hi); break;
 	case TG_PARK_THR:    snprintf(out, size, "%u procs: thr >= 1x ticket-park", hi); break;
 	case TG_PARK_CPU:    snprintf(out, size, "%u procs: CPU <= 1x ticket-park", hi); break;
+	case TG_PARK_THR_LOADED:
+		snprintf(out, size, "%u procs+load: thr >= 1x t-park", hi); break;
+	case TG_PARK_CPU_LOADED:
+		snprintf(out, size, "%u procs+load: CPU <= 1x t-park", hi); break;
+	case TG_K_THR_0: case TG_K_THR_1: case TG_K_THR_2:
+		snprintf(out, size, "k=%u, %u threads: thr >= 1x k=1", o->holders_k, threads); break;
+	case TG_K_WAIT_0: case TG_K_WAIT_1: case TG_K_WAIT_2:
+		snprintf(out, size, "k=%u, %u threads: wait <= 2x k=1", o->holders_k, threads); break;
 	case TG_BLOCKED:     snprintf(out, size, "blocked 1 s: CPU <= 20 ms"); break;
 	case TG_KILL_WAITER: snprintf(out, size, "SIGKILL: waiter acquires <= 1 ms"); break;
 	default:             snprintf(out, size, "SIGKILL: late arrival <= 50 us"); break;
@@ -508,17 +669,34 @@ static double get_max_min(const struct result *r) { return r->max_min; }
 static double get_blocked(const struct result *r) { return r->cpu_ms_per_s; }
 static double get_latency(const struct result *r) { return r->latency_ns; }
 
-/* A ratio of MECH's figure to the parking ticket lock's, or NAN. */
-static double ratio_park(const struct results *rs, const char *mech, unsigned slots,
-                         unsigned procs, double (*get)(const struct result *))
+/* A ratio of MECH's figure to the parking ticket lock's in TEST, or NAN. */
+static double ratio_park(const struct results *rs, enum test test, const char *mech,
+                         unsigned slots, unsigned procs, double (*get)(const struct result *))
 {
-	const struct result *r = results_find(rs, T_CONTENDED, mech, slots, procs);
-	const struct result *b = results_find(rs, T_CONTENDED, "ticket-park", 0, procs);
+	const struct result *r = results_find(rs, test, mech, slots, procs);
+	const struct result *b = results_find(rs, test, "ticket-park", 0, procs);
 
 	if (!r || !b || r->status != ST_OK || b->status != ST_OK || !(get(b) > 0))
 		return NAN;
 	return get(r) / get(b);
 }
+
+/* A ratio of MECH's k-holder run to its k = 1 run of the same crowd
+ * (target T's), or NAN. */
+static double ratio_k1(const struct options *o, const struct results *rs, enum target_id t,
+                       const char *mech, double (*get)(const struct result *))
+{
+	unsigned procs = o->holders_procs[k_crowd(t)];
+	const struct result *r = results_find_holders(rs, mech, procs, o->holders_threads,
+	                                              o->holders_k);
+	const struct result *b = results_find_holders(rs, mech, procs, o->holders_threads, 1);
+
+	if (!r || !b || r->status != ST_OK || b->status != ST_OK || !(get(b) > 0))
+		return NAN;
+	return get(r) / get(b);
+}
+
+static double get_wait_max(const struct result *r) { return r->wait_max_ns; }
 
 /* A figure of MECH's own, or NAN. */
 static double own(const struct results *rs, enum test test, const char *mech, unsigned slots,
@@ -537,13 +715,22 @@ static double target_value(enum target_id t, const struct options *o,
 	switch (t) {
 	case TG_UNC_SMALL:   return ratio_of(rs, T_UNCONTENDED, m, s, 1, get_ns);
 	case TG_UNC_LARGE:   return ratio_of(rs, T_UNCONTENDED, m, o->slots_large, 1, get_ns);
+	case TG_UNC_SMALL_STRETCH: return ratio_of(rs, T_UNCONTENDED, m, s, 1, get_ns);
+	case TG_UNC_LARGE_STRETCH:
+		return ratio_of(rs, T_UNCONTENDED, m, o->slots_large, 1, get_ns);
 	case TG_LOW_THR:     return ratio_of(rs, T_CONTENDED, m, s, lo, get_thr);
 	case TG_LOW_JAIN:    return own(rs, T_CONTENDED, m, s, lo, get_jain);
 	case TG_LOW_MAXMIN:  return own(rs, T_CONTENDED, m, s, lo, get_max_min);
 	case TG_HIGH_THR:    return ratio_of(rs, T_CONTENDED, m, s, hi, get_thr);
 	case TG_HIGH_CPU:    return ratio_of(rs, T_CONTENDED, m, s, hi, get_cpu);
-	case TG_PARK_THR:    return ratio_park(rs, m, s, hi, get_thr);
-	case TG_PARK_CPU:    return ratio_park(rs, m, s, hi, get_cpu);
+	case TG_PARK_THR:    return ratio_park(rs, T_CONTENDED, m, s, hi, get_thr);
+	case TG_PARK_CPU:    return ratio_park(rs, T_CONTENDED, m, s, hi, get_cpu);
+	case TG_PARK_THR_LOADED: return ratio_park(rs, T_CONTENDED_LOADED, m, s, hi, get_thr);
+	case TG_PARK_CPU_LOADED: return ratio_park(rs, T_CONTENDED_LOADED, m, s, hi, get_cpu);
+	case TG_K_THR_0: case TG_K_THR_1: case TG_K_THR_2:
+		return ratio_k1(o, rs, t, m, get_thr);
+	case TG_K_WAIT_0: case TG_K_WAIT_1: case TG_K_WAIT_2:
+		return ratio_k1(o, rs, t, m, get_wait_max);
 	case TG_BLOCKED:     return own(rs, T_BLOCKED, m, s, 2, get_blocked);
 	case TG_KILL_WAITER: return own(rs, T_RECOVERY_WAITER, m, s, 2, get_latency);
 	default:             return own(rs, T_RECOVERY_LATE, m, s, 2, get_latency);
@@ -565,7 +752,8 @@ static void table_targets(FILE *f, const struct options *o, const struct results
 {
 	char label[64], cell[48];
 
-	fprintf(f, "\nTargets (ratios to %s in this run)\n%-34s", BASELINE, "target");
+	fprintf(f, "\nTargets (ratios to %s in this run; to ticket-park, and to k = 1, where "
+	        "said)\n%-34s", BASELINE, "target");
 	for (unsigned i = 0; i < mech_count; i++)
 		if (mech_table[i]->is_bakery)
 			fprintf(f, " %-17s", mech_table[i]->name);
@@ -577,6 +765,8 @@ static void table_targets(FILE *f, const struct options *o, const struct results
 			if (!mech_table[i]->is_bakery)
 				continue;
 			target_cell(t, target_value(t, o, rs, mech_table[i]->name), cell, sizeof(cell));
+			if (t >= TG_K_THR_0 && t <= TG_K_WAIT_2 && !mech_table[i]->counts_holders)
+				snprintf(cell, sizeof(cell), "n/a");
 			fprintf(f, " %-17s", cell);
 		}
 		fputc('\n', f);
@@ -591,8 +781,11 @@ void report_tables(FILE *f, const struct options *o, const struct results *rs)
 	line_handover(f, rs);
 	table_contended(f, o, rs, T_CONTENDED);
 	table_contended(f, o, rs, T_CONTENDED_WORK);
+	table_contended(f, o, rs, T_CONTENDED_LOADED);
 	table_recovery(f, o, rs);
 	table_stopped(f, rs);
+	table_holders(f, o, rs);
+	table_scaling(f, o, rs);
 	table_targets(f, o, rs);
 	loadavg(load, sizeof(load));
 	fprintf(f, "\n# load average at end: %s; CPUs busy with other work at end: %.0f%%\n",
@@ -614,7 +807,9 @@ static void csv_row(FILE *f, const struct results *rs, const struct result *r)
 {
 	bool ok = r->status == ST_OK;
 	bool unc = ok && r->test == T_UNCONTENDED;
-	bool con = ok && (r->test == T_CONTENDED || r->test == T_CONTENDED_WORK);
+	bool con = ok && (r->test == T_CONTENDED || r->test == T_CONTENDED_WORK ||
+	                  r->test == T_CONTENDED_LOADED || r->test == T_SCALING ||
+	                  r->test == T_HOLDERS);
 	bool blk = ok && r->test == T_BLOCKED;
 	bool rec = ok && (r->test == T_WAKE || r->test == T_RECOVERY_WAITER ||
 	                  r->test == T_RECOVERY_LATE || r->test == T_HANDOVER ||
@@ -644,7 +839,7 @@ static void csv_row(FILE *f, const struct results *rs, const struct result *r)
 	csv_num(f, rec || unc ? (double)r->trials : NAN);
 	csv_num(f, ratio);
 	csv_num(f, con ? ratio_of(rs, r->test, r->mech->name, r->slots, r->procs, get_cpu) : NAN);
-	fputc('\n', f);
+	fprintf(f, ",%u,%u\n", r->holders, r->threads);
 }
 
 static unsigned mech_index(const struct mech_ops *m)
@@ -695,7 +890,7 @@ int report_csv(const char *path, const struct options *o, const struct results *
 	fprintf(f, "test,mechanism,slots,procs,status,ns_per_op,acq_per_s,jain,max_min,"
 	        "cpu_ns_per_acq,vcsw_per_acq,ivcsw_per_acq,handoff_ratio,"
 	        "wait_p50_ns,wait_p99_ns,wait_max_ns,blocked_cpu_ms_per_s,"
-	        "latency_ns,latency_max_ns,trials,ratio,cpu_ratio\n");
+	        "latency_ns,latency_max_ns,trials,ratio,cpu_ratio,holders,threads\n");
 	for (unsigned i = 0; i < rs->n; i++)
 		csv_row(f, rs, order[i]);
 	free(order);

@@ -16,15 +16,16 @@
  *     never the channel (it may be changed as a side effect).
  *   - Handles (bakery_t, bakery_lock_t) may be shared by all threads of a
  *     process.  Lock ownership is per thread, as with a pthread mutex.
- *   - Nothing here is async-signal-safe.
+ *   - Nothing here is async-signal-safe, but bakery_cancel().
  *
  * Memory ordering
  *   A successful bakery_lock()/bakery_trylock()/bakery_timedlock()/
- *   bakery_clocklock() (and the rdlock family) is an acquire operation and
- *   bakery_unlock() a release operation: every load and store the previous
- *   holder made inside its critical section, in any process, happens-before
- *   every access the next holder makes in its own.  (Readers inside together,
- *   and the holders of a k-holder lock, are not ordered with each other.)
+ *   bakery_clocklock() (and the rdlock family, and bakery_acquire()) is an
+ *   acquire operation and bakery_unlock() a release operation: every load
+ *   and store the previous holder made inside its critical section, in any
+ *   process, happens-before every access the next holder makes in its own.
+ *   (Readers inside together, and the holders of a k-holder lock, are not
+ *   ordered with each other.)
  *   No other call orders the caller's memory.
  *
  * Which calls may run concurrently
@@ -39,8 +40,10 @@
  *     fresh slots.  A lock the parent held at fork time is NOT held by the
  *     child (the child's unlock of it returns EPERM).
  *   - Signals: a signal handler that interrupts a waiting call runs and the
- *     wait resumes in place (EINTR never surfaces, the place in line is kept).
- *     Do not call libbakery from a signal handler.
+ *     wait resumes in place (the place in line is kept), except in
+ *     bakery_acquire with BAKERY_ACQUIRE_INTR, which gives up with EINTR
+ *     (or asks its callback).  Do not call libbakery from a signal handler,
+ *     but bakery_cancel() (which ends a bakery_acquire's wait).
  *   - exec() drops the process's slots like an exit does (the kernel releases
  *     the liveness tokens).
  *   - pthread_cancel(): the calls run with cancellation disabled; a
@@ -50,7 +53,8 @@
  *     is linked NODELETE: thread-exit and SIGBUS handlers point into it).
  *   - The kernel walks at most 2048 robust-list entries of a dying thread:
  *     a thread takes part in at most BAKERY_MAX_THREAD_REGIONS regions at
- *     once (its first lock call in one more returns EMFILE), so that its
+ *     once (its first lock call in one more returns BAKERY_EREGIONS, not a
+ *     descriptor limit: RLIMIT_NOFILE does not change it), so that its
  *     death is always proven.
  *   - A thread that exits while holding a lock is a dead owner: the next
  *     acquirer gets EOWNERDEAD.  A thread that exits normally gives back its
@@ -67,6 +71,29 @@
  *     (ftruncate) costs that process the region, not its life: every call
  *     on it then returns BAKERY_EBADREGION.  Share a region only with
  *     trusted processes (the default mode is 0600).
+ *   - Other users: anyone may create any name in /dev/shm, so a name does
+ *     not say whose region it is.  bakery_open joins a region whose shm
+ *     object belongs to the caller (its effective UID) or to root.  A
+ *     region of another user, who may have created it first under the
+ *     name the caller meant for its own (a squat: as the object's owner it
+ *     could then rewrite the registers, remove or reset the caller's locks
+ *     and let two "exclusive" holders in together), is refused with EPERM,
+ *     unless the caller asks to share it (BAKERY_ANY_OWNER) or only reads
+ *     it (BAKERY_RDONLY: introspection acts on nothing).  A region of the
+ *     caller's own is trusted whatever its mode: a 0666 object of ours is a
+ *     choice only we could have made.  Nothing another user puts in
+ *     /dev/shm holds bakery_open up: no lock there is waited for, and every
+ *     object is opened non-blocking, without following a symbolic link,
+ *     and must be a regular file (BAKERY_EBADREGION otherwise).
+ *   - Shared memory is memory: a region takes bakery_region_size() bytes of
+ *     /dev/shm, a tmpfs of limited size (Docker's default: 64 MB).  Every
+ *     page is reserved when the region is created (and when it is opened,
+ *     if some are missing), so a full /dev/shm is ENOSPC from bakery_open,
+ *     not a SIGBUS later.  A page that cannot be had after that (a file
+ *     system that cannot reserve, a read-only handle's first look at a page
+ *     an older version never wrote) costs the process the region as a
+ *     shrink does, but every call on it then returns ENOSPC, not
+ *     BAKERY_EBADREGION: the region is sound, /dev/shm is full.
  *   - SIGBUS: to survive a shrunk region, the first bakery_open installs a
  *     process-wide SIGBUS handler.  A SIGBUS outside the library's mappings
  *     goes to the handler installed before it, or kills the process as
@@ -148,6 +175,7 @@ struct bakery_config {
 	unsigned slots;            /* max participating threads at once, all processes; 0 = default (64) */
 	unsigned locks;            /* max named locks in the region; 0 = default (64)                    */
 	mode_t   mode;             /* permission bits of the shm object, within 0666; 0 = 0600           */
+	unsigned reserved[5];      /* must be 0 (room for later settings)                                */
 };
 
 /* The grace G (ms) after which a waiter that does not take its turn is
@@ -161,7 +189,8 @@ struct bakery_config {
 /* Regions one thread may take part in at once (a slot in each): every slot
  * holds a liveness token on the thread's robust list, which the kernel walks
  * only 2048 entries deep at the thread's death; the rest is left for the
- * application's own robust mutexes.  One more: EMFILE from the lock call. */
+ * application's own robust mutexes.  One more: BAKERY_EREGIONS from the
+ * lock call. */
 #define BAKERY_MAX_THREAD_REGIONS 1024u
 #define BAKERY_REGION_NAME_MAX 200     /* characters, not counting a leading '/' */
 #define BAKERY_LOCK_NAME_MAX   63      /* characters                             */
@@ -174,7 +203,12 @@ struct bakery_config {
                                   introspection calls only (read permission on the
                                   object is enough); implies BAKERY_NORECOVER, not
                                   with BAKERY_CREATE.  bakery_lock_open and
-                                  bakery_recover on such a handle: EPERM            */
+                                  bakery_recover on such a handle: EPERM.  Opens a
+                                  region of any owner (see Other users above)       */
+#define BAKERY_ANY_OWNER 0x10u /* extension: join a region whose shm object
+                                  belongs to another user (neither the caller's
+                                  effective UID nor root), which is refused with
+                                  EPERM without it (see Other users above)          */
 
 /* ------------------------------------------------------- library errors -- */
 
@@ -189,9 +223,12 @@ struct bakery_config {
 	X(EBADREGION, "not a valid libbakery region (bad magic, truncated or corrupted)") \
 	X(EVERSION,   "region created by an incompatible libbakery layout version")      \
 	X(EALGO,      "lock exists with an algorithm this handle cannot take part in")   \
-	X(ESLOTS,     "no free participant slot in the region")                          \
+	X(ESLOTS,     "no free participant slot in the region (idle threads keep theirs "  \
+	              "where membarrier(2) is refused)")                                 \
 	X(ELOCKS,     "no free entry in the region's lock table")                        \
-	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened")
+	X(EREMOVED,   "lock was removed (bakery_lock_unlink) after this handle was opened") \
+	X(EREGIONS,   "the thread is in BAKERY_MAX_THREAD_REGIONS (1024) regions already, the " \
+	              "kernel's robust-list limit (not a descriptor limit): close one")
 
 /* Negative, from a reserved block, so they never collide with errno values. */
 #define BAKERY_ERRBASE     (-40700)
@@ -201,7 +238,8 @@ struct bakery_config {
 #define BAKERY_ESLOTS      (BAKERY_ERRBASE - 3)
 #define BAKERY_ELOCKS      (BAKERY_ERRBASE - 4)
 #define BAKERY_EREMOVED    (BAKERY_ERRBASE - 5)
-#define BAKERY_ERRLAST     BAKERY_EREMOVED
+#define BAKERY_EREGIONS    (BAKERY_ERRBASE - 6)
+#define BAKERY_ERRLAST     BAKERY_EREGIONS
 
 /* ------------------------------------------------------------- regions -- */
 
@@ -215,22 +253,42 @@ struct bakery_config {
  * validates the header and every size against the object's size, then reaps
  * slots whose owners died (as bakery_recover; not with BAKERY_NORECOVER).
  * Does not block (beyond file-system calls; completing a dead Jayanti
- * passage is done only as far as it goes without waiting).
+ * passage is done only as far as it goes without waiting): it waits for no
+ * lock in /dev/shm, and opens nothing there that could block (see Other
+ * users above).  The region's pages are reserved (see Shared memory
+ * above).  Descriptors it opens are close-on-exec and never 0, 1 or 2 (a
+ * program started with its standard streams closed does not write its
+ * messages into a region).
  *
  * Returns 0 and *out, or EINVAL (NULL name/out, bad flags (also
  * BAKERY_RDONLY with BAKERY_CREATE), bad name, cfg out
- * of range, a cfg mode with bits outside 0666), ENAMETOOLONG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE,
- * BAKERY_EBADREGION, BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
+ * of range, a cfg mode with bits outside 0666, a reserved field of cfg
+ * not 0), ENAMETOOLONG, ENOENT, EEXIST, EACCES,
+ * EPERM (the region belongs to another user: see BAKERY_ANY_OWNER), ENOSPC
+ * (no room left in /dev/shm for the region's pages), ENOMEM, EMFILE,
+ * EAGAIN (creation found every temporary name it tried taken: try again),
+ * BAKERY_EBADREGION (also: the name is not a regular file, as a directory,
+ * a FIFO or a symbolic link), BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
  * robust-futex ABI the liveness tokens need), or another errno from the
  * system.
  *
  * A region shrunk under the process after it was opened (see Trust and
- * SIGBUS above): every call on it then returns BAKERY_EBADREGION, except
- * bakery_close, which still closes it (the calling thread's slot is left
- * for the others to recover, as a dead owner's).
+ * SIGBUS above): every call on it then returns BAKERY_EBADREGION (ENOSPC
+ * for a page /dev/shm had no room for), except bakery_close, which still
+ * closes it (the calling thread's slot is left for the others to recover,
+ * as a dead owner's).
  */
 BAKERY_API int bakery_open(const char *name, unsigned flags,
                            const struct bakery_config *cfg, bakery_t **out);
+
+/*
+ * The bytes of shared memory (/dev/shm) a region created with CFG (NULL:
+ * the defaults) takes, into *size: a page of header, then per slot 64
+ * bytes and two liveness tokens (a third of a page each), per lock an entry
+ * and an active set, and per lock and slot a 64-byte register line, each
+ * part rounded up to pages.  0, or EINVAL (NULL size, cfg out of range).
+ */
+BAKERY_API int bakery_region_size(const struct bakery_config *cfg, uint64_t *size);
 
 /*
  * Close a region handle: gives back the calling thread's slot and, once no
@@ -258,9 +316,11 @@ BAKERY_API int bakery_unlink(const char *name);
  * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed
  * 001 section 4), each handle running its own variant.
  * Creating a lock takes the region's lock table for microseconds; a caller
- * that finds it held for 2 s by a thread that exists (a creator stopped or
- * starved of CPU) gets EAGAIN: try again later.  Held by a thread that does
- * not exist (a forged or corrupted table token) is BAKERY_EBADREGION.
+ * that finds it held for 2 s (by a creator or remover that is stopped,
+ * traced or starved of CPU, in this PID namespace or another) gets EAGAIN:
+ * try again later.  BAKERY_EBADREGION only when the table's token is
+ * proven forged: it names a thread of the caller's own PID namespace that
+ * does not exist and whose end the kernel never marked.
  * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, EAGAIN, BAKERY_EALGO,
  * BAKERY_ELOCKS, BAKERY_EBADREGION, EPERM (B was opened BAKERY_RDONLY).
  */
@@ -281,7 +341,7 @@ BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
 struct bakery_lock_config {
 	enum bakery_algo algo;     /* as bakery_lock_open's ALGO                    */
 	unsigned holders;          /* capacity k; 0 = create with 1, join any       */
-	unsigned reserved[6];      /* must be 0                                     */
+	unsigned reserved[6];      /* must be 0 (room for later settings)           */
 };
 
 /*
@@ -295,21 +355,28 @@ struct bakery_lock_config {
 BAKERY_API int bakery_lock_open_config(bakery_t *b, const char *lock_name,
                                        const struct bakery_lock_config *cfg,
                                        bakery_lock_t **out);
-/* The lock's capacity k (1 for a mutex) into *holders.  0 or EINVAL. */
+/* The lock's capacity k (1 for a mutex) into *holders.  0, EINVAL, or
+ * BAKERY_EREMOVED (the lock was removed since L was opened). */
 BAKERY_API int bakery_lock_holders(bakery_lock_t *l, unsigned *holders);
 
 /* Free a lock handle.  The lock itself stays in the region (until
  * bakery_lock_unlink).  0 or EINVAL (NULL), EBUSY if the calling thread
- * holds it. */
+ * holds it.  A handle whose lock was removed is held by nobody: it closes
+ * with 0, whatever lock took its entry since. */
 BAKERY_API int bakery_lock_close(bakery_lock_t *l);
 
 /*
  * Acquire: blocks until the calling thread holds the lock.  Waiting spins
  * briefly, then sleeps in the kernel (shared futex) and is woken when the
- * register it waits on changes or its owner dies.  A waiter far back in line
+ * register it waits on changes or its owner dies.  Where futex_waitv(2) is
+ * refused (Linux before 5.16, a container's seccomp profile: whatever the
+ * error) it sleeps on the register alone and looks at its owner at growing
+ * intervals up to a tenth of a second: a death is seen that late at worst,
+ * and a long wait costs about ten wake-ups a second.  A waiter far back in line
  * (at least twice as many tickets ahead as online CPUs) sleeps once, behind
  * the ticket just ahead of it, and is woken by that one's unlock, abort or
- * death alone.  Signals do not interrupt it.
+ * death alone.  Signals do not interrupt it (bakery_acquire's
+ * BAKERY_ACQUIRE_INTR and cancel word end a wait early).
  * FIFO holds among waiters that take their turn within the grace G
  * (BAKERY_PASS_GRACE_DEFAULT_MS, 250 ms; the environment variable
  * BAKERY_PASS_GRACE_MS sets it per process, 0 turns passing off).  A waiter
@@ -341,24 +408,35 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * when it holds no other lock of the region, and a waiter that has slept
  * once takes the slot of a thread that is idle (holds no lock of the
  * region, is not inside a lock call); that thread's next lock call claims
- * a slot again, transparently.  (Not where membarrier(2) is refused: the
- * waiters then wait for slots given back.)
+ * a slot again, transparently.  Not where membarrier(2) is refused (a
+ * kernel without it, a container's seccomp profile): no slot is then
+ * reclaimed, and a caller that sees every slot owned by an idle thread for
+ * a second gets BAKERY_ESLOTS instead of waiting for ever (threads that are
+ * inside a lock call or hold a lock still give their slots back at their
+ * unlock, and are waited for).
+ * A lock being removed (bakery_lock_unlink), or the caller's own idle slot
+ * being reclaimed, by a participant stopped half-way (in any PID
+ * namespace: its TID says nothing here) is waited for as the lock is:
+ * for ever, until the deadline (ETIMEDOUT), or not at all (trylock: EBUSY).
  * Returns 0, or:
  *   EOWNERDEAD       acquired, but the previous holder died inside its critical
  *                    section; repair, bakery_consistent(), then unlock
  *   ENOTRECOVERABLE  the lock was left inconsistent; it cannot be acquired
  *                    until the region's owner calls bakery_lock_reset()
  *   EDEADLK          the calling thread already holds it (through this
- *                    handle, or through another handle of the same region)
- *   EMFILE           the thread already has a slot in
+ *                    handle, or through another handle of the same region,
+ *                    whatever name it was opened by: a hard link or a
+ *                    rename of the object names the same region)
+ *   BAKERY_EREGIONS  the thread already has a slot in
  *                    BAKERY_MAX_THREAD_REGIONS regions (close some)
- *   EAGAIN           the lock was being removed and the removal held
- *                    the lock table for 2 s (see bakery_lock_open), or
- *                    a waiter reclaiming the caller's idle slot was
- *                    stopped half-way for 2 s (try again)
+ *   BAKERY_ESLOTS    every slot is owned by an idle thread and none can
+ *                    be reclaimed: membarrier(2) is refused (see above)
  *   ENOMEM, ENOTSUP  this thread's slot token could not be held: no memory
  *                    (or mappings) for its window, or no robust-futex list
- *                    registered for the thread (threads not made by glibc)
+ *                    registered for the thread (threads not made by glibc);
+ *                    ENOMEM also from a JAYANTI doorway that finds a crowd
+ *                    of more than 32 in line (it notes their tokens in
+ *                    allocated memory, to keep its stack small)
  *   BAKERY_EREMOVED  the lock was removed by bakery_lock_unlink() since L
  *                    was opened (its entry may hold another lock by now);
  *                    close L, and open the name again for a new lock
@@ -386,7 +464,9 @@ BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
 /*
  * Release.  Wakes the threads that wait on this thread's registers.  Does not
  * block.  Returns 0, EPERM (the calling thread does not hold it), EINVAL,
- * BAKERY_EBADREGION (the region was shrunk under the process).
+ * BAKERY_EBADREGION (the region was shrunk under the process),
+ * BAKERY_EREMOVED (the lock was removed since L was opened: nothing is
+ * released, not even a lock that took its entry and that the caller holds).
  * Unlocking after EOWNERDEAD without bakery_consistent() makes the lock
  * ENOTRECOVERABLE (and returns 0), until bakery_lock_reset().
  */
@@ -394,7 +474,9 @@ BAKERY_API int bakery_unlock(bakery_lock_t *l);
 
 /* Mark the state protected by a lock acquired with EOWNERDEAD as repaired.
  * 0, EPERM (not held by the calling thread, or held in shared mode: a
- * reader cannot repair), EINVAL (the lock is not in the owner-died state). */
+ * reader cannot repair), EINVAL (the lock is not in the owner-died state),
+ * BAKERY_EREMOVED (the lock was removed since L was opened: no other lock's
+ * mark is touched). */
 BAKERY_API int bakery_consistent(bakery_lock_t *l);
 
 /*
@@ -426,6 +508,72 @@ BAKERY_API int bakery_tryrdlock(bakery_lock_t *l);
 BAKERY_API int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime);
 BAKERY_API int bakery_clockrdlock(bakery_lock_t *l, clockid_t clock,
                                   const struct timespec *abstime);
+
+/* ---------------------------------------------- acquiring with options -- */
+
+/*
+ * bakery_acquire: the calls above in one, with what they lack: a wait that
+ * another thread, another process or a signal handler can end (a cancel
+ * word), and one that a signal handler ends, as sem_wait(3)'s does.
+ * OPTS (required; all zero is bakery_lock):
+ *   flags        BAKERY_ACQUIRE_SHARED  as a reader (the rdlock calls)
+ *                BAKERY_ACQUIRE_TRY     never wait: EBUSY (the trylock calls)
+ *                BAKERY_ACQUIRE_INTR    a signal handler that interrupts a
+ *                                       sleep of the wait ends it: EINTR
+ *   clock, deadline  give up with ETIMEDOUT at *deadline on CLOCK
+ *                (CLOCK_MONOTONIC or CLOCK_REALTIME), as bakery_clocklock;
+ *                NULL: no deadline (not with BAKERY_ACQUIRE_TRY)
+ *   cancel       give up with ECANCELED once *cancel is not 0.  Every
+ *                sleep of the wait watches the word: bakery_cancel(cancel)
+ *                (from any thread, any process if the word is in shared
+ *                memory, or a signal handler) ends it at once
+ *   interrupted, arg  with BAKERY_ACQUIRE_INTR: the judge of an interruption.
+ *                Called as interrupted(arg) in the waiting thread, inside
+ *                the call, after a sleep a signal handler interrupted, and
+ *                at least every BAKERY_ACQUIRE_POLL_MS while the call waits
+ *                (its sleeps are that long at most); non-zero gives up
+ *                (EINTR), 0 keeps the place in line.  Without it, every
+ *                interruption gives up.  It must not take this lock
+ *                (EDEADLK) nor close a handle the call uses.
+ *   reserved     all 0
+ * A thread that gives up (ETIMEDOUT, ECANCELED, EINTR) leaves the line
+ * exactly as a timed-out waiter does: the others are not disturbed.  Like
+ * a deadline already past, a cancel word already set still makes one
+ * attempt.  A wait that is told to stop just as the lock comes free may
+ * acquire it all the same: 0 (or EOWNERDEAD), the caller holds it.
+ * A signal interrupts only a sleep under way: one caught while the waiter
+ * spins (microseconds before each sleep) ends nothing, and neither does
+ * one whose handler was installed with SA_RESTART if the kernel resumes
+ * the sleep.  A handler that must end the wait sets a cancel word
+ * (bakery_cancel is async-signal-safe), or a flag that `interrupted` reads:
+ * then the wait ends within BAKERY_ACQUIRE_POLL_MS.
+ * Returns as the call it stands for, and EINVAL (NULL opts, unknown flags,
+ * reserved not 0, a bad deadline or clock, a deadline with
+ * BAKERY_ACQUIRE_TRY, interrupted without BAKERY_ACQUIRE_INTR), ECANCELED,
+ * EINTR.
+ */
+#define BAKERY_ACQUIRE_SHARED 0x1u
+#define BAKERY_ACQUIRE_TRY    0x2u
+#define BAKERY_ACQUIRE_INTR   0x4u
+/* The longest a wait with an `interrupted` callback sleeps at once (ms). */
+#define BAKERY_ACQUIRE_POLL_MS 50
+
+struct bakery_acquire_opts {
+	unsigned flags;                    /* BAKERY_ACQUIRE_*                    */
+	clockid_t clock;                   /* of the deadline                     */
+	const struct timespec *deadline;   /* NULL: none                          */
+	const uint32_t *cancel;            /* NULL: none                          */
+	int (*interrupted)(void *arg);     /* NULL: every interruption gives up   */
+	void *arg;
+	void *reserved[4];                 /* 0                                   */
+};
+BAKERY_API int bakery_acquire(bakery_lock_t *l, const struct bakery_acquire_opts *opts);
+
+/* Set the cancel word *WORD to 1 and wake every bakery_acquire waiting
+ * with it.  Async-signal-safe (a store and a futex wake-up): a signal
+ * handler may call it.  The word stays set: store 0 in it before it serves
+ * another call.  0, or EINVAL (NULL). */
+BAKERY_API int bakery_cancel(uint32_t *word);
 
 /*
  * Reap dead slots now: prove each death, clear the dead slot's part in every
@@ -460,27 +608,175 @@ BAKERY_API int bakery_lock_lookup(bakery_t *b, const char *lock_name,
  * bakery_consistent().  For the owner of the region's shm object (or
  * root) only.  Does not block; one atomic step, ordered with acquirers.
  * Returns 0, EINVAL (NULL, or the lock is not ENOTRECOVERABLE), EPERM
- * (the caller does not own the region), BAKERY_EBADREGION.
+ * (the caller does not own the region), BAKERY_EREMOVED (the lock was
+ * removed since L was opened), BAKERY_EBADREGION.
  */
 BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
 
 /*
  * Remove the lock LOCK_NAME from region B, freeing its table entry for
  * another name.  Only while nobody holds it, waits for it or is in its
- * doorway, and no passage of a dead participant is left in it; for the
- * owner of the region's shm object (or root) only.  Race-free against a
+ * doorway, no passage of a dead participant is left in it, and no repair
+ * is owed: a lock whose holder died inside its critical section and that
+ * nobody has repaired since (its next holder would be told EOWNERDEAD) is
+ * refused with EOWNERDEAD, a not-recoverable one with ENOTRECOVERABLE,
+ * and stays as it was (a lock made anew under the name would tell its
+ * next holder nothing of the death; see bakery_lock_unlink_flags to
+ * remove it anyway).  For the owner of the region's shm object (or root)
+ * only.  Race-free against a
  * concurrent acquisition: either the unlink sees it (EBUSY) or the
  * acquirer sees the unlink.  Handles still open on the removed lock stay
- * valid to close, and every lock call on them returns BAKERY_EREMOVED,
- * even once the entry holds another lock; bakery_lock_open of the same
+ * valid to close (0), and every other call on them (the lock calls,
+ * bakery_unlock, bakery_consistent, bakery_lock_reset, bakery_lock_holders,
+ * bakery_lock_index) returns BAKERY_EREMOVED, even once the entry holds
+ * another lock, which none of them touches; bakery_lock_open of the same
  * name makes a new lock.  Blocks for a system-wide memory barrier
  * (membarrier(2), milliseconds) and while another lock of B is being
  * created or removed.  Returns 0, EINVAL, ENOENT (no such lock), EBUSY,
+ * EOWNERDEAD or ENOTRECOVERABLE (a repair is owed: nothing was removed),
  * EPERM (not the region's owner, or B was opened BAKERY_RDONLY), EAGAIN
- * (the lock table stayed busy), ENOTSUP (the kernel has no
- * MEMBARRIER_CMD_GLOBAL), BAKERY_EBADREGION.
+ * (the lock table stayed busy for 2 s), ENOTSUP (the kernel has no
+ * MEMBARRIER_CMD_GLOBAL, or a seccomp filter refuses membarrier(2)),
+ * BAKERY_EBADREGION.
  */
 BAKERY_API int bakery_lock_unlink(bakery_t *b, const char *lock_name);
+
+/* bakery_lock_unlink_flags: remove a lock that owes a repair all the same. */
+#define BAKERY_UNLINK_FORCE 0x1u
+
+/*
+ * As bakery_lock_unlink, with FLAGS: 0 (the same call), or
+ * BAKERY_UNLINK_FORCE, which removes a lock that is owner-died or not
+ * recoverable too: the news that its holder died is lost with it (use it
+ * when nothing is left to repair, e.g. the data it protected is gone).  A
+ * lock that is held or waited for is still refused (EBUSY).  Other flags:
+ * EINVAL.  Returns as bakery_lock_unlink.
+ */
+BAKERY_API int bakery_lock_unlink_flags(bakery_t *b, const char *lock_name, unsigned flags);
+
+/* ---------------------------------------------------------- path locks -- */
+
+/*
+ * Path locks: the lock of a file or directory, as flock(2) gives one, fair
+ * and crash-proof as every lock here.  A path lock is named by the file's
+ * identity, not by the path: its device, its inode number, and what tells
+ * a reused inode number apart, the file's birth time where the file system
+ * records it (statx(2)'s STATX_BTIME), else its inode generation
+ * (FS_IOC_GETVERSION), else nothing (bakery_path_info says which).  So
+ * every path to one file (links, relative or absolute, before and after a
+ * rename) names one lock; a file replaced by another (a new inode) has a
+ * new lock; a file that gets a deleted one's inode number starts with a
+ * lock of its own, which inherits no holder and no owner-died mark.  Not
+ * told apart: a file born in the same tick of the file system's clock (a
+ * few milliseconds) as the deleted one it succeeds, and on a file system
+ * with neither stamp, any successor.
+ *
+ * The locks of all paths live in one region per user, named
+ * BAKERY_PATH_REGION_PREFIX and the effective user ID ("/bakery-paths-1000"),
+ * created at first use with BAKERY_PATH_SLOTS slots and BAKERY_PATH_LOCKS
+ * locks, mode 0600; the environment variable BAKERY_PATH_REGION_ENV names
+ * another region instead (read once, at the process's first path lock;
+ * ignored by set-user-ID programs).  So path locks exclude the processes of
+ * one user (or of the users who share that region), not two users locking
+ * one file.  A path lock's name in its region is BAKERY_PATH_LOCK_PREFIX
+ * and the identity in hexadecimal: "path:MAJOR.MINOR:INODE:bBIRTH" (birth
+ * time in nanoseconds), ":gGENERATION" or ":-", so that `bakery status`
+ * shows them and a program may open one as any other lock.
+ *
+ * The table does not fill up with locks nobody uses: an opener that finds
+ * it full removes, in one go, every path lock that nobody holds, waits for
+ * or is entering, and that is neither owner-died nor not recoverable (a
+ * repair still due is kept, until a holder repairs it or the lock is
+ * removed by hand): bakery_lock_unlink's protocol, with one membarrier(2)
+ * for them all.  A process whose handle's lock was removed so gets it made
+ * again at its next lock call, transparently.  Reclaiming needs the
+ * region's owner (or root) and membarrier(2): others get BAKERY_ELOCKS
+ * from a full table.
+ *
+ * A process maps the region at its first path lock and keeps it until it
+ * exits (one descriptor), and keeps the lock handles of the paths it has
+ * open, and of the last BAKERY_PATH_IDLE_MAX it closed, in one table: a
+ * path opened again costs a statx(2) and a look-up.  fork(): as for any
+ * handle; exec(): nothing is left.
+ */
+typedef struct bakery_path bakery_path_t;
+
+#define BAKERY_PATH_REGION_ENV    "BAKERY_PATH_REGION"
+#define BAKERY_PATH_REGION_PREFIX "/bakery-paths-"
+#define BAKERY_PATH_LOCK_PREFIX   "path:"
+/* The capacity of a path region created by the library: 128 threads at
+ * once in path locks (more wait for a slot, see bakery_lock), 1024 paths
+ * held, waited for or owner-died at once.  9 MB of shared memory at most,
+ * about 4.5 MB while no more than 64 threads have ever taken part at
+ * once (pages are used as they are touched). */
+#define BAKERY_PATH_SLOTS    128u
+#define BAKERY_PATH_LOCKS    1024u
+#define BAKERY_PATH_IDLE_MAX 64u
+
+/* What tells a file apart from an earlier one that had its inode number. */
+enum bakery_path_stamp {
+	BAKERY_PATH_STAMP_NONE = 0,   /* nothing: a successor shares the lock         */
+	BAKERY_PATH_STAMP_BIRTH,      /* the birth time (statx STATX_BTIME), in ns     */
+	BAKERY_PATH_STAMP_GENERATION, /* the inode generation (FS_IOC_GETVERSION)      */
+};
+
+struct bakery_path_info {
+	char     region[BAKERY_REGION_NAME_MAX + 2];  /* the region, "/bakery-paths-UID" */
+	char     lock[BAKERY_LOCK_NAME_MAX + 1];      /* the lock's name in it           */
+	uint64_t dev;              /* the file's device, makedev(major, minor)  */
+	uint64_t ino;              /* its inode number                          */
+	enum bakery_path_stamp stamp;
+	uint64_t stamp_value;      /* birth time (ns since the epoch) or generation */
+};
+
+/*
+ * Open the lock of the file or directory PATH (symbolic links are
+ * followed).  FLAGS: 0, or BAKERY_CREATE to create a missing regular file
+ * (mode 0666 less the umask), as flock(1) does.  PATH is resolved now: the
+ * handle stays the lock of the file PATH named at this call, as a
+ * descriptor stays its file's; open again to follow a replaced file.
+ * Returns 0 and *out, or EINVAL (NULL, an empty path, an unknown flag),
+ * the error of statx(2) or open(2) on PATH (ENOENT, EACCES, ENOTDIR,
+ * ELOOP, ENAMETOOLONG, EISDIR...; EACCES also when the file system keeps
+ * no birth time and the file cannot be opened for reading to read its
+ * generation), ENOMEM, EAGAIN (the lock table stayed busy: as
+ * bakery_lock_open), BAKERY_ELOCKS (the table is full of locks in use or
+ * owner-died, or may not be reclaimed by this caller), or bakery_open's
+ * errors for the region (BAKERY_EBADREGION, BAKERY_EVERSION, EACCES,
+ * ENAMETOOLONG for a BAKERY_PATH_REGION too long, EMFILE...).
+ */
+BAKERY_API int bakery_path_open(const char *path, unsigned flags, bakery_path_t **out);
+
+/* Free a path handle.  0, EINVAL (NULL), EBUSY if the calling thread holds
+ * the lock (nothing is closed then). */
+BAKERY_API int bakery_path_close(bakery_path_t *p);
+
+/* The handle's region, lock name and file identity into *OUT.  0 or EINVAL. */
+BAKERY_API int bakery_path_info(const bakery_path_t *p, struct bakery_path_info *out);
+
+/*
+ * The bakery_lock family on the path's lock: exclusive, shared (readers),
+ * try and timed, with the same returns (EOWNERDEAD and bakery_path_consistent
+ * as for any lock; EDEADLK when the calling thread holds it already,
+ * through this handle or another of the same file).  Never
+ * BAKERY_EREMOVED: a lock that was removed since the handle last used it
+ * (the table was full and it was idle) is made again, and the call goes
+ * on with it; that may also return ENOMEM, EAGAIN or BAKERY_ELOCKS, as
+ * bakery_path_open.
+ */
+BAKERY_API int bakery_path_lock(bakery_path_t *p);
+BAKERY_API int bakery_path_trylock(bakery_path_t *p);
+BAKERY_API int bakery_path_timedlock(bakery_path_t *p, const struct timespec *abstime);
+BAKERY_API int bakery_path_clocklock(bakery_path_t *p, clockid_t clock,
+                                     const struct timespec *abstime);
+BAKERY_API int bakery_path_rdlock(bakery_path_t *p);
+BAKERY_API int bakery_path_tryrdlock(bakery_path_t *p);
+BAKERY_API int bakery_path_timedrdlock(bakery_path_t *p, const struct timespec *abstime);
+BAKERY_API int bakery_path_clockrdlock(bakery_path_t *p, clockid_t clock,
+                                       const struct timespec *abstime);
+/* As bakery_unlock and bakery_consistent. */
+BAKERY_API int bakery_path_unlock(bakery_path_t *p);
+BAKERY_API int bakery_path_consistent(bakery_path_t *p);
 
 /* ------------------------------------------------------- introspection -- */
 
@@ -500,6 +796,7 @@ struct bakery_region_info {
 	uid_t    creator_uid;
 	uint64_t created_ns;       /* CLOCK_REALTIME, nanoseconds           */
 	mode_t   mode;             /* current permission bits of the object */
+	unsigned reserved[8];      /* 0: the library zeroes them (room for more) */
 };
 BAKERY_API int bakery_region_info(bakery_t *b, struct bakery_region_info *out);
 
@@ -523,9 +820,32 @@ struct bakery_slot_info {
 	enum bakery_pass_state pass; /* furthest stage over all locks               */
 	int      lock;             /* lock index of that stage, -1 if idle           */
 	int      shared;           /* that stage is a shared (reader) passage        */
+	unsigned reserved[8];      /* 0: the library zeroes them (room for more)     */
 };
 /* 0, EINVAL (index out of range). */
 BAKERY_API int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out);
+
+/*
+ * The state of a lock as a status display shows it ("ok", "not-recoverable",
+ * "owner-died", "removing"), derived by bakery_lock_info from the lock's
+ * flags, its holders' liveness and its table entry: the first of the states
+ * after OK that applies, else OK.  A snapshot, for display.
+ */
+enum bakery_lock_state {
+	BAKERY_LOCK_OK = 0,
+	/* released without bakery_consistent() after EOWNERDEAD: every
+	 * acquirer is told ENOTRECOVERABLE until bakery_lock_reset */
+	BAKERY_LOCK_NOT_RECOVERABLE,
+	/* a holder died inside (not a reader): its recovery marked the lock
+	 * (owner_dead), or, before anyone recovered it, the kernel has proven
+	 * the death of a holder still inside.  The next acquirer is told
+	 * EOWNERDEAD. */
+	BAKERY_LOCK_OWNER_DIED,
+	/* bakery_lock_unlink is under way: the lock is about to go, or to
+	 * stay if it is in use (also after an unlinker died mid-way, until
+	 * the next call on the lock table settles it) */
+	BAKERY_LOCK_REMOVING,
+};
 
 struct bakery_lock_info {
 	unsigned index;
@@ -549,6 +869,8 @@ struct bakery_lock_info {
 	unsigned readers;          /* of them, in shared mode               */
 	uint64_t reader_deaths;    /* readers that died inside: no owner-died */
 	uint64_t passes;           /* waiters passed: their turn came and they did not take it */
+	enum bakery_lock_state state; /* as a status display shows it (above) */
+	unsigned reserved[7];      /* 0: the library zeroes them (room for more) */
 };
 /* bakery_lock_info's owner_dead: how the lock's last holder left it.
  * DIED: it died holding the lock.  UNREPAIRED: it had been told EOWNERDEAD
@@ -569,7 +891,9 @@ BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_
  */
 BAKERY_API int bakery_lock_queue(bakery_t *b, unsigned index, unsigned *slots,
                                  unsigned cap, unsigned *count);
-/* Index of an open lock handle's table entry (for bakery_lock_info). */
+/* Index of an open lock handle's table entry (for bakery_lock_info).  0,
+ * EINVAL, BAKERY_EREMOVED (the lock was removed since L was opened: the
+ * entry may hold another lock). */
 BAKERY_API int bakery_lock_index(bakery_lock_t *l, unsigned *index);
 
 #ifdef __cplusplus

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * error.c - bakery_strerror(), bakery_errname() and the algorithm names.
- * The library's own codes come from one list, BAKERY_ERRNO_MAP (bakery.h).
+ * error.c - bakery_strerror() and bakery_errname().  The library's own
+ * codes come from one list, BAKERY_ERRNO_MAP (bakery.h).  (The names of the
+ * algorithms are read from their table: algo/table.c.)
  */
 #include "config.h"
 
 #include <string.h>
-#include <strings.h>
 
 #include "private.h"
 
@@ -40,7 +40,10 @@ const char *bakery_strerror(int err)
 	case EDEADLK:
 		return "the calling thread already holds this lock";
 	case EPERM:
-		return "the calling thread does not hold this lock";
+		return "not permitted: the calling thread does not hold this lock, the "
+		       "region belongs to another user, or the handle is read-only";
+	case ENOSPC:
+		return "no space left in shared memory (/dev/shm is full)";
 	default:
 		break;
 	}
@@ -66,6 +69,7 @@ static const char *errno_name(int err)
 	E(EINVAL) E(ENAMETOOLONG) E(ENOENT) E(EEXIST) E(EACCES) E(EBUSY)
 	E(ETIMEDOUT) E(EDEADLK) E(EPERM) E(EOWNERDEAD) E(ENOTRECOVERABLE)
 	E(ENOMEM) E(EMFILE) E(ENFILE) E(ENOTSUP) E(ENOSPC) E(EFBIG)
+	E(EINTR) E(ECANCELED)
 #undef E
 	default:
 		return NULL;
@@ -92,37 +96,4 @@ const char *bakery_errname(int err)
 	name = errno_name(err);
 #endif
 	return name ? name : "UNKNOWN";
-}
-
-static const char *const algo_names[BAKERY_ALGO_COUNT] = {
-	[BAKERY_ALGO_DEFAULT] = "default",
-	[BAKERY_ALGO_LAMPORT] = "lamport",
-	[BAKERY_ALGO_BOULANGERIE] = "boulangerie",
-	[BAKERY_ALGO_BLACK_WHITE] = "black-white",
-	[BAKERY_ALGO_JAYANTI] = "jayanti",
-};
-
-const char *bakery_algo_name(enum bakery_algo algo)
-{
-	return (unsigned)algo < BAKERY_ALGO_COUNT ? algo_names[algo] : NULL;
-}
-
-int bakery_algo_parse(const char *name, enum bakery_algo *out)
-{
-	if (!name || !out)
-		return EINVAL;
-	for (unsigned i = 0; i < BAKERY_ALGO_COUNT; i++)
-		if (!strcasecmp(name, algo_names[i])) {
-			*out = (enum bakery_algo)i;
-			return 0;
-		}
-	if (!strcasecmp(name, "black_white") || !strcasecmp(name, "bw")) {
-		*out = BAKERY_ALGO_BLACK_WHITE;
-		return 0;
-	}
-	if (!strcasecmp(name, "b-bakery")) {
-		*out = BAKERY_ALGO_JAYANTI;
-		return 0;
-	}
-	return EINVAL;
 }

@@ -16,8 +16,16 @@
  * library lets the fault happen and answers it: the handler maps private
  * zero-filled pages over the whole watched range (the faulting access is
  * retried and reads zeros instead of killing the process), and sets the
- * caller's `lost` flag, which the library checks to answer
- * BAKERY_EBADREGION.
+ * caller's `lost` word to the error every later call answers.
+ *
+ * The same SIGBUS comes from a page the file system cannot allocate: a
+ * full /dev/shm (tmpfs) under a region whose pages were not all reserved
+ * (made by an older version, or where fallocate does not work, or a
+ * read-only mapping's read of a page never written).  That is no damage,
+ * and must not read as such: the handler looks at the object's size
+ * (fstat, async-signal-safe).  Smaller than the range needs: it was cut
+ * short, BAKERY_EBADREGION.  Still whole: the page could not be had,
+ * ENOSPC.
  *
  * What it costs the application: a process-wide SIGBUS handler, installed
  * once by the first bakery__guard_add() with SA_SIGINFO | SA_ONSTACK | SA_RESTART.
@@ -46,6 +54,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "guard.h"
 
@@ -63,6 +72,8 @@ struct guard {
 	 * them only if it reads the same even value before and after. */
 	unsigned long seq;
 	uintptr_t lo, hi;          /* [lo, hi) watched; hi == 0: not in use */
+	int fd;                    /* the object mapped there, or -1       */
+	uint64_t end;              /* its size when the range is all there */
 	int *lost;
 	struct guard *next;        /* the list: written once, before publication */
 	struct guard *next_spare;  /* spare nodes: guards_lock */
@@ -71,6 +82,8 @@ struct guard {
 /* A consistent copy of a node, taken by the handler. */
 struct range {
 	uintptr_t lo, hi;
+	int fd;
+	uint64_t end;
 	int *lost;
 };
 
@@ -84,7 +97,7 @@ static struct sigaction prev_action;  /* SIGBUS's action before ours */
 
 /* ------------------------------------------------------ the seqlock -- */
 
-static void node_write(struct guard *g, uintptr_t lo, uintptr_t hi, int *lost)
+static void node_write(struct guard *g, const struct range *r)
 {
 	/* odd whatever seq was, even after a rewrite cut short */
 	unsigned long begin = (CMM_LOAD_SHARED(g->seq) + 1) | 1;
@@ -93,9 +106,11 @@ static void node_write(struct guard *g, uintptr_t lo, uintptr_t hi, int *lost)
 	/* The odd seq before any field: a handler that reads a new field
 	 * then reads seq again and finds it changed. */
 	cmm_smp_wmb();
-	CMM_STORE_SHARED(g->lo, lo);
-	CMM_STORE_SHARED(g->lost, lost);
-	CMM_STORE_SHARED(g->hi, hi);
+	CMM_STORE_SHARED(g->lo, r->lo);
+	CMM_STORE_SHARED(g->fd, r->fd);
+	CMM_STORE_SHARED(g->end, r->end);
+	CMM_STORE_SHARED(g->lost, r->lost);
+	CMM_STORE_SHARED(g->hi, r->hi);
 	/* Every field before the even seq: a handler that reads the final
 	 * seq first reads the final fields after it. */
 	cmm_smp_wmb();
@@ -114,6 +129,8 @@ static bool node_read(const struct guard *g, struct range *r)
 	cmm_smp_rmb();
 	r->lo = CMM_LOAD_SHARED(g->lo);
 	r->hi = CMM_LOAD_SHARED(g->hi);
+	r->fd = CMM_LOAD_SHARED(g->fd);
+	r->end = CMM_LOAD_SHARED(g->end);
 	r->lost = CMM_LOAD_SHARED(g->lost);
 	/* The field loads before the second seq load: if any field came from
 	 * a rewrite, the second load sees its odd (or a later) seq. */
@@ -139,8 +156,24 @@ static bool guard_find(uintptr_t addr, struct range *r)
 }
 
 /*
+ * What a fault at INFO in R means: the object cut short (smaller than the
+ * range needs), or, while it is still whole, a page the file system could
+ * not allocate (a memory error is damage too).  fstat() is on POSIX's list
+ * of async-signal-safe functions.
+ */
+static int fault_error(const siginfo_t *info, const struct range *r)
+{
+	struct stat st;
+
+	if (info->si_code == BUS_ADRERR && r->fd >= 0 && fstat(r->fd, &st) == 0 &&
+	    (uint64_t)st.st_size >= r->end)
+		return ENOSPC;
+	return BAKERY_EBADREGION;
+}
+
+/*
  * A fault in a watched range: zero pages over the whole range, then the
- * flag.  mmap is not on POSIX's list of async-signal-safe functions, but on
+ * error in the lost word.  mmap is not on POSIX's list of async-signal-safe functions, but on
  * Linux it is a bare system call that takes no lock of the C library.
  * False if INFO is not such a fault or the range could not be replaced.
  */
@@ -148,17 +181,19 @@ static bool guard_fault(const siginfo_t *info)
 {
 	struct range r;
 	void *p;
+	int err;
 
 	if (info->si_code <= 0)           /* kill(), sigqueue(), raise() */
 		return false;
 	if (!guard_find((uintptr_t)info->si_addr, &r))
 		return false;
+	err = fault_error(info, &r);      /* before the object's pages go */
 	p = mmap((void *)r.lo, r.hi - r.lo, PROT_READ | PROT_WRITE,
 	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (p == MAP_FAILED)
 		return false;             /* the access would fault forever */
-	/* No barrier: the system call orders the new pages before the flag. */
-	CMM_STORE_SHARED(*r.lost, 1);
+	/* No barrier: the system call orders the new pages before the word. */
+	CMM_STORE_SHARED(*r.lost, err);
 	return true;
 }
 
@@ -288,8 +323,13 @@ static struct guard *node_get(void)
 	return g;
 }
 
-int bakery__guard_add(void *base, size_t len, int *lost, struct guard **out)
+int bakery__guard_add(void *base, size_t len, int fd, uint64_t end, int *lost,
+                      struct guard **out)
 {
+	const struct range r = {
+		.lo = (uintptr_t)base, .hi = (uintptr_t)base + len, .fd = fd, .end = end,
+		.lost = lost,
+	};
 	struct guard *g;
 
 	pthread_once(&install_once, handler_install);
@@ -298,7 +338,7 @@ int bakery__guard_add(void *base, size_t len, int *lost, struct guard **out)
 	pthread_mutex_lock(&guards_lock);
 	g = node_get();
 	if (g)
-		node_write(g, (uintptr_t)base, (uintptr_t)base + len, lost);
+		node_write(g, &r);
 	pthread_mutex_unlock(&guards_lock);
 	*out = g;
 	return g ? 0 : ENOMEM;
@@ -308,8 +348,10 @@ void bakery__guard_remove(struct guard *g)
 {
 	if (!g)
 		return;
+	const struct range none = { .fd = -1 };
+
 	pthread_mutex_lock(&guards_lock);
-	node_write(g, 0, 0, NULL);
+	node_write(g, &none);
 	g->next_spare = spares;
 	spares = g;
 	pthread_mutex_unlock(&guards_lock);

@@ -30,8 +30,13 @@ struct bakery {
 	uint64_t tokens_off;
 	uint32_t page_size;
 	int fd;
-	/* set by the SIGBUS guard when the object was cut short under us:
-	 * from then on every call answers BAKERY_EBADREGION */
+	/* the shm object's identity, recorded at open: two handles of one
+	 * object, whatever names they were opened by (a hard link, a rename) */
+	dev_t dev;
+	ino_t ino;
+	/* set by the SIGBUS guard to the error every call answers from then
+	 * on: BAKERY_EBADREGION (the object was cut short under us) or ENOSPC
+	 * (a page of it could not be allocated: a full /dev/shm) */
 	int lost;
 	struct guard *guard;
 	/* the per-lock half of recovery, registered at open (api.c) */
@@ -43,6 +48,7 @@ struct bakery {
 	/* token windows given back, kept for the next take (token.c) */
 	pthread_mutex_t spare_lock;
 	unsigned char *spare_win[TOKEN_SPARE_WINDOWS];
+	uint64_t spare_off[TOKEN_SPARE_WINDOWS];   /* the page each one shows */
 	unsigned nspare;
 	/* this process's threads' slots in the region (bakery_close's EBUSY) */
 	pthread_mutex_t recs_lock;
@@ -58,6 +64,8 @@ struct bakery_lock {
 	enum bakery_algo algo;     /* the variant this handle runs */
 	const struct algo_ops *ops;
 	unsigned holders;          /* the lock's capacity k, read at open */
+	uint64_t serial;           /* this handle among all the process opened
+	                              (never 0, never reused, unlike an address) */
 };
 
 static inline struct bakery_shm_reg *reg_of(struct bakery *b, unsigned lock, unsigned slot)
@@ -78,10 +86,39 @@ static inline unsigned slots_bound(struct bakery *b)
 	return hwm < b->nslots ? hwm : b->nslots;   /* never trust the region */
 }
 
-/* Has the object been cut short under this process (guard.c)? */
+/*
+ * Has L's lock been removed since L was opened (bakery_lock_unlink): does
+ * its entry now hold another lock, or none?  Not while the generation is
+ * L's or one more: an unlink of L under way, which gives up while anyone
+ * holds or waits for L (lockadmin.c), so that a holder of L never finds it
+ * gone.  One load and a compare.
+ */
+static inline bool lock_handle_stale(const struct bakery_lock *l)
+{
+	return (CMM_LOAD_SHARED(l->b->locks[l->index].gen) ^ l->gen) > 1u;
+}
+
+/* Has the mapping been lost under this process (guard.c)? */
 static inline bool region_lost(struct bakery *b)
 {
 	return caa_unlikely(CMM_LOAD_SHARED(b->lost));
+}
+
+/* The error a call answers once region_lost(b): BAKERY_EBADREGION, or
+ * ENOSPC for a page /dev/shm had no room for. */
+static inline int region_lost_error(struct bakery *b)
+{
+	int err = CMM_LOAD_SHARED(b->lost);
+
+	return err ? err : BAKERY_EBADREGION;
+}
+
+/* The answer to a call on a handle of B whose lock was removed:
+ * BAKERY_EREMOVED, unless what said so was the SIGBUS guard's zero pages
+ * (the region was lost under us: region_lost_error's answer). */
+static inline int lock_removed(struct bakery *b)
+{
+	return region_lost(b) ? region_lost_error(b) : BAKERY_EREMOVED;
 }
 
 #endif /* BAKERY_HANDLE_H */

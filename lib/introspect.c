@@ -11,14 +11,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "algo.h"
+#include "table.h"
 #include "registry.h"
 
 /* RC, unless the region was cut short before or while we read it: what we
  * read was then the guard's zero pages, not the region. */
 static int snapshot_result(struct bakery *b, int rc)
 {
-	return region_lost(b) ? BAKERY_EBADREGION : rc;
+	return region_lost(b) ? region_lost_error(b) : rc;
 }
 
 int bakery_region_info(bakery_t *b, struct bakery_region_info *out)
@@ -91,10 +91,61 @@ int bakery_slot_info(bakery_t *b, unsigned index, struct bakery_slot_info *out)
 	return err;
 }
 
+/* Has a holder of LOCK died inside, as the kernel proves it (its slot's
+ * token marked owner-died), before anyone recovered it?  Not a reader:
+ * its death changes nothing. */
+static bool dead_inside(struct bakery *b, unsigned lock, unsigned slot)
+{
+	struct bakery_shm_reg *r = reg_of(b, lock, slot);
+
+	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL &&
+	       CMM_LOAD_SHARED(r->mode) != REG_SHARED &&
+	       CMM_LOAD_SHARED(b->slots[slot].state) != SLOT_FREE && token_alive(b, slot) == 0;
+}
+
+/* The counters and the passages under way of lock INDEX, over every slot;
+ * true if a holder died inside. */
+static bool lock_info_slots(struct bakery *b, unsigned index, struct bakery_lock_info *out)
+{
+	bool dead = false;
+
+	out->holder = -1;
+	for (unsigned s = 0; s < b->nslots; s++) {
+		struct bakery_shm_reg *r = reg_of(b, index, s);
+		uint32_t stage = CMM_LOAD_SHARED(r->stage);
+
+		out->acquisitions += CMM_LOAD_SHARED(r->acquisitions);
+		out->aborts += CMM_LOAD_SHARED(r->aborts);
+		out->participants += !!CMM_LOAD_SHARED(r->joined);
+		if (stage == BAKERY_PASS_CRITICAL) {
+			if (out->holder < 0)
+				out->holder = (int)s;
+			out->holding++;
+			out->readers += CMM_LOAD_SHARED(r->mode) == REG_SHARED;
+			dead = dead || dead_inside(b, index, s);
+		} else if (stage == BAKERY_PASS_DOORWAY || stage == BAKERY_PASS_WAITING)
+			out->waiters++;
+	}
+	return dead;
+}
+
+/* enum bakery_lock_state: the first that applies */
+static enum bakery_lock_state lock_state(uint32_t flags, uint32_t gen, bool dead)
+{
+	if (flags & LOCK_NOT_RECOVERABLE)
+		return BAKERY_LOCK_NOT_RECOVERABLE;
+	if ((flags & LOCK_OWNER_DIED) || dead)
+		return BAKERY_LOCK_OWNER_DIED;
+	if (gen & 1)            /* an unlink under way (lockadmin.c) */
+		return BAKERY_LOCK_REMOVING;
+	return BAKERY_LOCK_OK;
+}
+
 int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 {
 	struct bakery_shm_lock *e;
 	uint32_t algo, flags;
+	bool dead;
 
 	if (!b || !out || b->closed || index >= b->nlocks)
 		return EINVAL;
@@ -118,29 +169,18 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 	if (out->capacity == 0 || out->capacity > BAKERY_MAX_HOLDERS)
 		out->capacity = 1;      /* (a corrupted value is not repeated) */
 	out->passes = CMM_LOAD_SHARED(e->passes);
-	out->holder = -1;
-	for (unsigned s = 0; s < b->nslots; s++) {
-		struct bakery_shm_reg *r = reg_of(b, index, s);
-		uint32_t stage = CMM_LOAD_SHARED(r->stage);
-
-		out->acquisitions += CMM_LOAD_SHARED(r->acquisitions);
-		out->aborts += CMM_LOAD_SHARED(r->aborts);
-		out->participants += !!CMM_LOAD_SHARED(r->joined);
-		if (stage == BAKERY_PASS_CRITICAL) {
-			if (out->holder < 0)
-				out->holder = (int)s;
-			out->holding++;
-			out->readers += CMM_LOAD_SHARED(r->mode) == REG_SHARED;
-		} else if (stage == BAKERY_PASS_DOORWAY || stage == BAKERY_PASS_WAITING)
-			out->waiters++;
-	}
+	dead = lock_info_slots(b, index, out);
+	out->state = lock_state(flags, CMM_LOAD_SHARED(e->gen), dead);
 	return snapshot_result(b, 0);
 }
 
 int bakery_lock_index(bakery_lock_t *l, unsigned *index)
 {
-	if (!l || !index)
+	if (!l || !l->b || !index)
 		return EINVAL;
+	/* its entry may hold another lock by now */
+	if (lock_handle_stale(l))
+		return lock_removed(l->b);
 	*index = l->index;
 	return 0;
 }

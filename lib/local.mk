@@ -11,17 +11,26 @@ bakery_sources = \
 	lib/private.h \
 	lib/shm_layout.h \
 	lib/handle.h \
+	lib/fd.h \
+	lib/deadline.h \
 	lib/futex.h \
 	lib/guard.h \
 	lib/token.h \
 	lib/region.h \
 	lib/registry.h \
+	lib/passage.h \
 	lib/wait.h \
 	lib/pass.h \
 	lib/lock_recovery.h \
 	lib/locktable.h \
 	lib/slotwait.h \
+	lib/lock.h \
+	lib/lockadmin.h \
+	lib/pathid.h \
+	lib/fd.c \
+	lib/stop.h \
 	lib/futex.c \
+	lib/stop.c \
 	lib/guard.c \
 	lib/token.c \
 	lib/region.c \
@@ -34,6 +43,8 @@ bakery_sources = \
 	lib/locktable.c \
 	lib/lockadmin.c \
 	lib/api.c \
+	lib/pathid.c \
+	lib/pathlock.c \
 	lib/error.c \
 	lib/version.c \
 	lib/introspect.c \
@@ -44,7 +55,9 @@ bakery_sources = \
 	lib/algo/lamport.c \
 	lib/algo/boulangerie.c \
 	lib/algo/black_white.c \
-	lib/algo/jayanti.c
+	lib/algo/jayanti.c \
+	lib/algo/table.h \
+	lib/algo/table.c
 
 lib_libbakery_la_SOURCES = $(bakery_sources)
 lib_libbakery_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib/algo -DBAKERY_BUILDING

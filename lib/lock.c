@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo.h"
+#include "lock.h"
+#include "table.h"
 #include "locktable.h"
 #include "pass.h"
 #include "region.h"
@@ -112,11 +113,9 @@ static enum bakery_algo creation_algo(enum bakery_algo algo, unsigned holders)
 /* Check a lock configuration: 0, EINVAL or ENOTSUP. */
 static int config_check(const struct bakery_lock_config *cfg)
 {
-	if ((unsigned)cfg->algo >= BAKERY_ALGO_COUNT || cfg->holders > BAKERY_MAX_HOLDERS)
+	if ((unsigned)cfg->algo >= BAKERY_ALGO_COUNT || cfg->holders > BAKERY_MAX_HOLDERS ||
+	    !reserved_zero(cfg->reserved))
 		return EINVAL;
-	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
-		if (cfg->reserved[i])
-			return EINVAL;
 	if (cfg->holders > 1 &&
 	    !(bakery__algo_ops_of(creation_algo(cfg->algo, cfg->holders))->modes & ALGO_HOLDERS))
 		return ENOTSUP;
@@ -139,7 +138,7 @@ static int entry_get(struct bakery *b, const char *name, const struct bakery_loc
 		if (err == ENOENT && create)
 			err = table_create(b, name, len, creation_algo(cfg->algo, k), k, index);
 		if (!err && region_lost(b))
-			err = BAKERY_EBADREGION;
+			err = region_lost_error(b);
 		if (err)
 			return err;
 		CRASH_POINT("open-found");
@@ -177,6 +176,14 @@ static int entry_open(struct bakery *b, const char *lock_name, const struct bake
 	return 0;
 }
 
+/* A serial for a new lock handle: 1, 2, ... for the life of the process. */
+static uint64_t handle_serial_next(void)
+{
+	static uint64_t serials;
+
+	return uatomic_add_return(&serials, 1);
+}
+
 static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_lock_config *cfg,
                      bool create, bakery_lock_t **out)
 {
@@ -193,7 +200,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	if (b->rdonly)
 		return EPERM;
 	if (region_lost(b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(b);
 	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
@@ -216,6 +223,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	l->algo = run;
 	l->ops = bakery__algo_ops_of(run);
 	l->holders = holders;
+	l->serial = handle_serial_next();
 	*out = l;
 	return 0;
 }
@@ -253,20 +261,30 @@ int bakery_lock_lookup(bakery_t *b, const char *lock_name, enum bakery_algo algo
 
 int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
 {
-	if (!l || !holders)
+	if (!l || !l->b || !holders)
 		return EINVAL;
+	if (lock_handle_stale(l))
+		return lock_removed(l->b);
 	*holders = l->holders;
 	return 0;
 }
 
-int bakery_lock_close(bakery_lock_t *l)
+/* (The region is looked at only through a slot of ours in it, which keeps
+ * it mapped.  A removed lock is held by nobody: what our registers in its
+ * entry say is about the lock that took the entry.) */
+bool bakery__lock_held_by_caller(const struct bakery_lock *l)
 {
 	unsigned self;
 
+	return bakery__slot_self_busy(l->b, &self) == 0 && !lock_handle_stale(l) &&
+	       CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL;
+}
+
+int bakery_lock_close(bakery_lock_t *l)
+{
 	if (!l)
 		return EINVAL;
-	if (bakery__slot_self_busy(l->b, &self) == 0 &&
-	    CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL)
+	if (bakery__lock_held_by_caller(l))
 		return EBUSY;
 	free(l);
 	return 0;
@@ -278,7 +296,7 @@ int bakery_lock_close(bakery_lock_t *l)
  * was removed. */
 static int held_already(const struct bakery_lock *l)
 {
-	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) == l->gen ? EDEADLK : BAKERY_EREMOVED;
+	return lock_handle_stale(l) ? lock_removed(l->b) : EDEADLK;
 }
 
 /* Can L be taken (in SHARED mode) at all? */
@@ -291,7 +309,7 @@ static int lock_usable(const struct bakery_lock *l, bool shared)
 	if (shared && (l->holders > 1 || !(l->ops->modes & ALGO_SHARED)))
 		return ENOTSUP;
 	if (region_lost(l->b))
-		return BAKERY_EBADREGION;
+		return region_lost_error(l->b);
 	return 0;
 }
 
@@ -315,27 +333,55 @@ static int slot_enter(struct bakery *b, const struct deadline *dl, unsigned *sel
 	return err;
 }
 
+/* A place in line not taken yet: nobody seen ahead (no predecessor: slot 0
+ * is a slot like any other), not passable. */
+static inline void passage_new_place(struct passage *p)
+{
+	p->also = p->also_waiters = NULL;
+	p->crowd = 0;
+	p->pred = BAKERY_NO_SLOT;
+	p->pred_number = 0;
+	p->pass_published = p->pass_phase = false;
+}
+
+/* The one way to make a passage: slot SELF's in L's lock, every field set
+ * (field by field: no zeroing of the whole, and no zero left to name slot
+ * 0 where no slot is meant). */
+static inline void passage_init(struct passage *p, struct bakery_lock *l, unsigned self,
+                                const struct deadline *dl, bool shared)
+{
+	p->b = l->b;
+	p->lock = l->index;
+	p->self = self;
+	p->mine = reg_of(l->b, l->index, self);
+	p->dl = dl;
+	p->shared = shared;
+	p->holders = l->holders;
+	p->pass_abort = l->ops->pass_abort;
+	p->handle = l->serial;
+	passage_new_place(p);
+}
+
 static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
                          unsigned self, struct passage *p)
 {
 	struct bakery *b = l->b;
 
-	p->self = self;
-	p->b = b;
-	p->lock = l->index;
-	p->mine = reg_of(b, l->index, p->self);
-	p->dl = dl;
-	p->shared = shared;
-	p->holders = l->holders;
-	p->pass_abort = l->ops->pass_abort;
-	if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
-		return held_already(l);
+	passage_init(p, l, self, dl, shared);
+	/* held; or in line already: a call made inside our own wait on L
+	 * (bakery_acquire's callback, a signal handler), which must not take
+	 * a second place with the same registers */
+	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->stage) != BAKERY_PASS_IDLE))
+		return CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL ? held_already(l)
+		                                                                 : EDEADLK;
 	/* held through another handle of the region: our other slot would
 	 * be ahead of this one for ever */
 	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
 		return held_already(l);
 	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
-		return ENOTRECOVERABLE;
+		/* (a removed lock's flags stay in its entry until the next
+		 * lock is made there) */
+		return lock_handle_stale(l) ? lock_removed(b) : ENOTRECOVERABLE;
 	if (caa_unlikely(!CMM_LOAD_SHARED(p->mine->joined)))
 		bakery__active_join(p);
 	return 0;
@@ -365,12 +411,13 @@ static inline bool entry_moved(const struct bakery_lock *l)
 static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl, bool shared,
                                 unsigned self);
 
-/* L's entry moved on before our doorway: wait out an unlink under way;
- * the lock is still there if it gave up (then try again). */
+/* L's entry moved on before our doorway: wait out an unlink under way
+ * (within DL, as for the lock); the lock is still there if it gave up
+ * (then try again). */
 static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline *dl,
                                    bool shared, unsigned self)
 {
-	int err = bakery__entry_wait_settled(l->b);
+	int err = bakery__entry_wait_settled_until(l->b, dl);
 
 	if (err)
 		return err;
@@ -383,17 +430,13 @@ static int lock_acquire_after_move(struct bakery_lock *l, const struct deadline 
  * caller sees (lock_acquire_after_move sorts it out). */
 #define ENTRY_MOVED (-2)
 
-/* One place in line: doorway and wait.  0 when it is our turn; an error;
- * BAKERY_EPASSED when we were passed (pass.c) and must not enter; or
- * ENTRY_MOVED. */
+/* One place in line (P's, not taken yet): doorway and wait.  0 when it is
+ * our turn; an error; BAKERY_EPASSED when we were passed (pass.c) and must
+ * not enter; or ENTRY_MOVED. */
 static int passage_attempt(struct bakery_lock *l, struct passage *p)
 {
 	int err;
 
-	p->also = p->also_waiters = NULL;
-	p->crowd = 0;
-	p->pred = BAKERY_NO_SLOT;
-	p->pass_published = p->pass_phase = false;
 	/* a pass of our registers not finished yet (we were passed, or our
 	 * slot's previous owner was): none of our stores before it is.  A
 	 * plain load: IDLE is our own last store to the word (or a
@@ -402,8 +445,17 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->pass) != PASS_IDLE) &&
 	    (err = bakery__pass_settle(p)))
 		return err;
-	if (l->ops->prepare && (err = l->ops->prepare(p)))
-		return err;
+	if (l->ops->prepare) {
+		/* It may wait for others (Jayanti: a passage of ours left to
+		 * a proxy is completed first).  Once L was removed, such a
+		 * passage is one of the lock that took the entry: a call on L
+		 * must not wait for that lock's holders (nor, a trylock, be
+		 * EBUSY because of them). */
+		if (caa_unlikely(lock_handle_stale(l)))
+			return ENTRY_MOVED;
+		if ((err = l->ops->prepare(p)))
+			return err;
+	}
 	/* The passage's mode before its ticket: the doorway's first store_mb()
 	 * orders this store before the ticket's (store->store), so that whoever
 	 * reads our ticket and then, after a read barrier, our mode, reads this
@@ -415,7 +467,8 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 		CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
 		return ENTRY_MOVED;
 	}
-	l->ops->doorway(p);
+	if (caa_unlikely(err = l->ops->doorway(p)))
+		return err;
 	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_WAITING);
 	CRASH_POINT("waiting");
 	p->pass_phase = true;           /* from now on we may be passed */
@@ -436,12 +489,16 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 		return err;
 	/* passed: a new place in line, with the deadline we had */
 	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED) {
+		int over;
+
 		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
-		if (dl->mode == WAIT_DEADLINE && bakery__deadline_passed(dl)) {
-			/* no new place past the deadline; the pass is settled
-			 * now if it is over, else before our next attempt */
+		passage_new_place(&p);
+		if ((over = bakery__wait_over(dl))) {
+			/* no new place past the deadline (or once told to
+			 * stop); the pass is settled now if it is over, else
+			 * before our next attempt */
 			err = bakery__pass_settle(&p);
-			err = err ? err : ETIMEDOUT;
+			err = err ? err : over;
 			break;
 		}
 	}
@@ -455,7 +512,7 @@ static int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl
 		/* what let us in may have been the zero pages the guard put
 		 * in place of the region: no exclusion to speak of */
 		passage_release(l, &p);
-		return BAKERY_EBADREGION;
+		return region_lost_error(p.b);
 	}
 	/* the algorithm's last step (Jayanti's X) is done: we are the holder */
 	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_CRITICAL);
@@ -500,20 +557,64 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 	return err;
 }
 
-static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime,
-                         bool shared)
+/* A deadline at ABSTIME on CLOCK: 0, or EINVAL (no time, a bad one, or
+ * another clock). */
+static int deadline_at(clockid_t clock, const struct timespec *abstime, struct deadline *dl)
 {
-	struct deadline dl = { .mode = WAIT_DEADLINE, .clock = clock };
-
 	if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L ||
 	    (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME))
 		return EINVAL;
-	dl.at = *abstime;
-	return lock_acquire(l, &dl, shared);
+	*dl = (struct deadline){ .mode = WAIT_DEADLINE, .clock = clock, .at = *abstime };
+	return 0;
+}
+
+static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespec *abstime,
+                         bool shared)
+{
+	struct deadline dl;
+	int err = deadline_at(clock, abstime, &dl);
+
+	return err ? err : lock_acquire(l, &dl, shared);
 }
 
 static const struct deadline block = { .mode = WAIT_BLOCK };
 static const struct deadline never = { .mode = WAIT_NONE };
+
+#define ACQUIRE_FLAGS (BAKERY_ACQUIRE_SHARED | BAKERY_ACQUIRE_TRY | BAKERY_ACQUIRE_INTR)
+
+/* bakery_acquire's options, checked, as a deadline with its reasons to
+ * stop (in STOP): 0 or EINVAL. */
+static int acquire_opts(const struct bakery_acquire_opts *o, struct deadline *dl,
+                        struct wait_stop *stop)
+{
+	if (!o || (o->flags & ~ACQUIRE_FLAGS) ||
+	    (o->interrupted && !(o->flags & BAKERY_ACQUIRE_INTR)))
+		return EINVAL;
+	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
+		if (o->reserved[i])
+			return EINVAL;
+	if (o->flags & BAKERY_ACQUIRE_TRY) {
+		*dl = never;
+		return o->deadline ? EINVAL : 0;
+	}
+	*dl = block;
+	if (o->deadline && deadline_at(o->clock, o->deadline, dl))
+		return EINVAL;
+	if (o->cancel || (o->flags & BAKERY_ACQUIRE_INTR)) {
+		bakery__stop_init(stop, o);
+		dl->stop = stop;
+	}
+	return 0;
+}
+
+int bakery_acquire(bakery_lock_t *l, const struct bakery_acquire_opts *opts)
+{
+	struct deadline dl;
+	struct wait_stop stop;
+	int err = acquire_opts(opts, &dl, &stop);
+
+	return err ? err : lock_acquire(l, &dl, opts->flags & BAKERY_ACQUIRE_SHARED);
+}
 
 int bakery_lock(bakery_lock_t *l)
 {
@@ -598,28 +699,27 @@ static inline struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thre
  * pages (the region was cut short under us). */
 static int not_held(struct bakery *b)
 {
-	return region_lost(b) ? BAKERY_EBADREGION : EPERM;
+	return region_lost(b) ? region_lost_error(b) : EPERM;
 }
 
 int bakery_unlock(bakery_lock_t *l)
 {
-	struct passage p = { 0 };
 	const struct deadline dl = { .mode = WAIT_NONE };
+	struct bakery_shm_reg *mine;
 	struct thread_slot *rec;
+	struct passage p;
 	bool pinned;
 
 	if (!l || !l->b)
 		return EINVAL;
-	p.mine = held_reg(l, &rec, &pinned);
-	if (!p.mine)
+	/* our registers in L's entry are another lock's once L was removed */
+	if (caa_unlikely(lock_handle_stale(l)))
+		return lock_removed(l->b);
+	mine = held_reg(l, &rec, &pinned);
+	if (!mine)
 		return not_held(l->b);
 	(void)pinned;   /* the busy_end below ends that too */
-	p.self = rec->slot;
-	p.b = l->b;
-	p.lock = l->index;
-	p.dl = &dl;
-	p.holders = l->holders;
-	p.shared = CMM_LOAD_SHARED(p.mine->mode) == REG_SHARED;
+	passage_init(&p, l, rec->slot, &dl, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
 		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);
@@ -631,7 +731,7 @@ int bakery_unlock(bakery_lock_t *l)
 	if (caa_unlikely(CMM_LOAD_SHARED(p.b->hdr->slot_wanted)))
 		bakery__slot_give_back_if_wanted(p.b);
 	/* released in our view; the others' may be gone with the region */
-	return region_lost(p.b) ? BAKERY_EBADREGION : 0;
+	return region_lost(p.b) ? region_lost_error(p.b) : 0;
 }
 
 int bakery_consistent(bakery_lock_t *l)
@@ -643,6 +743,8 @@ int bakery_consistent(bakery_lock_t *l)
 
 	if (!l || !l->b)
 		return EINVAL;
+	if (lock_handle_stale(l))
+		return lock_removed(l->b);
 	r = held_reg(l, &rec, &pinned);
 	if (!r)
 		return not_held(l->b);

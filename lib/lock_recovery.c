@@ -13,7 +13,7 @@
  */
 #include "config.h"
 
-#include "algo.h"
+#include "table.h"
 #include "lock_recovery.h"
 #include "pass.h"
 

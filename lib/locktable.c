@@ -7,36 +7,54 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/futex.h>
-#include <signal.h>
 
 #include "locktable.h"
 
-/* An honest creator holds the table token for microseconds. */
-#define TABLE_WAIT_S 2
+/*
+ * An honest creator or unlinker holds the table token for microseconds (an
+ * unlink: one membarrier).  One that holds it longer is stopped, traced or
+ * starved of CPU, in our PID namespace or another: the lock calls wait for
+ * it (until their deadline), the calls that promise not to block give up
+ * after TABLE_WAIT_NS with EAGAIN.  Only a token proven forged (its word
+ * names a thread of our namespace that does not exist and never died,
+ * bakery__token_holder_missing) is BAKERY_EBADREGION: otherwise such a word
+ * would block every creator of a new lock for ever.
+ */
+#define TABLE_WAIT_NS 2000000000L
 
-/* Does the thread the table token names exist (in our PID namespace)?  A
- * creator that is alive but stopped, or starved of CPU, holds it past
- * TABLE_WAIT_S: a reason to try again, not corruption. */
-static bool table_holder_exists(struct bakery *b)
+/* Take the table's token within DL, looking at its holder at least every
+ * TABLE_WAIT_NS: bakery__token_try's answers, EBUSY (WAIT_NONE), ETIMEDOUT,
+ * ECANCELED or EINTR (bakery__wait_over), BAKERY_EBADREGION (forged, or the
+ * region lost). */
+static int table_take(struct bakery *b, struct token_hold *h, const struct deadline *dl)
 {
-	pid_t tid = (pid_t)(CMM_LOAD_SHARED(*token_word(b, TOKEN_TABLE(b))) & FUTEX_TID_MASK);
+	for (;;) {
+		struct timespec until;
+		clockid_t clock;
+		int r;
 
-	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
+		if (dl->mode == WAIT_NONE) {
+			r = bakery__token_try(b, TOKEN_TABLE(b), h);
+		} else {
+			/* (shorter for bakery_acquire's cancel word or
+			 * callback, which this sleep does not watch) */
+			deadline_cap(dl, bakery__stop_cap(dl->stop, false, TABLE_WAIT_NS), &clock,
+			             &until);
+			r = bakery__token_wait(b, TOKEN_TABLE(b), h, clock, &until);
+		}
+		if (r != EBUSY && r != ETIMEDOUT)
+			return r;
+		if (bakery__token_holder_missing(b, TOKEN_TABLE(b)))
+			return BAKERY_EBADREGION;
+		if ((r = bakery__wait_over(dl)))
+			return r;       /* EBUSY, ETIMEDOUT, ECANCELED, EINTR */
+	}
 }
 
-/* Serialise lock-table creation and removal on the table's liveness token. */
-int bakery__table_lock(struct bakery *b, struct token_hold *h)
+int bakery__table_lock_until(struct bakery *b, struct token_hold *h, const struct deadline *dl)
 {
-	struct timespec until;
-	int r;
+	int r = table_take(b, h, dl);
 
-	/* bounded: a token word naming a thread whose death the kernel never
-	 * marked (corrupted or forged) would otherwise block every creator of
-	 * a new lock for ever */
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += TABLE_WAIT_S;
-	r = bakery__token_wait(b, TOKEN_TABLE(b), h, &until);
 	/* r == EOWNERDEAD: a creator died mid-entry; entries turn READY last,
 	 * so a half-made one is still FREE and is simply overwritten.  An
 	 * unlinker that died left an odd generation: settled here. */
@@ -44,9 +62,18 @@ int bakery__table_lock(struct bakery *b, struct token_hold *h)
 		bakery__table_settle(b);
 		return 0;
 	}
-	if (r == ETIMEDOUT && table_holder_exists(b))
-		return EAGAIN;
-	return r == ENOMEM ? ENOMEM : BAKERY_EBADREGION;
+	if (r == EBUSY || r == ETIMEDOUT || r == ENOMEM)
+		return r;
+	return BAKERY_EBADREGION;
+}
+
+/* Serialise lock-table creation and removal on the table's liveness token. */
+int bakery__table_lock(struct bakery *b, struct token_hold *h)
+{
+	struct deadline dl = deadline_in(TABLE_WAIT_NS);
+	int r = bakery__table_lock_until(b, h, &dl);
+
+	return r == ETIMEDOUT ? EAGAIN : r;
 }
 
 /* Step 4 after the commit: registers as a new entry's, and the next even
@@ -58,8 +85,11 @@ int bakery__table_lock(struct bakery *b, struct token_hold *h)
 void bakery__entry_finish_free(struct bakery *b, unsigned lock)
 {
 	struct bakery_shm_lock *e = &b->locks[lock];
+	/* a slot above the high-water mark never wrote a register: its
+	 * lines are zeros already, and left unwritten they cost no memory */
+	unsigned bound = slots_bound(b);
 
-	for (unsigned s = 0; s < b->nslots; s++) {
+	for (unsigned s = 0; s < bound; s++) {
 		struct bakery_shm_reg *r = reg_of(b, lock, s);
 
 		CMM_STORE_SHARED(r->number, 0);
@@ -89,14 +119,22 @@ void bakery__table_settle(struct bakery *b)
 	}
 }
 
-int bakery__entry_wait_settled(struct bakery *b)
+int bakery__entry_wait_settled_until(struct bakery *b, const struct deadline *dl)
 {
 	struct token_hold h;
-	int err = bakery__table_lock(b, &h);
+	int err = bakery__table_lock_until(b, &h, dl);
 
 	if (err)
 		return err;
 	bakery__token_give(&h);
 	return 0;
+}
+
+int bakery__entry_wait_settled(struct bakery *b)
+{
+	struct deadline dl = deadline_in(TABLE_WAIT_NS);
+	int err = bakery__entry_wait_settled_until(b, &dl);
+
+	return err == ETIMEDOUT ? EAGAIN : err;
 }
 

@@ -7,20 +7,28 @@
 #ifndef BAKERY_LOCKTABLE_H
 #define BAKERY_LOCKTABLE_H
 
+#include "deadline.h"
 #include "token.h"
 
-/* Take the lock table's token (creating and removing locks), bounded: 0,
- * EAGAIN (held for long by a thread that exists), ENOMEM,
- * BAKERY_EBADREGION.  Entries a dead unlinker left half-removed are
- * settled before it returns (bakery__table_settle). */
+/* Take the lock table's token (creating and removing locks), waiting at
+ * most 2 s: 0, EAGAIN (held all that time by a thread not proven gone: a
+ * holder stopped or starved, in any PID namespace), ENOMEM,
+ * BAKERY_EBADREGION (a forged token word, or the region lost).  Entries a
+ * dead unlinker left half-removed are settled before it returns
+ * (bakery__table_settle). */
 BAKERY_HIDDEN int bakery__table_lock(struct bakery *b, struct token_hold *h);
+/* The same within DL: EBUSY (WAIT_NONE) or ETIMEDOUT instead of EAGAIN;
+ * a blocking one waits for as long as the token is held. */
+BAKERY_HIDDEN int bakery__table_lock_until(struct bakery *b, struct token_hold *h,
+                                           const struct deadline *dl);
 /* Finish or undo what an unlinker that died left in the table (an odd
  * generation); the caller holds the table's token. */
 BAKERY_HIDDEN void bakery__table_settle(struct bakery *b);
 /* The entry's generation is odd (an unlink under way): wait for the unlink
  * to end (or settle what a dead unlinker left).  0, or as
- * bakery__table_lock. */
+ * bakery__table_lock; _until, as bakery__table_lock_until. */
 BAKERY_HIDDEN int bakery__entry_wait_settled(struct bakery *b);
+BAKERY_HIDDEN int bakery__entry_wait_settled_until(struct bakery *b, const struct deadline *dl);
 /* The last step of removing entry LOCK, committed (FREE): clear its
  * registers for the next lock, then the next even generation.
  * Idempotent; the caller holds the table's token. */

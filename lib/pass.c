@@ -48,7 +48,6 @@
 
 #include <linux/futex.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "futex.h"
@@ -126,7 +125,7 @@ struct line_view {
 
 /* Jayanti's register value (token + 1, the token modulo 2n-1) shifted
  * around X, the token of the last holder, as jayanti.c's before() and
- * bakery__jay_queue_key() order tokens: every waiting token is within n of
+ * jay_queue_key() order tokens: every waiting token is within n of
  * X, so the shift keeps their order. */
 static uint64_t jay_rank(const struct line_view *v, uint64_t t)
 {
@@ -247,17 +246,22 @@ int bakery__pass_close(struct passage *p, int err)
 	return err ? err : BAKERY_EPASSED;
 }
 
-/* Sleep on our pass word (woken by the passer's CLEARED) for a short while. */
-static void settle_sleep(uint32_t *word, uint32_t val)
+/* Sleep on our pass word (woken by the passer's CLEARED) for a short while
+ * (a cancel word is looked at after it: SETTLE_POLL_NS is short). */
+static void settle_sleep(uint32_t *word, uint32_t val, const struct deadline *dl)
 {
-	struct timespec rel = { 0, SETTLE_POLL_NS };
+	struct futex_word w = futex_word(word, val);
+	struct timespec until;
 
-	syscall(SYS_futex, word, FUTEX_WAIT, val, &rel, NULL, 0);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	ts_add_ns(&until, SETTLE_POLL_NS);
+	bakery__stop_note_sleep(dl->stop, bakery__futex_sleep(&w, 1, CLOCK_MONOTONIC, &until, NULL));
 }
 
 int bakery__pass_settle(struct passage *p)
 {
 	uint32_t *word = &p->mine->pass;
+	int err;
 
 	for (;;) {
 		uint32_t w = uatomic_read(word);
@@ -278,18 +282,16 @@ int bakery__pass_settle(struct passage *p)
 		}
 		/* PASSING(by) */
 		if (region_lost(p->b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(p->b);
 		if (by < p->b->nslots &&
 		    (CMM_LOAD_SHARED(*slot_token_word(p->b, by)) & FUTEX_OWNER_DIED)) {
 			/* its recoverer finishes the pass (bakery__pass_recover) */
 			bakery__slot_recover_if_dead(p->b, by);
 			continue;
 		}
-		if (p->dl->mode == WAIT_NONE)
-			return EBUSY;
-		if (bakery__deadline_passed(p->dl))
-			return ETIMEDOUT;
-		settle_sleep(word, w);
+		if ((err = bakery__wait_over(p->dl)))
+			return err;             /* EBUSY for a trylock */
+		settle_sleep(word, w, p->dl);
 	}
 }
 
@@ -445,19 +447,29 @@ bool bakery__pass_consider(struct passage *p, unsigned j, struct pass_watch *w)
 
 bool bakery__pass_consider_once(struct passage *p, unsigned j)
 {
-	/* a trylock's watch, kept between calls of this thread: which region
-	 * mapping and lock it is about */
+	/* A trylock's watch, kept between the calls of this thread through
+	 * one lock handle (by its serial: a freed handle's address may serve
+	 * another) for as long as they come at least every G/4, as often as
+	 * a blocked waiter looks.  A trylock that comes back later has not
+	 * watched the line meanwhile: what it saw then (a slot, a ticket, and
+	 * Black-White gives the same small numbers again and again) says
+	 * nothing of the passage there now, whose turn may have just come. */
 	static __thread struct {
-		const struct bakery *b;
-		unsigned lock;
+		uint64_t handle;
+		struct timespec used;
 		struct pass_watch w;
 	} tl;
+	long grace = bakery__pass_grace_ns();
+	struct timespec now;
 
-	if (tl.b != p->b || tl.lock != p->lock) {
-		tl.b = p->b;
-		tl.lock = p->lock;
-		tl.w.started = false;
+	if (!grace)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (tl.handle != p->handle || elapsed_ns(&tl.used, &now) >= grace / 4) {
+		tl.handle = p->handle;
+		tl.w.started = tl.w.armed = false;
 	}
+	tl.used = now;
 	return consider(p, j, &tl.w);
 }
 

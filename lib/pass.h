@@ -25,7 +25,7 @@
 #ifndef BAKERY_PASS_H
 #define BAKERY_PASS_H
 
-#include "wait.h"
+#include "passage.h"
 
 #define PASS_IDLE      0u
 #define PASS_WAITING   1u
@@ -86,7 +86,8 @@ BAKERY_HIDDEN int bakery__pass_close(struct passage *p, int err);
 
 /* The owner, before a doorway or after a pass: wait until no pass of its
  * registers is in progress, and reset the word.  0; EBUSY for a trylock
- * (which never waits for this); ETIMEDOUT; BAKERY_EBADREGION. */
+ * (which never waits for this); ETIMEDOUT, ECANCELED, EINTR
+ * (bakery__wait_over); BAKERY_EBADREGION. */
 BAKERY_HIDDEN int bakery__pass_settle(struct passage *p);
 
 /* A waiter on slot J: pass J if its turn came at least G ago by our watch

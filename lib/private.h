@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * private.h - what every private header of the library needs: the
- * includes, the hidden visibility of bakery__ names, one timespec
- * comparison, and the test build's crash points and assertions
+ * includes, the hidden visibility of bakery__ names, timespec comparison
+ * and addition, and the test build's crash points and assertions
  * (testhooks.c).  Never installed.
  */
 #ifndef BAKERY_PRIVATE_H
@@ -31,6 +31,28 @@ static inline int ts_cmp(const struct timespec *a, const struct timespec *b)
 	if (a->tv_sec != b->tv_sec)
 		return a->tv_sec < b->tv_sec ? -1 : 1;
 	return (a->tv_nsec > b->tv_nsec) - (a->tv_nsec < b->tv_nsec);
+}
+
+/* t += ns (ns >= 0) */
+static inline void ts_add_ns(struct timespec *t, long ns)
+{
+	t->tv_sec += ns / 1000000000L;
+	t->tv_nsec += ns % 1000000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_nsec -= 1000000000L;
+		t->tv_sec++;
+	}
+}
+
+/* Are the words of a public struct's reserved field all 0, as the API
+ * requires of the structs a caller passes in?  (RESERVED: an array.) */
+#define reserved_zero(reserved) words_zero((reserved), sizeof(reserved) / sizeof((reserved)[0]))
+static inline bool words_zero(const unsigned *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i])
+			return false;
+	return true;
 }
 
 /*

@@ -8,10 +8,15 @@
  * concurrent creators end with exactly one region, and an opener can only
  * ever see a complete one.  A creator killed mid-way leaves only its
  * temporary object, which it held an flock on; the next creator of the same
- * name removes such orphans.
+ * name removes such orphans.  No lock is ever waited for: /dev/shm is
+ * world-writable, and anything another user can lock or plant there could
+ * otherwise hold every creator up (see shm_object_open, tmp_create).
  *
- * Opening trusts nothing: the header is read with pread() and every size and
- * offset is recomputed from the capacities and compared before mapping.
+ * Opening trusts nothing: the object must be a regular file, of the caller
+ * (or root) unless the caller accepts another owner (BAKERY_ANY_OWNER); the
+ * header is read with pread() and every size and offset is recomputed from
+ * the capacities and compared before mapping; the object's pages are
+ * reserved, so that a full /dev/shm is an error (ENOSPC), not a signal.
  *
  * This file also owns the handle's whole lifetime: struct bakery is made
  * here, counted (one reference for the user's handle, one per thread slot,
@@ -21,26 +26,34 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fd.h"
 #include "guard.h"
 #include "region.h"
 #include "token.h"
 
-/* glibc's shm_open() keeps its objects here; link() needs real paths. */
+/* glibc's shm_open() keeps its objects here.  The library opens them by
+ * path, with flags of its own (shm_object_open), and link() needs paths. */
 #define SHM_DIR "/dev/shm/"
-/* Temporaries are NAME + TMP_TAG + "PID.N": DEL is refused in region names
- * (name_check), so no region, and no other region's temporary, has a name
- * starting with a region's temporary prefix: the orphan sweep and the
- * exclusive create of a temporary touch only temporaries of that region. */
+/* Temporaries are NAME + TMP_TAG + "PID.N.RANDOM": DEL is refused in region
+ * names (name_check), so no region, and no other region's temporary, has a
+ * name starting with a region's temporary prefix: the orphan sweep and the
+ * exclusive create of a temporary touch only temporaries of that region.
+ * The random part makes the name one that nobody can plant beforehand. */
 #define TMP_TAG "\x7f" "new."
+/* Temporary names tried before giving up (each taken name is one that was
+ * planted or left by a creator with our PID, or swept under us). */
+#define TMP_ATTEMPTS 8
 
 /* ---------------------------------------------------------------- names -- */
 
@@ -131,6 +144,88 @@ uint64_t bakery__layout_hash(const struct bakery_shm_header *h)
 	return x;
 }
 
+/* ------------------------------------------------------------- objects -- */
+
+/* Room for "/" and any file name (NAME_MAX), and for its path. */
+#define SHM_NAME_SIZE (1 + NAME_MAX + 1)
+#define SHM_PATH_MAX (sizeof(SHM_DIR) + NAME_MAX + 1)
+
+/* SHM_NAME ("/name") as a path under SHM_DIR, into PATH (SHM_PATH_MAX). */
+static void shm_path(const char *shm_name, char *path)
+{
+	snprintf(path, SHM_PATH_MAX, SHM_DIR "%s", shm_name + 1);
+}
+
+/*
+ * Open the object SHM_NAME with FLAGS (O_RDONLY or O_RDWR, maybe O_CREAT |
+ * O_EXCL) into *FD and *ST, as nothing another user put there can hold us
+ * up or lead us astray.  /dev/shm is world-writable: under any name may lie
+ * a FIFO (a blocking open() would wait for a writer for ever), a symbolic
+ * link (leading anywhere) or a directory.  So O_NONBLOCK, O_NOFOLLOW, and a
+ * regular file or BAKERY_EBADREGION (not a region).  The descriptor is
+ * close-on-exec and above 2 (fd.c).
+ */
+static int shm_object_open(const char *shm_name, int flags, mode_t mode, int *fd,
+                           struct stat *st)
+{
+	char path[SHM_PATH_MAX];
+
+	shm_path(shm_name, path);
+	*fd = bakery__fd_open(path, flags | O_NONBLOCK | O_NOFOLLOW, mode);
+	if (*fd < 0)
+		return errno == ELOOP || errno == EISDIR ? BAKERY_EBADREGION : errno;
+	if (fstat(*fd, st) == 0 && S_ISREG(st->st_mode))
+		return 0;
+	close(*fd);
+	*fd = -1;
+	return BAKERY_EBADREGION;
+}
+
+/*
+ * May the caller trust the object ST with its exclusion?  Whoever owns the
+ * object can rewrite every register of the region, remove its locks or
+ * change its mode: a region of another user, found under a name the caller
+ * meant for its own, is a squat (that user created the name first).  So:
+ * the caller's own (effective UID) or root's; another user's only when the
+ * caller asks for it (BAKERY_ANY_OWNER), or for reading only (BAKERY_RDONLY:
+ * introspection, which changes nothing).  0 or EPERM.
+ */
+static int owner_check(const struct stat *st, unsigned flags)
+{
+	if (st->st_uid == geteuid() || st->st_uid == 0 ||
+	    (flags & (BAKERY_ANY_OWNER | BAKERY_RDONLY)))
+		return 0;
+	return EPERM;
+}
+
+/* Did reserving pages fail for want of room (an error for the caller), or
+ * because the file system cannot reserve (the guard covers that case)? */
+static bool no_room(int err)
+{
+	return err == ENOSPC || err == ENOMEM || err == EDQUOT || err == EFBIG;
+}
+
+/*
+ * Reserve the pages of an existing region (one made by an older version,
+ * or where fallocate did not work, may have pages never touched): a page
+ * that cannot be had is ENOSPC now rather than a SIGBUS at its first touch.
+ * FALLOC_FL_KEEP_SIZE: never grows an object that someone cut short after
+ * we looked.  Nothing to do when every page is there (st_blocks).  Where
+ * the file system cannot reserve, or on a read-only handle, the guard tells
+ * such a fault from a truncation (guard.c).
+ */
+static int pages_reserve(int fd, const struct stat *st, uint64_t size)
+{
+	int r;
+
+	if ((uint64_t)st->st_blocks * 512 >= size)
+		return 0;
+	do
+		r = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)size);
+	while (r < 0 && errno == EINTR);         /* tmpfs stops at a signal */
+	return r < 0 && no_room(errno) ? errno : 0;
+}
+
 /* ------------------------------------------------------------ validation -- */
 
 static int header_validate(const struct bakery_shm_header *h, uint64_t file_size)
@@ -211,34 +306,33 @@ static int slots_validate(const struct bakery *b)
 	return 0;
 }
 
-/* Validate the object behind FD and map it into B. */
-static int region_attach(struct bakery *b, int fd)
+/* Validate the object behind FD (whose fstat is ST) and map it into B. */
+static int region_attach(struct bakery *b, int fd, const struct stat *st)
 {
 	struct bakery_shm_header h;
 	struct layout l;
-	struct stat st;
 	void *p;
 	int err;
 
-	if (fstat(fd, &st) < 0)
-		return errno;
-	if ((uint64_t)st.st_size < sizeof(h))
+	if ((uint64_t)st->st_size < sizeof(h))
 		return BAKERY_EBADREGION;
 	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		return BAKERY_EBADREGION;
-	err = header_validate(&h, (uint64_t)st.st_size);
+	err = header_validate(&h, (uint64_t)st->st_size);
 	if (!err)
 		err = bakery__token_abi_check(h.page_size);
 	if (err)
 		return err;
 	bakery__layout_compute(h.nslots, h.nlocks, &l);
+	if (!b->rdonly && (err = pages_reserve(fd, st, l.total_size)))
+		return err;
 	p = mmap(NULL, l.total_size, b->rdonly ? PROT_READ : PROT_READ | PROT_WRITE,
 	         MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
-	/* from here a shrink of the object costs us the region, not the
-	 * process */
-	err = bakery__guard_add(p, l.total_size, &b->lost, &b->guard);
+	/* from here a shrink of the object, or a page the file system cannot
+	 * give, costs us the region, not the process */
+	err = bakery__guard_add(p, l.total_size, fd, l.total_size, &b->lost, &b->guard);
 	if (err) {
 		munmap(p, l.total_size);
 		return err;
@@ -294,85 +388,137 @@ static void region_format(unsigned char *base, const struct layout *l)
 }
 
 /*
- * Creators and the orphan sweep serialise on an flock of the shm directory,
- * held from before a creator's shm_open of its temporary object until it
- * holds its own flock on it: otherwise another creator's sweep could find
- * the fresh temporary unlocked and remove it as an orphan.  Held for
- * microseconds; the kernel drops it if the holder dies.
+ * A new temporary name for SHM_NAME into TMP: NAME TMP_TAG PID.N.RANDOM.
+ * The random part (the clock where getrandom() has nothing to give) keeps
+ * another user from planting something under it beforehand.
  */
-static int shm_dir_lock(void)
+static void tmp_name(const char *shm_name, char *tmp, size_t size)
 {
-	int d = open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	static unsigned long counter;
+	uint64_t r;
 
-	if (d >= 0)
-		flock(d, LOCK_EX);
-	return d;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		r = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	}
+	snprintf(tmp, size, "%s" TMP_TAG "%d.%lu.%016llx", shm_name, (int)getpid(),
+	         uatomic_add_return(&counter, 1), (unsigned long long)r);
 }
 
-static void shm_dir_unlock(int d)
+/*
+ * Create a temporary object for SHM_NAME: its name into TMP, its descriptor
+ * into *FD, flocked (which tells orphans_remove() that its creator lives),
+ * its fstat into *ST.  No directory lock, no waiting: another creator's
+ * sweep may find the new object before our flock and take it for an
+ * orphan.  Then either our flock fails (the sweeper holds it) or the object
+ * has no name left (st_nlink 0): drop it and take another name.  A name
+ * that exists (planted, or left by a creator with our PID) is passed over.
+ * 0, EAGAIN after TMP_ATTEMPTS names, or an error.
+ */
+static int tmp_create(const char *shm_name, char *tmp, size_t size, int *fd, struct stat *st)
 {
-	if (d >= 0)
-		close(d);
+	char path[SHM_PATH_MAX];
+
+	for (unsigned i = 0; i < TMP_ATTEMPTS; i++) {
+		int err;
+
+		tmp_name(shm_name, tmp, size);
+		err = shm_object_open(tmp, O_RDWR | O_CREAT | O_EXCL, 0600, fd, st);
+		if (err == EEXIST || err == BAKERY_EBADREGION)
+			continue;
+		if (err)
+			return err;
+		if (flock(*fd, LOCK_EX | LOCK_NB) == 0 && fstat(*fd, st) == 0 && st->st_nlink > 0)
+			return 0;
+		/* the name is ours alone (random): removing it can remove
+		 * nothing but our own object, if the sweeper has not yet */
+		shm_path(tmp, path);
+		unlink(path);
+		close(*fd);
+	}
+	*fd = -1;
+	return EAGAIN;
 }
 
-/* Remove temporary objects of NAME whose creators died (no flock held).
- * Called with the shm directory locked. */
+/*
+ * Remove temporary objects of SHM_NAME whose creators died: regular files
+ * of ours (another user's are not ours to judge, and the sticky /dev/shm
+ * would refuse) that no live creator holds an flock on.  Each is opened as
+ * any object here is (shm_object_open): nothing planted under the prefix
+ * can hold the sweep up.
+ */
 static void orphans_remove(const char *shm_name)
 {
 	char prefix[BAKERY_REGION_NAME_MAX + 16];
 	struct dirent *e;
-	DIR *d = opendir(SHM_DIR);
+	int dfd = bakery__fd_open(SHM_DIR, O_RDONLY | O_DIRECTORY, 0);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	size_t plen;
 
-	if (!d)
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
 		return;
+	}
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s" TMP_TAG, shm_name + 1);
 	while ((e = readdir(d))) {
-		char path[sizeof(SHM_DIR) + 256];
+		char tmp[SHM_NAME_SIZE], path[SHM_PATH_MAX];
+		struct stat st;
 		int fd;
 
 		if (strncmp(e->d_name, prefix, plen))
 			continue;
-		snprintf(path, sizeof(path), SHM_DIR "%s", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
+		snprintf(tmp, sizeof(tmp), "/%s", e->d_name);
+		if (shm_object_open(tmp, O_RDONLY, 0, &fd, &st))
 			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		shm_path(tmp, path);
+		if (st.st_uid == geteuid() && flock(fd, LOCK_EX | LOCK_NB) == 0)
 			unlink(path);
 		close(fd);
 	}
 	closedir(d);
 }
 
-/* Build the region under a temporary name and link it to SHM_NAME.
- * 0 and the open fd of the new region, EEXIST, or an error. */
-static int region_create(const char *shm_name, const struct layout *l, mode_t mode, int *fd_out)
+/*
+ * Reserve every page of the new object: a full /dev/shm is ENOSPC here, not
+ * a SIGBUS at the first touch (the format below, or any participant's
+ * later).  Where the file system cannot reserve, the object is left as
+ * ftruncate made it: the guard tells a later fault apart (guard.c).
+ */
+static int tmp_reserve(int fd, uint64_t size)
 {
-	static unsigned long counter;
-	char tmp[BAKERY_REGION_NAME_MAX + 64], from[sizeof(tmp) + 16], to[sizeof(tmp) + 16];
-	unsigned char *base;
-	int fd, err = 0;
+	int err;
 
-	int dir = shm_dir_lock();
+	do
+		err = posix_fallocate(fd, 0, (off_t)size);
+	while (err == EINTR);
+	return no_room(err) ? err : 0;
+}
+
+/* Build the region under a temporary name and link it to SHM_NAME.
+ * 0 and the open fd of the new region and its fstat, EEXIST, or an
+ * error. */
+static int region_create(const char *shm_name, const struct layout *l, mode_t mode, int *fd_out,
+                         struct stat *st)
+{
+	char tmp[SHM_NAME_SIZE], from[SHM_PATH_MAX], to[SHM_PATH_MAX];
+	unsigned char *base;
+	int fd, err;
 
 	orphans_remove(shm_name);
-	snprintf(tmp, sizeof(tmp), "%s" TMP_TAG "%d.%lu", shm_name, (int)getpid(),
-	         uatomic_add_return(&counter, 1));
-	fd = shm_open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = errno;
-		shm_dir_unlock(dir);
+	err = tmp_create(shm_name, tmp, sizeof(tmp), &fd, st);
+	if (err)
 		return err;
-	}
-	/* held until we are done: tells orphans_remove() we are alive */
-	flock(fd, LOCK_EX);
-	shm_dir_unlock(dir);
-	snprintf(from, sizeof(from), SHM_DIR "%s", tmp + 1);
-	snprintf(to, sizeof(to), SHM_DIR "%s", shm_name + 1);
+	shm_path(tmp, from);
+	shm_path(shm_name, to);
 	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)l->total_size) < 0) {
 		err = errno;
 		goto out;
 	}
+	if ((err = tmp_reserve(fd, l->total_size)))
+		goto out;
 	base = mmap(NULL, l->total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
 		err = errno;
@@ -381,7 +527,7 @@ static int region_create(const char *shm_name, const struct layout *l, mode_t mo
 	region_format(base, l);
 	munmap(base, l->total_size);
 	CRASH_POINT("create-link");
-	if (!err && link(from, to) < 0)
+	if (link(from, to) < 0 || fstat(fd, st) < 0)
 		err = errno;
 out:
 	unlink(from);
@@ -402,15 +548,25 @@ static int config_resolve(const struct bakery_config *cfg, struct layout *l, mod
 
 	*mode = cfg && cfg->mode ? cfg->mode : 0600;
 	/* read/write bits only: no setuid, setgid, sticky or execute bits */
-	if (*mode & ~(mode_t)0666)
+	if (*mode & ~(mode_t)0666 || (cfg && !reserved_zero(cfg->reserved)))
 		return EINVAL;
 	return bakery__layout_compute(slots, locks, l);
 }
 
-static int region_open_existing(const char *shm_name, unsigned flags, int *fd)
+int bakery__region_size(const struct bakery_config *cfg, uint64_t *size)
 {
-	*fd = shm_open(shm_name, ((flags & BAKERY_RDONLY) ? O_RDONLY : O_RDWR) | O_CLOEXEC, 0);
-	return *fd < 0 ? errno : 0;
+	struct layout l;
+	mode_t mode;
+	int err = config_resolve(cfg, &l, &mode);
+
+	if (!err)
+		*size = l.total_size;
+	return err;
+}
+
+static int region_open_existing(const char *shm_name, unsigned flags, int *fd, struct stat *st)
+{
+	return shm_object_open(shm_name, (flags & BAKERY_RDONLY) ? O_RDONLY : O_RDWR, 0, fd, st);
 }
 
 /* ------------------------------------------------------------ mappings -- */
@@ -511,6 +667,7 @@ int bakery__region_open(const char *name, unsigned flags, const struct bakery_co
 	char shm_name[BAKERY_REGION_NAME_MAX + 2];
 	struct layout l;
 	struct bakery *b;
+	struct stat st;
 	mode_t mode;
 	int fd = -1, err;
 
@@ -521,12 +678,14 @@ int bakery__region_open(const char *name, unsigned flags, const struct bakery_co
 	if (err)
 		return err;
 
-	err = (flags & BAKERY_EXCL) ? ENOENT : region_open_existing(shm_name, flags, &fd);
+	err = (flags & BAKERY_EXCL) ? ENOENT : region_open_existing(shm_name, flags, &fd, &st);
 	if (err == ENOENT && (flags & BAKERY_CREATE)) {
-		err = region_create(shm_name, &l, mode, &fd);
+		err = region_create(shm_name, &l, mode, &fd, &st);
 		if (err == EEXIST && !(flags & BAKERY_EXCL))
-			err = region_open_existing(shm_name, flags, &fd);
+			err = region_open_existing(shm_name, flags, &fd, &st);
 	}
+	if (!err && (err = owner_check(&st, flags)))
+		close(fd);
 	if (err)
 		return err;
 
@@ -536,7 +695,7 @@ int bakery__region_open(const char *name, unsigned flags, const struct bakery_co
 		return ENOMEM;
 	}
 	b->rdonly = !!(flags & BAKERY_RDONLY);
-	err = region_attach(b, fd);
+	err = region_attach(b, fd, &st);
 	if (err) {
 		close(fd);
 		free(b);

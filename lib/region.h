@@ -16,6 +16,8 @@ BAKERY_HIDDEN int bakery__region_open(const char *name, unsigned flags,
 /* Mark the handle closed and drop the user's reference. */
 BAKERY_HIDDEN void bakery__region_close(struct bakery *b);
 BAKERY_HIDDEN int bakery__region_unlink(const char *name);
+/* The bytes of shared memory a region created with CFG takes. */
+BAKERY_HIDDEN int bakery__region_size(const struct bakery_config *cfg, uint64_t *size);
 /* References: the user's handle and each thread slot hold one; the last
  * put unmaps and frees the handle. */
 BAKERY_HIDDEN void bakery__region_get(struct bakery *b);

@@ -23,16 +23,16 @@
  */
 #include "config.h"
 
-#include <signal.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fd.h"
 #include "futex.h"
 #include "region.h"
 #include "registry.h"
@@ -118,10 +118,14 @@ static uint64_t proc_start_time(void)
 {
 	char buf[1024], *p;
 	unsigned long long start = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
+	int fd = bakery__fd_open("/proc/self/stat", O_RDONLY, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
-	if (!f)
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
 		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
 		       &start);
@@ -242,25 +246,33 @@ static bool token_live(struct bakery *b, unsigned i)
 	return (v & FUTEX_TID_MASK) && !(v & FUTEX_OWNER_DIED);
 }
 
-/* An honest revocation lasts one membarrier and a scan of the registers:
- * milliseconds.  Past this, its revoker is stopped or starved (try again
- * later) or the slot's words are forged (the revoker names a thread that
- * does not exist). */
-#define REVOKE_WAIT_NS 2000000000L
+/*
+ * An honest revocation lasts one membarrier and a scan of the registers:
+ * milliseconds.  A revoker that takes longer is stopped, traced or starved
+ * of CPU, in our PID namespace or another (its token's TID tells nothing
+ * here): the owner's lock call waits for it as for a lock, until its
+ * deadline; the owner's exit or bakery_close for REVOKE_WAIT_NS at most.
+ * Only a revoker token proven forged (bakery__token_holder_missing) is
+ * BAKERY_EBADREGION.  The revoker wakes nobody at its end: the owner looks
+ * again after REVOKE_NAP_MIN_NS, then twice as long each time up to
+ * REVOKE_NAP_MAX_NS.
+ */
+#define REVOKE_WAIT_NS    2000000000L
+#define REVOKE_NAP_MIN_NS     100000L
+#define REVOKE_NAP_MAX_NS   10000000L
 
-/* Does the thread that holds token I exist (in our PID namespace)? */
-static bool token_holder_exists(struct bakery *b, unsigned i)
+/* One nap of a wait for SLOT's odd generation G to move, within DL. */
+static void revocation_nap(struct bakery *b, unsigned slot, uint32_t g,
+                           const struct deadline *dl, long *nap)
 {
-	pid_t tid = (pid_t)(CMM_LOAD_SHARED(*token_word(b, i)) & FUTEX_TID_MASK);
+	struct futex_word w = futex_word(&b->slots[slot].gen, g);
+	struct timespec until;
+	clockid_t clock;
 
-	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
-}
-
-static void pause_briefly(void)
-{
-	const struct timespec t = { 0, 100000 };
-
-	nanosleep(&t, NULL);
+	deadline_cap(dl, *nap, &clock, &until);
+	bakery__futex_sleep(&w, 1, clock, &until, NULL);
+	if (*nap < REVOKE_NAP_MAX_NS)
+		*nap *= 2;
 }
 
 /* Give back a token that we took and that is not a slot's any
@@ -297,27 +309,20 @@ static void revocation_finish_dead(struct bakery *b, unsigned slot, uint32_t g, 
 		spare_put_back(b, rv, &h);
 }
 
-static long monotonic_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000L + t.tv_nsec;
-}
-
-/* Make SLOT's generation even: settle what a dead revoker left, or (if
- * WAIT) wait for a live one to end its revocation.  0; EAGAIN at once
- * without WAIT; with WAIT, after REVOKE_WAIT_NS, EAGAIN (a revoker that
- * exists has not finished) or BAKERY_EBADREGION (it names a thread that
- * does not exist: forged).  The revocation is then left as it is. */
-static int revocation_settle(struct bakery *b, unsigned slot, bool wait)
+/* Make SLOT's generation even: settle what a dead revoker left, or wait
+ * for a live one to end its revocation, within DL (NULL: no wait).  0;
+ * while a revoker not proven gone is at work, EAGAIN (no DL), EBUSY
+ * (WAIT_NONE), ETIMEDOUT, ECANCELED or EINTR (bakery__wait_over); BAKERY_EBADREGION (its token is forged).  The
+ * revocation is then left as it is. */
+static int revocation_settle(struct bakery *b, unsigned slot, const struct deadline *dl)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
-	long until = 0;
+	long nap = REVOKE_NAP_MIN_NS;
 	uint32_t g;
 
 	while (((g = CMM_LOAD_SHARED(s->gen)) & 1) && !region_lost(b)) {
 		unsigned rv;
+		int over;
 
 		/* the odd generation before the revoker it names (load->load;
 		 * the revoker stores its name before its cmpxchg) */
@@ -327,14 +332,14 @@ static int revocation_settle(struct bakery *b, unsigned slot, bool wait)
 			uatomic_cmpxchg(&s->gen, g, g - 1);     /* corrupted: undone */
 		else if (!token_live(b, rv))
 			revocation_finish_dead(b, slot, g, rv);
-		else if (!wait)
+		else if (!dl)
 			return EAGAIN;
-		else if (!until)
-			until = monotonic_ns() + REVOKE_WAIT_NS;
-		else if (monotonic_ns() >= until)
-			return token_holder_exists(b, rv) ? EAGAIN : BAKERY_EBADREGION;
+		else if (bakery__token_holder_missing(b, rv))
+			return BAKERY_EBADREGION;
+		else if ((over = bakery__wait_over(dl)))
+			return over;    /* EBUSY, ETIMEDOUT, ECANCELED, EINTR */
 		else
-			pause_briefly();
+			revocation_nap(b, slot, g, dl, &nap);
 	}
 	return 0;
 }
@@ -362,7 +367,7 @@ static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finis
 	/* With the token in hand: is it still the slot's?  A revocation under
 	 * way ends first; one that committed left it a spare, whose holder
 	 * (a revoked owner) died with nothing of the slot's to recover. */
-	if (revocation_settle(b, slot, false)) {
+	if (revocation_settle(b, slot, NULL)) {
 		/* a live revoker's: not ours to take; a death stays marked
 		 * for later */
 		if (r == EOWNERDEAD)
@@ -419,7 +424,7 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 
 	if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
 		return false;
-	if (revocation_settle(b, i, false))     /* a dead revoker's, most likely */
+	if (revocation_settle(b, i, NULL))      /* a dead revoker's, most likely */
 		return false;
 	/* without a slot of our own, the one whose token we hold names the
 	 * finisher */
@@ -607,12 +612,13 @@ static void record_drop_revoked(struct thread_slot *t)
 /*
  * Mark T's token busy, then make sure its slot is still T's: the owner's
  * half of the revocation handshake (above).  0: it is, and stays T's while
- * the busy word reads 1; ESTALE: it was revoked; EAGAIN or
- * BAKERY_EBADREGION: a revocation of it did not end (revocation_settle),
- * and the slot is not to be used now.  (A region cut short
- * under us reads zeros: the slot counts as ours, the callers see the loss.)
+ * the busy word reads 1; ESTALE: it was revoked; a revocation of it that
+ * did not end within DL (revocation_settle's answers: the busy word says
+ * 1 meanwhile, so that the revoker gives up when it looks): the slot is
+ * not to be used now.  (A region cut short under us reads zeros: the slot
+ * counts as ours, the callers see the loss.)
  */
-static int record_pin(struct thread_slot *t)
+static int record_pin(struct thread_slot *t, const struct deadline *dl)
 {
 	struct bakery *b = t->b;
 	uint32_t *gen = &b->slots[t->slot].gen;
@@ -627,7 +633,7 @@ static int record_pin(struct thread_slot *t)
 	cmm_barrier();
 	if (caa_likely(CMM_LOAD_SHARED(*gen) == t->gen) || region_lost(b))
 		return 0;
-	err = revocation_settle(b, t->slot, true);
+	err = revocation_settle(b, t->slot, dl);
 	if (!err && CMM_LOAD_SHARED(*gen) == t->gen)
 		return 0;       /* the revocation gave up: still ours */
 	CMM_STORE_SHARED(*t->busy_word, 0);
@@ -638,9 +644,11 @@ static int record_pin(struct thread_slot *t)
  * (or drop the record if the slot is not T's any more). */
 static void record_release(struct thread_slot *t)
 {
+	struct deadline dl = deadline_in(REVOKE_WAIT_NS);
+
 	/* revoked, or a revocation that did not end: the slot may be the
 	 * revoker's, so drop the record without giving the slot back */
-	if (!t->busy && !region_lost(t->b) && record_pin(t)) {
+	if (!t->busy && !region_lost(t->b) && record_pin(t, &dl)) {
 		record_drop_revoked(t);
 		return;
 	}
@@ -724,7 +732,7 @@ static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
 	pthread_once(&tls_once, tls_init);
 	records_prune_closed();
 	if (records_count() >= BAKERY_MAX_THREAD_REGIONS)
-		return EMFILE;  /* the kernel would not walk our robust list so far */
+		return BAKERY_EREGIONS;  /* the kernel would not walk our robust list so far */
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ENOMEM;
@@ -760,14 +768,12 @@ int bakery__slot_self(struct bakery *b, unsigned *slot)
 	return err;
 }
 
-/* Are A and B handles of the same shm object? (names first: fstat only for
- * a name opened twice) */
-static bool same_region(struct bakery *a, struct bakery *b)
+/* Are A and B handles of the same shm object?  By its identity, recorded
+ * at open: a hard link or a rename gives it other names, and a name may
+ * have named another object when the other handle was opened. */
+static bool same_region(const struct bakery *a, const struct bakery *b)
 {
-	struct stat sa, sb;
-
-	return !strcmp(a->name, b->name) && fstat(a->fd, &sa) == 0 && fstat(b->fd, &sb) == 0 &&
-	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return a->ino == b->ino && a->dev == b->dev;
 }
 
 bool bakery__holds_through_other_handle(struct bakery *b, unsigned lock)
@@ -810,11 +816,12 @@ static void record_forget_mine(struct thread_slot *t)
 }
 
 /* One more lock call (or lock held) through record T: 0, or ESTALE when
- * its slot had been revoked (T is gone then), or record_pin's EAGAIN or
- * BAKERY_EBADREGION (T stays, not busy). */
-static int record_busy_begin_slow(struct thread_slot *t);
+ * its slot had been revoked (T is gone then), or record_pin's answer for a
+ * revocation of it that did not end within DL (NULL: at once; T stays,
+ * not busy). */
+static int record_busy_begin_slow(struct thread_slot *t, const struct deadline *dl);
 
-static inline int record_busy_begin(struct thread_slot *t)
+static inline int record_busy_begin(struct thread_slot *t, const struct deadline *dl)
 {
 	unsigned busy = t->busy + 1;
 
@@ -828,15 +835,15 @@ static inline int record_busy_begin(struct thread_slot *t)
 	cmm_barrier();
 	if (caa_likely(CMM_LOAD_SHARED(t->b->slots[t->slot].gen) == t->gen))
 		return 0;
-	return record_busy_begin_slow(t);
+	return record_busy_begin_slow(t, dl);
 }
 
 /* record_busy_begin when the generation moved: record_pin decides. */
-static int record_busy_begin_slow(struct thread_slot *t)
+static int record_busy_begin_slow(struct thread_slot *t, const struct deadline *dl)
 {
 	int old, err;
 
-	if ((err = record_pin(t)) == 0)
+	if ((err = record_pin(t, dl)) == 0)
 		return 0;
 	if (err != ESTALE) {
 		CMM_STORE_SHARED(t->busy, t->busy - 1);
@@ -853,7 +860,14 @@ int bakery__slot_busy_begin(struct bakery *b)
 {
 	struct thread_slot *t = record_of(b);
 
-	return caa_likely(t) ? record_busy_begin(t) : ESTALE;
+	return caa_likely(t) ? record_busy_begin(t, NULL) : ESTALE;
+}
+
+int bakery__slot_busy_begin_until(struct bakery *b, const struct deadline *dl)
+{
+	struct thread_slot *t = record_of(b);
+
+	return caa_likely(t) ? record_busy_begin(t, dl) : ESTALE;
 }
 
 int bakery__slot_enter(struct bakery *b, unsigned *slot)
@@ -865,7 +879,7 @@ int bakery__slot_enter(struct bakery *b, unsigned *slot)
 	if (caa_likely(t && t->b == b && bakery__region_closes() == closes_seen &&
 	               !uatomic_read(&norphans))) {
 		*slot = t->slot;
-		return record_busy_begin(t);
+		return record_busy_begin(t, NULL);
 	}
 	err = bakery__slot_self(b, slot);
 	return err ? err : bakery__slot_busy_begin(b);
@@ -897,11 +911,6 @@ int bakery__slot_self_busy(struct bakery *b, unsigned *slot)
 }
 
 /* -------------------------------------------------------- reclamation -- */
-
-/* Cleared for good once this system refuses membarrier (seccomp, an old
- * kernel): without it the owner's side of the handshake is unsound, and
- * no slot is revoked. */
-static int membarrier_works = 1;
 
 /* Does a slot name token I, as its token or as its revoker's? */
 static bool token_named(struct bakery *b, unsigned i)
@@ -961,8 +970,21 @@ static bool slot_idle(struct bakery *b, unsigned slot, unsigned tok)
 	return b->recovery->slot_idle(b, slot);
 }
 
-/* Revoke SLOT for T, which holds a spare token: 0 (the slot is T's), or
- * EBUSY.  The reclaimer's half of the handshake (above). */
+bool bakery__slots_idle_owned(struct bakery *b)
+{
+	for (unsigned s = 0; s < b->nslots; s++) {
+		const struct bakery_shm_slot *sl = &b->slots[s];
+
+		if (CMM_LOAD_SHARED(sl->state) != SLOT_ACTIVE || (CMM_LOAD_SHARED(sl->gen) & 1) ||
+		    !slot_idle(b, s, slot_token_index(b, s)))
+			return false;
+	}
+	return true;
+}
+
+/* Revoke SLOT for T, which holds a spare token: 0 (the slot is T's),
+ * EBUSY, or ENOTSUP (membarrier refused to this process).  The reclaimer's
+ * half of the handshake (above). */
 static int slot_revoke(struct bakery *b, unsigned slot, struct thread_slot *t)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
@@ -983,9 +1005,9 @@ static int slot_revoke(struct bakery *b, unsigned slot, struct thread_slot *t)
 	 * against the owner's busy store and generation load (record_pin) */
 	cmm_smp_mb();
 	if (bakery__barrier_everywhere()) {
-		uatomic_set(&membarrier_works, 0);
+		/* without it the owner's half is unsound: nothing is revoked */
 		uatomic_set(&s->gen, g);
-		return EBUSY;
+		return bakery__barrier_refused() ? ENOTSUP : EBUSY;
 	}
 	if (CMM_LOAD_SHARED(s->state) != SLOT_ACTIVE || slot_token_index(b, slot) != tok ||
 	    !slot_idle(b, slot, tok)) {
@@ -1008,7 +1030,9 @@ int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot)
 	unsigned bound;
 	int old, err = BAKERY_ESLOTS;
 
-	if (!uatomic_read(&membarrier_works) || region_lost(b) || records_count() >= BAKERY_MAX_THREAD_REGIONS)
+	if (bakery__barrier_refused())
+		return ENOTSUP;
+	if (region_lost(b) || records_count() >= BAKERY_MAX_THREAD_REGIONS)
 		return BAKERY_ESLOTS;
 	old = cancel_off();
 	pthread_once(&tls_once, tls_init);
@@ -1018,11 +1042,14 @@ int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot)
 		goto out;
 	}
 	bound = slots_bound(b);
-	for (unsigned i = 0; i < bound && err; i++)
-		if (slot_revoke(b, i, t) == 0) {
+	for (unsigned i = 0; i < bound && err == BAKERY_ESLOTS; i++) {
+		int r = slot_revoke(b, i, t);
+
+		if (r == 0)
 			t->slot = i;
-			err = 0;
-		}
+		if (r == 0 || r == ENOTSUP)
+			err = r;
+	}
 	if (err) {
 		spare_put_back(b, t->tok, &t->token);
 		free(t);

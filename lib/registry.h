@@ -6,6 +6,7 @@
 #ifndef BAKERY_REGISTRY_H
 #define BAKERY_REGISTRY_H
 
+#include "deadline.h"
 #include "token.h"
 
 /* "No slot": a caller without a slot of its own (registry reap, proxy
@@ -36,11 +37,19 @@ BAKERY_HIDDEN int bakery__slot_self_peek(struct bakery *b, unsigned *slot);
  * The calling thread starts a lock call on B (its slot claimed): from now
  * until the matching bakery__slot_busy_end its slot cannot be revoked.  0,
  * or ESTALE when the slot had been revoked while the thread was idle: its
- * record is gone (the caller claims a slot again).
+ * record is gone (the caller claims a slot again); EAGAIN when a
+ * revocation of it is under way, its revoker at work (the slot is not to
+ * be used now).
  */
 BAKERY_HIDDEN int bakery__slot_busy_begin(struct bakery *b);
+/* bakery__slot_busy_begin, except that a revocation under way (its
+ * revoker stopped or starved, in any PID namespace) is waited for within
+ * DL, as a lock would be: EBUSY (WAIT_NONE) or ETIMEDOUT then, or
+ * BAKERY_EBADREGION (the revoker's token is forged). */
+BAKERY_HIDDEN int bakery__slot_busy_begin_until(struct bakery *b, const struct deadline *dl);
 /* bakery__slot_self, then bakery__slot_busy_begin, in one call (the lock
- * path's): 0, ESTALE, or bakery__slot_self's errors. */
+ * path's): 0, ESTALE, EAGAIN (see bakery__slot_busy_begin_until), or
+ * bakery__slot_self's errors. */
 BAKERY_HIDDEN int bakery__slot_enter(struct bakery *b, unsigned *slot);
 /* The lock call ended without the lock, or the lock was released. */
 BAKERY_HIDDEN void bakery__slot_busy_end(struct bakery *b);
@@ -66,9 +75,12 @@ static inline void bakery__record_busy_end(struct thread_slot *t)
 }
 /* Under pressure: take the slot of an idle owner (none of its registers in
  * use, not inside a lock call) for the calling thread, which has none in B.
- * 0 and *SLOT, or BAKERY_ESLOTS (no idle owner, no spare token, or no
- * membarrier on this system). */
+ * 0 and *SLOT, BAKERY_ESLOTS (no idle owner, no spare token), or ENOTSUP
+ * (membarrier(2) is refused to this process: no slot is ever revoked). */
 BAKERY_HIDDEN int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot);
+/* Is every slot of B owned by a live thread that is idle (as above), at a
+ * look (a hint, not a decision about any one slot)? */
+BAKERY_HIDDEN bool bakery__slots_idle_owned(struct bakery *b);
 /* Release the calling thread's slot of B (bakery_close). */
 BAKERY_HIDDEN void bakery__slot_release_self(struct bakery *b);
 /* Does the calling thread hold LOCK of B through another handle of the same

@@ -28,10 +28,14 @@
 
 #define CACHE_LINE 64
 
-/* "BAKERY" + 0x00 + layout version byte: a build of another layout refuses to
- * attach instead of misreading (LMDB's format word does the same). */
+/* The magic: "BAKERY" in its top six bytes names a region (anything else
+ * there: BAKERY_EBADREGION); its low two bytes, 0x0001, are fixed, not the
+ * layout version.  The layout version is the header's `version` field
+ * (BAKERY_LAYOUT_VERSION): a build of another layout, like another value of
+ * the low bytes, refuses to attach with BAKERY_EVERSION instead of
+ * misreading (region.c, header_validate; LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 5u
+#define BAKERY_LAYOUT_VERSION 6u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -169,8 +173,9 @@ struct layout {
  * lock table's), each in the last TOKEN_TAIL bytes of a token page, 8 bytes
  * apart.  A holder's robust-list node lies futex_offset bytes past its
  * word, on the next page of its private window (token.c).  Each token also
- * has a busy word, on a cache line of its own at the start of the same page
- * (written by the token's holder only): it does not move with a slot.
+ * has a line of its own at the start of the same page (struct
+ * bakery_shm_token_line, written by the token's holder only): its busy
+ * word, which does not move with a slot, and (layout 6) who holds it.
  */
 #define TOKENS_PER_PAGE 3u
 #define TOKEN_TAIL (8u * TOKENS_PER_PAGE)
@@ -182,10 +187,23 @@ static inline uint64_t token_offset(uint64_t tokens_off, uint32_t page, unsigned
 	       8u * (i % TOKENS_PER_PAGE);
 }
 
-static inline uint64_t token_busy_offset(uint64_t tokens_off, uint32_t page, unsigned i)
+struct bakery_shm_token_line {
+	uint32_t busy;             /* 1 while the holder is inside a lock call or
+	                              holds a lock of the region (registry.c)   */
+	/* Layout 6: the holder as it sees itself, for the one question the
+	 * word cannot answer across PID namespaces: does a holder that keeps
+	 * the token for long exist (token.c)?  A TID and the identity (device
+	 * and inode of /proc/self/ns/pid) of the PID namespace that numbers
+	 * it; TID 0 once given back. */
+	uint32_t holder_tid;
+	uint64_t holder_pidns_dev, holder_pidns_ino;
+} __attribute__((aligned(CACHE_LINE)));
+_Static_assert(sizeof(struct bakery_shm_token_line) == CACHE_LINE, "one cache line per token");
+
+static inline uint64_t token_line_offset(uint64_t tokens_off, uint32_t page, unsigned i)
 {
 	return tokens_off + (uint64_t)(i / TOKENS_PER_PAGE) * page +
-	       (uint64_t)CACHE_LINE * (i % TOKENS_PER_PAGE);
+	       (uint64_t)sizeof(struct bakery_shm_token_line) * (i % TOKENS_PER_PAGE);
 }
 
 BAKERY_HIDDEN int bakery__layout_compute(unsigned nslots, unsigned nlocks, struct layout *out);

@@ -31,6 +31,16 @@
  * slept once (RESCAN_NS) and still finds no slot revokes the slot of an
  * owner that is idle, neither inside a lock call nor with a register in
  * use in any lock (bakery__slot_reclaim_idle, registry.c, which says how).
+ * That takes membarrier(2).  Where it is refused (an old kernel, a
+ * container's seccomp profile), a waiter that sees every slot owned by an
+ * idle thread for IDLE_WAIT_NS would wait for ever (until those threads
+ * exit or close the region), indistinguishable from a busy lock: it gives
+ * up with BAKERY_ESLOTS instead.  Owners at work give their slots back at
+ * their next unlock: while one of them is, the waiter waits as always.
+ *
+ * The calling thread's own slot may be under revocation when its lock call
+ * begins, by a revoker that is stopped or starved: that is waited for too,
+ * within the same deadline (bakery__slot_busy_begin_until).
  */
 #include "config.h"
 
@@ -45,6 +55,9 @@
 /* How long a sleeper's stamp keeps the pressure on (it is renewed every
  * RESCAN_NS while the sleeper lives). */
 #define WANTED_FRESH_S 2u
+/* Without membarrier: how long every slot must stay with an idle owner
+ * before a waiter gives up (BAKERY_ESLOTS). */
+#define IDLE_WAIT_NS 1000000000L
 
 /* CLOCK_MONOTONIC seconds, never 0 (0 means no pressure). */
 static uint32_t wanted_stamp(void)
@@ -55,61 +68,60 @@ static uint32_t wanted_stamp(void)
 	return (uint32_t)now.tv_sec | 1u;
 }
 
-static void ts_add_ns(struct timespec *t, long ns)
+/* The time to sleep until: RESCAN_NS from now (less for a wait that must
+ * look at its cancel word or callback, stop.c), or the deadline if sooner. */
+static void sleep_until(const struct deadline *dl, clockid_t *clock, struct timespec *until)
 {
-	t->tv_nsec += ns;
-	while (t->tv_nsec >= 1000000000L) {
-		t->tv_nsec -= 1000000000L;
-		t->tv_sec++;
-	}
+	deadline_cap(dl, bakery__stop_cap(dl->stop, false, RESCAN_NS), clock, until);
 }
 
-static bool ts_before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
-/* The time to sleep until: RESCAN_NS from now, or the deadline if sooner.
- * False when the deadline has passed. */
-static bool sleep_until(const struct deadline *dl, clockid_t *clock, struct timespec *until)
-{
-	struct timespec now;
-
-	*clock = dl->mode == WAIT_DEADLINE ? dl->clock : CLOCK_MONOTONIC;
-	clock_gettime(*clock, &now);
-	if (dl->mode == WAIT_DEADLINE && !ts_before(&now, &dl->at))
-		return false;
-	*until = now;
-	ts_add_ns(until, RESCAN_NS);
-	if (dl->mode == WAIT_DEADLINE && ts_before(&dl->at, until))
-		*until = dl->at;
-	return true;
-}
-
-/* One sleep on slot_frees while it still reads SEEN; false if the deadline
- * had passed. */
-static bool slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *dl)
+/* One sleep on slot_frees while it still reads SEEN. */
+static void slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *dl)
 {
 	struct bakery_shm_header *h = b->hdr;
 	struct timespec until;
 	clockid_t clock;
 
-	if (!sleep_until(dl, &clock, &until))
-		return false;
+	sleep_until(dl, &clock, &until);
 	/* counted before the count is read again (a full barrier each): pairs
 	 * with slot_freed in registry.c */
 	uatomic_inc(&h->slot_sleepers);
 	CMM_STORE_SHARED(h->slot_wanted, wanted_stamp());
-	if (uatomic_read(&h->slot_frees) == seen)
-		bakery__futex_wait_until(&h->slot_frees, seen, clock, &until);
+	if (uatomic_read(&h->slot_frees) == seen) {
+		struct futex_word w = futex_word(&h->slot_frees, seen);
+
+		bakery__stop_note_sleep(dl->stop, bakery__futex_sleep(&w, 1, clock, &until, NULL));
+	}
 	uatomic_dec(&h->slot_sleepers);
-	return true;
 }
 
-/* No free slot: claim one as soon as one is freed, until the deadline. */
+/* Reclamation is refused (no membarrier): has every slot been owned by an
+ * idle thread for IDLE_WAIT_NS?  *SINCE: when that was first seen
+ * (CLOCK_MONOTONIC ns; 0: it was not, at the last look). */
+static bool idle_for_good(struct bakery *b, uint64_t *since)
+{
+	struct timespec t;
+	uint64_t now;
+
+	if (!bakery__slots_idle_owned(b)) {
+		*since = 0;
+		return false;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	if (!*since)
+		*since = now;
+	return now - *since >= (uint64_t)IDLE_WAIT_NS;
+}
+
+/* No free slot: claim one as soon as one is freed, until the wait is over
+ * (its deadline, or bakery_acquire's cancel word or interruption): 0,
+ * ETIMEDOUT (EBUSY, ECANCELED, EINTR: bakery__wait_over), BAKERY_ESLOTS
+ * (every slot idle, none reclaimable), or a claim's error. */
 static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
 {
 	struct bakery_shm_header *h = b->hdr;
+	uint64_t idle_since = 0;
 	int err;
 
 	if (dl->mode == WAIT_NONE)
@@ -123,29 +135,40 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 		if (err != BAKERY_ESLOTS && err != EAGAIN)
 			return err;
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(b);
+		if ((err = bakery__wait_over(dl)))
+			break;
 		/* waited a while and still no slot: take one from a thread
 		 * that sleeps in the application (registry.c) */
-		if (sleeps && !bakery__deadline_passed(dl) &&
-		    bakery__slot_reclaim_idle(b, slot) == 0)
-			return 0;
-		if (!slot_sleep(b, seen, dl))
-			break;
+		if (sleeps) {
+			err = bakery__slot_reclaim_idle(b, slot);
+			if (err == 0)
+				return 0;
+			if (err == ENOTSUP && idle_for_good(b, &idle_since)) {
+				err = BAKERY_ESLOTS;
+				break;
+			}
+		}
+		slot_sleep(b, seen, dl);
 	}
 	/* leaving: a wake-up meant for us goes to the next sleeper */
 	if (uatomic_read(&h->slot_sleepers))
 		bakery__futex_wake_one(&h->slot_frees);
-	return ETIMEDOUT;
+	return err;
 }
 
 int bakery__slot_self_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
 {
 	int err = bakery__slot_enter(b, slot);
 
+	/* our own slot, its revocation under way: wait for its end as for
+	 * the lock */
+	if (err == EAGAIN && bakery__slot_self_peek(b, slot) == 0)
+		return bakery__slot_busy_begin_until(b, dl);
 	if (caa_likely(err != BAKERY_ESLOTS && err != EAGAIN))
 		return err;
 	err = slot_wait(b, slot, dl);
-	return err ? err : bakery__slot_busy_begin(b);
+	return err ? err : bakery__slot_busy_begin_until(b, dl);
 }
 
 void bakery__slot_give_back_if_wanted(struct bakery *b)

@@ -12,7 +12,8 @@
  * (bakery__slot_busy_begin: ESTALE if it had been revoked, and then the
  * caller asks again); when every slot is taken (or being recovered), wait
  * for one to be freed, or take an idle thread's, within DL: EBUSY for a
- * try (WAIT_NONE), ETIMEDOUT once DL's time has come.  Cancellation is off
+ * try (WAIT_NONE), ETIMEDOUT once DL's time has come (ECANCELED or EINTR
+ * once bakery_acquire's options say stop).  Cancellation is off
  * for the claims (bakery__slot_self); the sleeps are no cancellation point.
  */
 BAKERY_HIDDEN int bakery__slot_self_wait(struct bakery *b, unsigned *slot,

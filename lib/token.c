@@ -27,12 +27,22 @@
  * locking and unlocking robust mutexes around ours; list_op_pending covers
  * the instants between taking the word and linking the node, and between
  * unlinking it and freeing the word, as the ABI prescribes.
+ *
+ * The word's TID is its holder's as the holder's own PID namespace numbers
+ * it: from another namespace it names nobody, or somebody else.  Nothing
+ * is ever concluded from it but one thing, and only where the holder
+ * itself recorded that its namespace is ours (the token's line, layout 6):
+ * a word that names a thread of our namespace that does not exist, and
+ * that the kernel never marked, was forged (bakery__token_holder_missing).
+ * A death needs no TID at all: the kernel marks the word.
  */
 #include "config.h"
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,29 +133,42 @@ static void list_unlink(struct robust_list *node)
 
 /*
  * A window given back is kept (up to TOKEN_SPARE_WINDOWS per mapping) for
- * the next take: re-pointing its shared half at another token page is one
+ * the next take: one that still shows the token's page serves again as it
+ * is (the table's token, taken for every lock made or removed, costs no
+ * system call then); re-pointing another at a new token page is one
  * mmap(MAP_FIXED), where a new window costs two, an munmap and a page fault
  * for the node's page.  A spare's node page holds a stale node that is off
  * every list; list_push() rewrites both its links before linking it.
  */
-static unsigned char *spare_get(struct bakery *b)
+static unsigned char *spare_get(struct bakery *b, uint64_t page_off, bool *shows)
 {
 	unsigned char *win = NULL;
+	unsigned i;
 
 	pthread_mutex_lock(&b->spare_lock);
-	if (b->nspare)
-		win = b->spare_win[--b->nspare];
+	for (i = 0; i < b->nspare && b->spare_off[i] != page_off; i++)
+		;
+	*shows = i < b->nspare;
+	if (b->nspare) {
+		if (!*shows)
+			i = b->nspare - 1;
+		win = b->spare_win[i];
+		b->nspare--;
+		b->spare_win[i] = b->spare_win[b->nspare];
+		b->spare_off[i] = b->spare_off[b->nspare];
+	}
 	pthread_mutex_unlock(&b->spare_lock);
 	return win;
 }
 
-static bool spare_put(struct bakery *b, unsigned char *win)
+static bool spare_put(struct bakery *b, unsigned char *win, uint64_t page_off)
 {
 	bool kept = false;
 
 	pthread_mutex_lock(&b->spare_lock);
 	if (b->nspare < TOKEN_SPARE_WINDOWS) {
-		b->spare_win[b->nspare++] = win;
+		b->spare_win[b->nspare] = win;
+		b->spare_off[b->nspare++] = page_off;
 		kept = true;
 	}
 	pthread_mutex_unlock(&b->spare_lock);
@@ -163,7 +186,8 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 	uint64_t off = token_offset(b->tokens_off, b->page_size, i);
 	size_t page = b->page_size;
 	uint64_t page_off = off / page * page;
-	unsigned char *win = spare_get(b);
+	bool shows;
+	unsigned char *win = spare_get(b, page_off, &shows);
 	int err;
 
 	if (!win)
@@ -171,19 +195,20 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 		           -1, 0);
 	if (win == MAP_FAILED)
 		return errno;
-	if (mmap(win, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, b->fd,
-	         (off_t)page_off) == MAP_FAILED) {
+	if (!shows && mmap(win, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, b->fd,
+	                   (off_t)page_off) == MAP_FAILED) {
 		err = errno;
 		munmap(win, 2 * page);
 		return err;
 	}
-	err = bakery__guard_add(win, page, &b->lost, &h->guard);
+	err = bakery__guard_add(win, page, b->fd, page_off + page, &b->lost, &h->guard);
 	if (err) {
 		munmap(win, 2 * page);
 		return err;
 	}
 	h->b = b;
 	h->win = win;
+	h->page_off = page_off;
 	h->word = (uint32_t *)(win + (off - page_off));
 	return 0;
 }
@@ -191,11 +216,100 @@ static int window_open(struct bakery *b, unsigned i, struct token_hold *h)
 static void window_close(struct token_hold *h, bool keep)
 {
 	bakery__guard_remove(h->guard);
-	if (!keep || !spare_put(h->b, h->win))
+	if (!keep || !spare_put(h->b, h->win, h->page_off))
 		munmap(h->win, 2 * (size_t)h->b->page_size);
 	h->win = NULL;
 	h->word = NULL;
 	h->guard = NULL;
+}
+
+/* -------------------------------------------------------- who holds it -- */
+
+/* A PID namespace: the device and inode of its /proc/self/ns/pid. */
+struct pidns {
+	uint64_t dev, ino;
+};
+
+/* This process's, read once: (0, 0) where /proc cannot say.  A child
+ * forked after its parent entered a new PID namespace is in that one, so
+ * the values are kept with the PID of the process they belong to. */
+static pid_t pidns_pid;
+static struct pidns pidns_cached;
+
+static struct pidns pidns_self(void)
+{
+	pid_t pid = getpid();
+	struct pidns ns = { 0, 0 };
+	struct stat st;
+
+	if (uatomic_read(&pidns_pid) == pid) {
+		/* the PID before the values it vouches for (load->load;
+		 * pairs with the write barrier below) */
+		cmm_smp_rmb();
+		ns.dev = CMM_LOAD_SHARED(pidns_cached.dev);
+		ns.ino = CMM_LOAD_SHARED(pidns_cached.ino);
+		return ns;
+	}
+	if (stat("/proc/self/ns/pid", &st) == 0)
+		ns = (struct pidns){ (uint64_t)st.st_dev, (uint64_t)st.st_ino };
+	/* (threads racing here store the same values) */
+	CMM_STORE_SHARED(pidns_cached.dev, ns.dev);
+	CMM_STORE_SHARED(pidns_cached.ino, ns.ino);
+	/* the values before the PID that publishes them (store->store) */
+	cmm_smp_wmb();
+	uatomic_set(&pidns_pid, pid);
+	return ns;
+}
+
+/* We took token I: say who we are on its line. */
+static void holder_sign(struct bakery *b, unsigned i, uint32_t tid)
+{
+	struct bakery_shm_token_line *line = token_line(b, i);
+	struct pidns ns = pidns_self();
+
+	CMM_STORE_SHARED(line->holder_pidns_dev, ns.dev);
+	CMM_STORE_SHARED(line->holder_pidns_ino, ns.ino);
+	/* the namespace before the TID that it goes with (store->store;
+	 * pairs with the read barriers in holder_is_ours) */
+	cmm_smp_wmb();
+	CMM_STORE_SHARED(line->holder_tid, tid);
+}
+
+/* Does token I's line say that TID, its holder, is a thread of our PID
+ * namespace? */
+static bool holder_is_ours(struct bakery *b, unsigned i, uint32_t tid)
+{
+	const struct bakery_shm_token_line *line = token_line(b, i);
+	struct pidns ours = pidns_self();
+	bool same;
+
+	if (!ours.ino || CMM_LOAD_SHARED(line->holder_tid) != tid)
+		return false;
+	/* the TID before the namespace, and the namespace before the TID
+	 * again (load->load; pairs with holder_sign's write barrier): a
+	 * record being rewritten does not pass */
+	cmm_smp_rmb();
+	same = CMM_LOAD_SHARED(line->holder_pidns_dev) == ours.dev &&
+	       CMM_LOAD_SHARED(line->holder_pidns_ino) == ours.ino;
+	cmm_smp_rmb();
+	return same && CMM_LOAD_SHARED(line->holder_tid) == tid;
+}
+
+bool bakery__token_holder_missing(struct bakery *b, unsigned i)
+{
+	uint32_t *word = token_word(b, i);
+	uint32_t v = CMM_LOAD_SHARED(*word), tid = v & FUTEX_TID_MASK;
+
+	if (!tid || (v & FUTEX_OWNER_DIED) || !holder_is_ours(b, i, tid))
+		return false;
+	/* EPERM: it exists (another user's) */
+	if (kill((pid_t)tid, 0) == 0 || errno != ESRCH)
+		return false;
+	/* Still the same word?  A holder that ended had it marked by the
+	 * kernel (exit_robust_list) before its TID was free: a word that
+	 * names a thread gone and was never marked is forged.  (The kill is
+	 * a system call: our load of the word is not moved before it.) */
+	return CMM_LOAD_SHARED(*word) == v;
 }
 
 /* ---------------------------------------------------------------- take -- */
@@ -205,10 +319,9 @@ static inline bool held_by_someone(uint32_t v)
 	return (v & FUTEX_TID_MASK) && !(v & FUTEX_OWNER_DIED);
 }
 
-/* CAS the word to our TID (keeping FUTEX_WAITERS): 0, EOWNERDEAD or EBUSY. */
-static int word_take(uint32_t *word)
+/* CAS the word to TID (keeping FUTEX_WAITERS): 0, EOWNERDEAD or EBUSY. */
+static int word_take(uint32_t *word, uint32_t tid)
 {
-	uint32_t tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
 	uint32_t v = uatomic_read(word);
 
 	for (;;) {
@@ -227,6 +340,7 @@ int bakery__token_try(struct bakery *b, unsigned i, struct token_hold *h)
 {
 	struct robust_list_head *head = robust_head();
 	struct robust_list *node;
+	uint32_t tid;
 	int r;
 
 	/* a live holder: answered without mapping anything */
@@ -242,35 +356,42 @@ int bakery__token_try(struct bakery *b, unsigned i, struct token_hold *h)
 	 * the kernel still finds it here */
 	head->list_op_pending = node;
 	cmm_barrier();
-	r = word_take(h->word);
+	tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
+	r = word_take(h->word, tid);
 	if (r != EBUSY) {
 		CRASH_POINT("token-taken");
 		list_push(head, node);
 	}
 	cmm_barrier();  /* linked before the pending entry is cleared */
 	head->list_op_pending = NULL;
-	if (r == EBUSY)
+	if (r == EBUSY) {
 		window_close(h, true);
+		return r;
+	}
+	h->index = i;
+	holder_sign(b, i, tid);
 	return r;
 }
 
 /* Ask for a wake-up when the holder of WORD gives it back or dies, and
- * sleep until then or UNTIL.  Returns without sleeping if it changed. */
-static void word_sleep(uint32_t *word, const struct timespec *until)
+ * sleep until then or UNTIL on CLOCK.  Returns without sleeping if it
+ * changed. */
+static void word_sleep(uint32_t *word, clockid_t clock, const struct timespec *until)
 {
 	uint32_t v = uatomic_read(word);
+	struct futex_word w;
 
 	if (!held_by_someone(v))
 		return;
 	if (!(v & FUTEX_WAITERS) &&
 	    uatomic_cmpxchg(word, v, v | FUTEX_WAITERS) != v)
 		return;
-	syscall(SYS_futex, word, FUTEX_WAIT_BITSET, v | FUTEX_WAITERS, until, NULL,
-	        FUTEX_BITSET_MATCH_ANY);
+	w = futex_word(word, v | FUTEX_WAITERS);
+	bakery__futex_sleep(&w, 1, clock, until, NULL);
 }
 
-int bakery__token_wait(struct bakery *b, unsigned i, struct token_hold *h,
-               const struct timespec *until)
+int bakery__token_wait(struct bakery *b, unsigned i, struct token_hold *h, clockid_t clock,
+                       const struct timespec *until)
 {
 	for (;;) {
 		struct timespec now;
@@ -278,12 +399,12 @@ int bakery__token_wait(struct bakery *b, unsigned i, struct token_hold *h,
 
 		if (r != EBUSY)
 			return r;
-		clock_gettime(CLOCK_MONOTONIC, &now);
+		clock_gettime(clock, &now);
 		if (ts_cmp(&now, until) >= 0)
 			return ETIMEDOUT;
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
-		word_sleep(token_word(b, i), until);
+			return region_lost_error(b);
+		word_sleep(token_word(b, i), clock, until);
 	}
 }
 
@@ -295,6 +416,10 @@ static void token_release(struct token_hold *h, uint32_t to)
 	struct robust_list *node = node_of(head, h->word);
 	uint32_t old;
 
+	/* no holder to name any more: the TID goes before the word (only
+	 * the holder writes the line; a reader that still sees the TID also
+	 * sees the word held, or not, and decides on the word) */
+	CMM_STORE_SHARED(token_line(h->b, h->index)->holder_tid, 0);
 	/* unlinked but not yet freed: if we die in between, the kernel
 	 * still marks the word */
 	head->list_op_pending = node;

@@ -18,8 +18,10 @@
 
 struct token_hold {
 	struct bakery *b;
+	unsigned index;            /* the token's */
 	uint32_t *word;            /* the word, seen through the window */
 	unsigned char *win;        /* the word's shared page, then a private one */
+	uint64_t page_off;         /* the region's page the window shows */
 	struct guard *guard;
 };
 
@@ -28,11 +30,17 @@ static inline uint32_t *token_word(struct bakery *b, unsigned i)
 	return (uint32_t *)(b->base + token_offset(b->tokens_off, b->page_size, i));
 }
 
+static inline struct bakery_shm_token_line *token_line(struct bakery *b, unsigned i)
+{
+	return (struct bakery_shm_token_line *)(b->base +
+	                                        token_line_offset(b->tokens_off, b->page_size, i));
+}
+
 /* Token I's busy word: 1 while its holder is inside a lock call or holds a
  * lock of the region (registry.c, slot revocation). */
 static inline uint32_t *token_busy_word(struct bakery *b, unsigned i)
 {
-	return (uint32_t *)(b->base + token_busy_offset(b->tokens_off, b->page_size, i));
+	return &token_line(b, i)->busy;
 }
 
 /* Can this process hold tokens (64-bit glibc robust-list ABI)?  0 or ENOTSUP. */
@@ -41,10 +49,19 @@ BAKERY_HIDDEN int bakery__token_abi_check(uint32_t page_size);
  * (its holder died: the caller alone owns the recovery), EBUSY (held), or an
  * error from mapping the window (ENOMEM...).  On 0/EOWNERDEAD, H holds it. */
 BAKERY_HIDDEN int bakery__token_try(struct bakery *b, unsigned i, struct token_hold *h);
-/* bakery__token_try, waiting while it is held, until UNTIL (CLOCK_MONOTONIC):
- * ETIMEDOUT then. */
+/* bakery__token_try, waiting while it is held, until UNTIL on CLOCK
+ * (CLOCK_MONOTONIC or CLOCK_REALTIME): ETIMEDOUT then. */
 BAKERY_HIDDEN int bakery__token_wait(struct bakery *b, unsigned i, struct token_hold *h,
-                             const struct timespec *until);
+                                     clockid_t clock, const struct timespec *until);
+/*
+ * Is token I's word forged: held by a thread that its holder recorded as
+ * one of our PID namespace (struct bakery_shm_token_line), that does not
+ * exist, and that the kernel never marked owner-died (it marks the word
+ * of every holder that ends before that holder's TID is free)?  False
+ * whenever that cannot be known: a holder of another PID namespace, or one
+ * that recorded nothing, is presumed alive (stopped, traced or starved).
+ */
+BAKERY_HIDDEN bool bakery__token_holder_missing(struct bakery *b, unsigned i);
 /* Give the token back (free). */
 BAKERY_HIDDEN void bakery__token_give(struct token_hold *h);
 /* Give it back marked owner-died: the others recover what it stood for. */

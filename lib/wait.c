@@ -11,8 +11,12 @@
  *     marks it FUTEX_OWNER_DIED *and wakes us*.
  * So a waiter wakes when the register changes or its owner dies, never by
  * polling.  An algorithm may add one more word (Black-White's colour).
- * Without futex_waitv (ENOSYS) it sleeps on `seq` alone for at most
- * FALLBACK_POLL_NS and checks the owner's liveness on every wake-up.
+ * Where futex_waitv is refused (a kernel before 5.16, a container's seccomp
+ * profile) it sleeps on the first word alone (`seq`, or the lock-wide word
+ * of bakery__await_any), for 1 ms the first time and up to 100 ms as the
+ * sleeps time out (futex.c), and checks the owner's liveness on every
+ * wake-up: a death is seen within that bound, and a waiter blocked for long
+ * wakes about ten times a second.
  *
  * The waiter counts make an uncontended release free of system calls: the
  * writer wakes only if someone registered before its barrier (bakery__reg_signal).
@@ -26,8 +30,12 @@
  * (pass.c); it also sleeps on its own pass word, so that being passed wakes
  * it, and it passes the slot it waits on if that one does not take its
  * turn within the grace (its sleeps are then at most G/4 long).
+ * A bakery_acquire with a cancel word sleeps on that word too, so that
+ * bakery_cancel wakes it; one with BAKERY_ACQUIRE_INTR notes a sleep that a
+ * signal handler interrupted, and with a callback sleeps no longer than
+ * BAKERY_ACQUIRE_POLL_MS at a time (stop.c).
  * In the mutant build (no barriers) wake-ups can be lost, so every sleep
- * there is capped at FALLBACK_POLL_NS: the mutant is slow, not stuck.
+ * there is capped at MUTANT_POLL_NS: the mutant is slow, not stuck.
  * A region cut short under us (guard.c) ends the wait with
  * BAKERY_EBADREGION.
  */
@@ -35,7 +43,7 @@
 
 #include <linux/futex.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,38 +52,22 @@
 #include "registry.h"
 #include "wait.h"
 
-#ifndef SYS_futex_waitv
-#define SYS_futex_waitv 449
-#endif
-#ifndef FUTEX_32
-#define FUTEX_32 2
-#endif
-
 /* Polls of the condition before sleeping: a few microseconds, the length of a
  * short critical section; longer only burns the CPU the holder needs. */
 #define SPIN_POLLS 100
 /* Polls while everyone in line can be running: about one futex wake-up
  * (~35 us with a 36 ns `pause`). */
 #define LONG_SPIN_POLLS 1000
-#define FALLBACK_POLL_NS 1000000L       /* 1 ms */
+#define MUTANT_POLL_NS   1000000L       /* 1 ms */
 #define ORPHAN_POLL_NS   1000000L       /* awaited registers with no owner (proxy pending) */
 #ifdef BAKERY_NO_BARRIERS
-#define SLEEP_CAP_NS FALLBACK_POLL_NS
+#define SLEEP_CAP_NS MUTANT_POLL_NS
 #else
 /* Every change wakes us; the cap only bounds what a participant that breaks
  * the protocol can cost a sleeper (a forged waiter count that loses our
  * wake-up, the object cut short under us): a second, not for ever. */
 #define SLEEP_CAP_NS 1000000000L
 #endif
-
-struct waitv {                          /* struct futex_waitv of the kernel ABI */
-	uint64_t val;
-	uint64_t uaddr;
-	uint32_t flags;
-	uint32_t reserved;
-};
-
-static int have_waitv = 1;              /* cleared once if the kernel lacks it */
 
 static void reg_wake(struct bakery_shm_reg *reg)
 {
@@ -105,26 +97,13 @@ void bakery__reg_publish(struct bakery_shm_reg *reg)
 		reg_wake(reg);
 }
 
-static void ts_add_ns(struct timespec *t, long ns)
-{
-	t->tv_nsec += ns;
-	while (t->tv_nsec >= 1000000000L) {
-		t->tv_nsec -= 1000000000L;
-		t->tv_sec++;
-	}
-}
-
 /* The absolute time to sleep until: the deadline, capped at CAP_NS from now
  * (0 = no cap).  Returns false when there is no limit at all. */
 static bool sleep_until(const struct deadline *dl, long cap_ns, clockid_t *clock,
                         struct timespec *until)
 {
 	if (cap_ns) {
-		*clock = dl->mode == WAIT_DEADLINE ? dl->clock : CLOCK_MONOTONIC;
-		clock_gettime(*clock, until);
-		ts_add_ns(until, cap_ns);
-		if (dl->mode == WAIT_DEADLINE && ts_cmp(&dl->at, until) < 0)
-			*until = dl->at;
+		deadline_cap(dl, cap_ns, clock, until);
 		return true;
 	}
 	if (dl->mode == WAIT_DEADLINE) {
@@ -135,27 +114,35 @@ static bool sleep_until(const struct deadline *dl, long cap_ns, clockid_t *clock
 	return false;
 }
 
-/* Sleep until one of the words differs from its value, a wake-up, or the time. */
-static void futex_sleep(struct waitv *w, unsigned n, const struct deadline *dl, long cap_ns)
+/* The wait's cancel word (bakery_acquire), if any, as one more word of W[N]
+ * (W has room for it): a sleep ends once it is set.  The new count. */
+static unsigned cancel_watch(struct futex_word *w, unsigned n, const struct deadline *dl)
+{
+	if (caa_likely(!dl->stop) || !dl->stop->cancel)
+		return n;
+	w[n] = futex_word((uint32_t *)(uintptr_t)dl->stop->cancel, 0);
+	return n + 1;
+}
+
+/* Sleep until one of the words (and the wait's cancel word: W has room for
+ * one more) differs from its value, a wake-up, DL, or CAP_NS from now
+ * (futex.c's one sleep; *NAPS is its count of one-word sleeps where
+ * futex_waitv is refused: 0 at the start of each wait).  A sleep a signal
+ * handler interrupted is noted for bakery_acquire (stop.c). */
+static void futex_sleep(struct futex_word *w, unsigned n, const struct deadline *dl,
+                        long cap_ns, unsigned *naps)
 {
 	struct timespec until;
 	clockid_t clock = CLOCK_MONOTONIC;
+	/* the cancel word is watched by a sleep on several words, unless
+	 * futex_waitv is refused (then only W[0] is: futex.h) */
+	bool watched = !bakery__futex_waitv_refused();
 	bool timed;
 
-	if (have_waitv && n > 1) {
-		timed = sleep_until(dl, cap_ns, &clock, &until);
-		if (syscall(SYS_futex_waitv, w, n, 0, timed ? &until : NULL, clock) < 0 &&
-		    errno == ENOSYS)
-			uatomic_set(&have_waitv, 0);
-		else
-			return;
-		cap_ns = FALLBACK_POLL_NS;
-	}
-	/* one word: FUTEX_WAIT_BITSET takes an absolute time on either clock */
-	timed = sleep_until(dl, cap_ns, &clock, &until);
-	syscall(SYS_futex, (uint32_t *)(uintptr_t)w[0].uaddr,
-	        FUTEX_WAIT_BITSET | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0),
-	        (uint32_t)w[0].val, timed ? &until : NULL, NULL, FUTEX_BITSET_MATCH_ANY);
+	n = cancel_watch(w, n, dl);
+	timed = sleep_until(dl, bakery__stop_cap(dl->stop, watched, cap_ns), &clock, &until);
+	bakery__stop_note_sleep(dl->stop, bakery__futex_sleep(w, n, clock, timed ? &until : NULL,
+	                                                      naps));
 }
 
 /*
@@ -266,6 +253,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	 * running, and a long spin only takes the CPU it needs. */
 	int spins = !transient && p->crowd < online_cpus() ? LONG_SPIN_POLLS : SPIN_POLLS;
 	struct pass_watch watch = { .started = false };
+	unsigned naps = 0;
 
 	/* passed: our view is stale and we will not enter (lock.c's
 	 * pass_close says so); end the algorithm's loop without waiting and
@@ -292,8 +280,9 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 	if (p->dl->mode == WAIT_NONE)
 		return busy_unless_gone(p, j, cond, arg);
 	for (;;) {
-		struct waitv w[4];
+		struct futex_word w[5];         /* four, and a cancel word */
 		unsigned n = 0;
+		int err;
 		/* the futex values are read before the condition: a change
 		 * after this point makes the sleep return at once */
 		uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
@@ -301,12 +290,12 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		bool orphan;
 
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(b);
 		/* passed while we slept: as above */
 		if (bakery__pass_was_passed(p))
 			return 0;
-		if (bakery__deadline_passed(p->dl))
-			return cond(b, p->lock, j, arg) ? 0 : ETIMEDOUT;
+		if ((err = bakery__wait_over(p->dl)))
+			return cond(b, p->lock, j, arg) ? 0 : err;
 		/* j's turn came and it has not taken it for G: pass it (its
 		 * registers are clear then, and cond holds below) */
 		bakery__pass_consider(p, j, &watch);
@@ -318,17 +307,18 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		cmm_smp_mb();
 		tok = token_arm(b, j);
 		orphan = !tok;
-		w[n++] = (struct waitv){ seq, (uintptr_t)&r->seq, FUTEX_32, 0 };
+		w[n++] = futex_word(&r->seq, seq);
 		if (tok)
-			w[n++] = (struct waitv){ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 };
+			w[n++] = futex_word(slot_token_word(b, j), tok);
 		if (p->also)
-			w[n++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
+			w[n++] = futex_word(p->also, also);
 		/* our own pass word: a passer's CLEARED wakes us */
 		if (p->pass_published)
-			w[n++] = (struct waitv){ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 };
+			w[n++] = futex_word(&p->mine->pass, PASS_WAITING);
 		if (!cond(b, p->lock, j, arg)) {
 			futex_sleep(w, n, p->dl, bakery__pass_sleep_cap(p, j, orphan ? ORPHAN_POLL_NS
-			                                                            : SLEEP_CAP_NS));
+			                                                            : SLEEP_CAP_NS),
+			            &naps);
 			CRASH_POINT("wait-woken");
 			death_pass_on(b, j);
 		}
@@ -358,9 +348,11 @@ int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *
 /* ---------------------------------------------------- many slots ahead -- */
 
 /* futex_waitv takes at most 128 words: the lock-wide one, our own pass
- * word and as many tokens as fit.  A death among slots past them is seen
- * at the next exit or at the sleep cap. */
-#define AWAIT_WORDS_MAX 128u
+ * word, a cancel word and as many tokens as fit.  A death among slots past
+ * them is seen at the next exit or at the sleep cap. */
+#define AWAIT_WORDS_MAX FUTEX_WORDS_MAX
+
+static unsigned park_threshold(void);
 
 void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
 {
@@ -374,10 +366,23 @@ void bakery__word_signal(uint32_t *word, uint32_t *sleepers)
 		bakery__futex_wake_all(word);
 }
 
+void bakery__reg_signal_entry(struct bakery_shm_reg *reg)
+{
+	/* uatomic_add_return implies a full barrier before and after: our
+	 * reads of the tickets that let us in before the bump, and the bump
+	 * before the load of the waiter count (store->load), pairing with
+	 * the barrier between a parked waiter's count increment and its
+	 * re-read of the tickets (holders_park): either it sees the tickets
+	 * we saw leave, or we see its count, or its sleep sees the bump */
+	(void)uatomic_add_return(&reg->seq, 1);
+	if (caa_unlikely(CMM_LOAD_SHARED(reg->waiters)))
+		bakery__futex_wake_all(&reg->seq);
+}
+
 /* Arm the tokens of AHEAD[0..n) into W, at most ROOM; the number of words
  * filled.  A token found dead is recovered (token_arm) and not slept on. */
-static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n, struct waitv *w,
-                           unsigned room)
+static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n,
+                           struct futex_word *w, unsigned room)
 {
 	unsigned filled = 0;
 
@@ -385,96 +390,186 @@ static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n,
 		uint32_t tok = token_arm(p->b, ahead[i]);
 
 		if (tok)
-			w[filled++] = (struct waitv){ tok, (uintptr_t)slot_token_word(p->b, ahead[i]),
-			                              FUTEX_32, 0 };
+			w[filled++] = futex_word(slot_token_word(p->b, ahead[i]), tok);
 	}
 	return filled;
 }
 
-/* Pass the waiters ahead (WATCH[i] watches AHEAD[i]) whose turn came and
- * was not taken for the grace; any of them may be the one holding a place
- * (a lock of k holders has no single slot to wait on).  WATCH NULL: none. */
-static void consider_ahead(struct passage *p, const unsigned *ahead, unsigned n,
-                           struct pass_watch *watch)
+/* The slots ahead and their pass watches.  FIRST[0..nfirst) is the first
+ * sweep's list, WATCH[i] watches FIRST[i]; every later list is a subset
+ * of it in the same order (a ticket read ahead of ours may only leave, and
+ * the sweeps visit the slots in increasing order). */
+struct any_line {
+	const unsigned *ahead;     /* the last sweep's list, refreshed by cond */
+	const unsigned *n;
+	unsigned *first, nfirst;
+	struct pass_watch *watch;  /* NULL: without memory we only do not pass */
+};
+
+/* Pass the waiters ahead whose turn came and was not taken for the grace;
+ * any of them may be the one holding a place (a lock of k holders has no
+ * single slot to wait on). */
+static void consider_ahead(struct passage *p, const struct any_line *l)
 {
-	if (!watch)
+	unsigned k = 0;
+
+	if (!l->watch)
 		return;
-	for (unsigned i = 0; i < n; i++)
-		bakery__pass_consider(p, ahead[i], &watch[i]);
+	for (unsigned i = 0; i < *l->n; i++) {
+		while (k < l->nfirst && l->first[k] != l->ahead[i])
+			k++;
+		if (k == l->nfirst)
+			return;
+		bakery__pass_consider(p, l->ahead[i], &l->watch[k]);
+	}
 }
 
 /* The sleep cap: shortened while any slot ahead is passable, so that we
  * wake to watch it (bakery__pass_sleep_cap). */
-static long ahead_sleep_cap(struct passage *p, const unsigned *ahead, unsigned n)
+static long ahead_sleep_cap(struct passage *p, const struct any_line *l)
 {
 	long cap = SLEEP_CAP_NS;
 
-	for (unsigned i = 0; i < n; i++)
-		cap = bakery__pass_sleep_cap(p, ahead[i], cap);
+	for (unsigned i = 0; i < *l->n; i++)
+		cap = bakery__pass_sleep_cap(p, l->ahead[i], cap);
 	return cap;
 }
 
 /* The words of one sleep: the lock-wide one (value ALSO), our pass word
  * once we are passable (a passer's CLEARED wakes us), the tokens ahead. */
-static unsigned any_words(struct passage *p, const unsigned *ahead, unsigned n, uint32_t also,
-                          struct waitv *w)
+static unsigned any_words(struct passage *p, const struct any_line *l, uint32_t also,
+                          struct futex_word *w)
 {
 	unsigned nw = 0;
 
-	w[nw++] = (struct waitv){ also, (uintptr_t)p->also, FUTEX_32, 0 };
+	w[nw++] = futex_word(p->also, also);
 	if (p->pass_published)
-		w[nw++] = (struct waitv){ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 };
-	return nw + tokens_arm(p, ahead, n, w + nw, AWAIT_WORDS_MAX - nw);
+		w[nw++] = futex_word(&p->mine->pass, PASS_WAITING);
+	/* one word left for futex_sleep's cancel word */
+	return nw + tokens_arm(p, l->ahead, *l->n, w + nw, AWAIT_WORDS_MAX - 1 - nw);
 }
 
-static int await_any_sleeping(struct passage *p, const unsigned *ahead, unsigned n,
-                              await_fn cond, void *arg, struct pass_watch *watch)
+/* Next in line (at most k tickets ahead, all of which may be holders): one
+ * sleep on the lock-wide word, which every exit, abort and pass bumps, and
+ * on the tokens of those ahead.  True when cond holds. */
+static bool any_sleep(struct passage *p, const struct any_line *l, await_fn cond, void *arg,
+                      unsigned *naps)
+{
+	struct futex_word w[AWAIT_WORDS_MAX];
+	/* the word's value before the condition, as in await_common */
+	uint32_t also = CMM_LOAD_SHARED(*p->also);
+	bool holds;
+	unsigned nw;
+
+	consider_ahead(p, l);
+	uatomic_inc(p->also_waiters);
+	/* our sleeper count before our re-read of the tickets
+	 * (store->load), pairing with bakery__word_signal */
+	cmm_smp_mb();
+	nw = any_words(p, l, also, w);
+	holds = cond(p->b, p->lock, BAKERY_NO_SLOT, arg);
+	if (!holds) {
+		futex_sleep(w, nw, p->dl, ahead_sleep_cap(p, l), naps);
+		CRASH_POINT("wait-woken");
+		for (unsigned i = 0; i < *l->n; i++)
+			death_pass_on(p->b, l->ahead[i]);
+		holds = cond(p->b, p->lock, BAKERY_NO_SLOT, arg);
+	}
+	uatomic_dec(p->also_waiters);
+	return holds;
+}
+
+/*
+ * More than k tickets ahead: the latest of them, p->pred, is a waiter (the
+ * holders are the earliest tickets: a ticket enters only when fewer than k
+ * are ahead of it, so never before an earlier one), and we cannot enter
+ * before it does.  One sleep on its line and token and our pass word,
+ * ended by its entry (bakery__reg_signal_entry), exit, abort or death, so
+ * that the lock-wide word wakes only the next in line and not the whole
+ * crowd on every exit.  True when cond holds.
+ */
+static bool holders_park(struct passage *p, await_fn cond, void *arg, struct pass_watch *watch,
+                         unsigned *naps)
 {
 	struct bakery *b = p->b;
+	unsigned j = p->pred;
+	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
+	/* the futex value before the condition, as in await_common */
+	uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
+	bool holds;
+
+	/* a predecessor that does not take its turn is passed here too */
+	if (watch)
+		bakery__pass_consider(p, j, watch);
+	uatomic_inc(&r->waiters);
+	/* our waiter count before our re-read of the tickets (store->load),
+	 * pairing with the barrier of its entry signal and of its exit's
+	 * store_mb() */
+	cmm_smp_mb();
+	tok = token_arm(b, j);
+	holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
+	/* still behind the same waiter, which has not entered (else at most
+	 * k would be ahead of us now) */
+	if (!holds && p->pred == j && p->crowd > p->holders) {
+		struct futex_word w[4];         /* three, and a cancel word */
+		unsigned n = 0;
+
+		w[n++] = futex_word(&r->seq, seq);
+		if (tok)
+			w[n++] = futex_word(slot_token_word(b, j), tok);
+		/* our own pass word: a passer's CLEARED wakes us */
+		if (p->pass_published)
+			w[n++] = futex_word(&p->mine->pass, PASS_WAITING);
+		futex_sleep(w, n, p->dl, bakery__pass_sleep_cap(p, j, tok ? SLEEP_CAP_NS
+		                                                            : ORPHAN_POLL_NS),
+		            naps);
+		CRASH_POINT("wait-woken");
+		death_pass_on(b, j);
+		holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
+	}
+	uatomic_dec(&r->waiters);
+	return holds;
+}
+
+static int await_any_sleeping(struct passage *p, struct any_line *l, await_fn cond, void *arg,
+                              struct pass_watch *pred_watch)
+{
+	struct bakery *b = p->b;
+	unsigned naps = 0;
 
 	for (;;) {
-		struct waitv w[AWAIT_WORDS_MAX];
-		/* the word's value before the condition, as in await_common */
-		uint32_t also = CMM_LOAD_SHARED(*p->also);
-		unsigned nw;
+		bool holds;
+		int err;
 
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
+			return region_lost_error(b);
 		/* passed while we slept: as in await_common */
 		if (bakery__pass_was_passed(p))
 			return 0;
-		if (bakery__deadline_passed(p->dl))
-			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : ETIMEDOUT;
-		consider_ahead(p, ahead, n, watch);
-		uatomic_inc(p->also_waiters);
-		/* our sleeper count before our re-read of the tickets
-		 * (store->load), pairing with bakery__word_signal */
-		cmm_smp_mb();
-		nw = any_words(p, ahead, n, also, w);
-		if (!cond(b, p->lock, BAKERY_NO_SLOT, arg)) {
-			futex_sleep(w, nw, p->dl, ahead_sleep_cap(p, ahead, n));
-			CRASH_POINT("wait-woken");
-			for (unsigned i = 0; i < n; i++)
-				death_pass_on(b, ahead[i]);
-		}
-		uatomic_dec(p->also_waiters);
-		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
+		if ((err = bakery__wait_over(p->dl)))
+			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : err;
+		if (p->crowd > p->holders && p->pred != BAKERY_NO_SLOT)
+			holds = holders_park(p, cond, arg, pred_watch, &naps);
+		else
+			holds = any_sleep(p, l, cond, arg, &naps);
+		if (holds)
 			return 0;
 	}
 }
 
-int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
+int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *n,
                       await_fn cond, void *arg)
 {
 	struct bakery *b = p->b;
-	struct pass_watch *watch;
-	int err;
+	struct any_line l = { ahead, n, NULL, 0, NULL };
+	struct pass_watch pred_watch = { .started = false };
+	int err, spins;
 
 	if (p->dl->mode == WAIT_NONE) {
 		/* as busy_unless_gone: a dead holder ahead is no reason for EBUSY */
 		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
 			return 0;
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < *n; i++)
 			death_pass_on(b, ahead[i]);
 		return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : EBUSY;
 	}
@@ -482,17 +577,27 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
 	 * await_common */
 	if (caa_unlikely(bakery__pass_was_passed(p)))
 		return 0;
-	for (int i = 0; i < SPIN_POLLS; i++) {
+	/* far back (as bakery__park_behind_slow): spinning on the whole line
+	 * only takes the CPU those ahead need */
+	spins = p->crowd < p->holders + park_threshold() ? SPIN_POLLS : 0;
+	for (int i = 0; i < spins; i++) {
 		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
 			return 0;
 		/* waiting for real: from now on we may be passed */
 		bakery__pass_publish(p);
 		caa_cpu_relax();
 	}
-	/* one watch per slot ahead; without memory we only do not pass */
-	watch = calloc(n ? n : 1, sizeof(*watch));
-	err = await_any_sleeping(p, ahead, n, cond, arg, watch);
-	free(watch);
+	bakery__pass_publish(p);
+	/* the first list and one watch per slot of it; without memory we
+	 * only do not pass */
+	l.nfirst = *n;
+	l.first = malloc(sizeof(*l.first) * (l.nfirst ? l.nfirst : 1));
+	l.watch = l.first ? calloc(l.nfirst ? l.nfirst : 1, sizeof(*l.watch)) : NULL;
+	if (l.watch)
+		memcpy(l.first, ahead, sizeof(*l.first) * l.nfirst);
+	err = await_any_sleeping(p, &l, cond, arg, &pred_watch);
+	free(l.watch);
+	free(l.first);
 	return err;
 }
 
@@ -529,6 +634,7 @@ int bakery__park_behind_slow(struct passage *p)
 	unsigned j = p->pred;
 	struct pass_watch watch = { .started = false };
 	struct bakery_shm_reg *r;
+	unsigned naps = 0;
 
 	if (p->dl->mode == WAIT_NONE || p->crowd < park_threshold())
 		return 0;
@@ -541,8 +647,8 @@ int bakery__park_behind_slow(struct passage *p)
 		bool moved;
 
 		if (region_lost(b))
-			return BAKERY_EBADREGION;
-		if (bakery__pass_was_passed(p) || bakery__deadline_passed(p->dl))
+			return region_lost_error(b);
+		if (bakery__pass_was_passed(p) || bakery__wait_over(p->dl))
 			return 0;
 		/* a predecessor that does not take its turn is passed here
 		 * too: then its ticket changed, and the park ends */
@@ -555,14 +661,14 @@ int bakery__park_behind_slow(struct passage *p)
 		tok = token_arm(b, j);
 		moved = !tok || pred_moved(b, p->lock, j, &p->pred_number);
 		if (!moved) {
-			struct waitv w[3] = {
-				{ seq, (uintptr_t)&r->seq, FUTEX_32, 0 },
-				{ tok, (uintptr_t)slot_token_word(b, j), FUTEX_32, 0 },
+			struct futex_word w[4] = {      /* and a cancel word */
+				futex_word(&r->seq, seq),
+				futex_word(slot_token_word(b, j), tok),
 				/* our own pass word: a passer's CLEARED wakes us */
-				{ PASS_WAITING, (uintptr_t)&p->mine->pass, FUTEX_32, 0 },
+				futex_word(&p->mine->pass, PASS_WAITING),
 			};
 			futex_sleep(w, p->pass_published ? 3 : 2, p->dl,
-			            bakery__pass_sleep_cap(p, j, SLEEP_CAP_NS));
+			            bakery__pass_sleep_cap(p, j, SLEEP_CAP_NS), &naps);
 			death_pass_on(b, j);
 		}
 		uatomic_dec(&r->waiters);

@@ -6,73 +6,16 @@
 #ifndef BAKERY_WAIT_H
 #define BAKERY_WAIT_H
 
-#include "handle.h"
+#include "passage.h"
 #include "registry.h"
-
-enum wait_mode { WAIT_BLOCK, WAIT_NONE, WAIT_DEADLINE };
-
-struct deadline {
-	enum wait_mode mode;
-	clockid_t clock;
-	struct timespec at;
-};
-
-/* Has the deadline passed?  (WAIT_NONE: always) */
-static inline bool bakery__deadline_passed(const struct deadline *dl)
-{
-	struct timespec now;
-
-	if (dl->mode != WAIT_DEADLINE)
-		return dl->mode == WAIT_NONE;
-	clock_gettime(dl->clock, &now);
-	return ts_cmp(&now, &dl->at) >= 0;
-}
+#include "stop.h"
 
 /* A condition on another slot's registers, re-evaluated on every wake-up. */
 typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);
 
-struct passage {
-	struct bakery *b;
-	unsigned lock;
-	unsigned self;             /* our slot index */
-	struct bakery_shm_reg *mine;
-	const struct deadline *dl;
-	/* a lock-wide futex word the conditions also depend on, or NULL */
-	uint32_t *also, *also_waiters;
-	/* others holding a ticket when our doorway read them, all ahead of
-	 * ours (wait.c: how long to spin, whether to park) */
-	unsigned crowd;
-	/* the latest of those tickets (our predecessor in line) and the
-	 * register value the doorway read, or BAKERY_NO_SLOT */
-	unsigned pred;
-	uint64_t pred_number;
-	/* a shared (reader) passage: it waits only for exclusive ones ahead */
-	bool shared;
-	/* the lock's capacity k: more than 1 admits k holders at once */
-	unsigned holders;
-	/* our pass word says WAITING (pass.h): we may be passed */
-	bool pass_published;
-	/* in the algorithm's waiting phase (after the doorway, before the
-	 * pass word is taken back): only there may we become passable, not
-	 * while an algorithm's prepare step drives a passage of ours */
-	bool pass_phase;
-	/* how a passer aborts a passed waiter's passage in this lock, when the
-	 * plain reset will not do (struct algo_ops.pass_abort); NULL: the
-	 * plain reset (pass.c) */
-	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
-};
-
-/* Note slot J, ticket register value NUMBER, as the latest ticket ahead of
- * ours so far (doorways call it in order of their tickets' rank). */
-static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t number)
-{
-	p->pred = j;
-	p->pred_number = number;
-}
-
 /*
- * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE) or ETIMEDOUT
- * when giving up.  A blocking or timed waiter that finds cond false becomes
+ * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE), ETIMEDOUT,
+ * ECANCELED or EINTR (bakery__wait_over) when giving up.  A blocking or timed waiter that finds cond false becomes
  * passable (pass.c), and passes j if j's turn came and j has not taken it
  * for the grace G.  Once we have been passed it returns 0 at once: the
  * algorithm's loop ends, and lock.c finds out that we must not enter.  If j's owner dies meanwhile, its slot is recovered here and
@@ -127,18 +70,30 @@ static inline int bakery__park_behind(struct passage *p)
  * paths: recovery, proxy).
  */
 /*
- * Wait until cond holds, where cond depends on the tickets of every slot in
- * AHEAD[0..N) and on the lock-wide word p->also (a k-holder lock's `exits`):
- * sleeps on that word and on the liveness tokens of the slots (as many as
- * one futex_waitv takes), so that any exit or abort in the lock and the
- * death of any of them wakes it.  Dead owners among them are recovered
- * before cond is evaluated again.  A blocking or timed waiter that sleeps
- * becomes passable (pass.c) and sleeps on its own pass word too; it passes
- * any slot of AHEAD whose turn came and was not taken for the grace G.
+ * Wait until cond holds, where cond depends on the tickets of the slots in
+ * AHEAD[0..*N) and on the lock-wide word p->also (a k-holder lock's
+ * `exits`).  Every evaluation of cond refreshes AHEAD[0..*N) (the slots
+ * whose tickets are ahead of ours, a subset of the previous list, in
+ * increasing order), p->crowd (their number) and p->pred (the latest).
+ * With more than p->holders of them ahead, the latest is a waiter we
+ * cannot pass: we sleep on its line and token until it enters
+ * (bakery__reg_signal_entry), leaves or dies.  Otherwise we are next in
+ * line: we sleep on p->also and on the liveness tokens of those ahead (as
+ * many as one futex_waitv takes), so that any exit or abort in the lock
+ * and the death of any of them wakes us.  So an exit wakes the next in
+ * line, not everyone.  Dead owners among them are recovered before cond
+ * is evaluated again.  A blocking or timed waiter that sleeps becomes
+ * passable (pass.c) and sleeps on its own pass word too; it passes any
+ * slot ahead whose turn came and was not taken for the grace G.
  * Same returns as bakery__await_slot (0 at once once we were passed).
  */
-BAKERY_HIDDEN int bakery__await_any(struct passage *p, const unsigned *ahead, unsigned n,
+BAKERY_HIDDEN int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *n,
                                     await_fn cond, void *arg);
+/* After we found our turn in a lock that bakery__await_any waits on: bump
+ * our line's futex word (with a full barrier before, ordering our reads of
+ * the tickets first, and after, before the load of the waiter count) and
+ * wake the waiter parked behind us, if one registered. */
+BAKERY_HIDDEN void bakery__reg_signal_entry(struct bakery_shm_reg *reg);
 /* After a change that cond of bakery__await_any depends on: bump WORD
  * (with a full barrier before, ordering the change first, and after, before
  * the load of SLEEPERS) and wake its sleepers, if any registered. */

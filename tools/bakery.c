@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -24,17 +25,18 @@ static const char help_text[] =
 	"holding fair, crash-proof locks), and run commands under their locks.\n"
 	"\n"
 	"  bakery create  REGION [-s|--slots N] [-l|--locks N] [-m|--mode MODE]\n"
-	"        create a region; fails if it exists\n"
+	"        create a region; fails if it exists (--help: the memory it takes)\n"
 	"  bakery status  REGION [-j|--json]\n"
 	"        show the region, its slots in use and its locks\n"
 	"  bakery list    [-j|--json]\n"
 	"        every region in " CLI_SHM_DIR " the caller can read\n"
-	"  bakery recover REGION\n"
+	"  bakery recover [--any-owner] REGION\n"
 	"        reclaim the slots of dead participants now\n"
-	"  bakery reset   REGION LOCK\n"
+	"  bakery reset   [--any-owner] REGION LOCK\n"
 	"        make a not-recoverable lock usable again (region owner only)\n"
-	"  bakery rm      REGION LOCK\n"
-	"        remove a lock nobody holds or waits for (region owner only)\n"
+	"  bakery rm      [--any-owner] REGION LOCK [-f|--force]\n"
+	"        remove a lock nobody holds or waits for (region owner only); one\n"
+	"        whose holder died unrepaired only with --force\n"
 	"  bakery unlink  REGION [-f|--force]\n"
 	"        remove the region's name\n"
 	"  bakery run     [OPTIONS] REGION LOCK [--] COMMAND [ARG...]\n"
@@ -50,7 +52,9 @@ static const char help_text[] =
 	"  bakery --version            the version\n"
 	"\n"
 	"ALGO: lamport, boulangerie, black-white, jayanti (default: the lock's own,\n"
-	"or the library default for a new lock).  See bakery(1) for exit codes.\n";
+	"or the library default for a new lock).  See bakery(1) for exit codes.\n"
+	"A region whose object belongs to another user (not you, not root) is\n"
+	"joined only with --any-owner: its owner could break its exclusion.\n";
 
 /* The options of `bakery run`, for `bakery run --help`. */
 static const char run_help[] =
@@ -72,6 +76,7 @@ static const char run_help[] =
 	"  -a, --algo ALGO          lamport, boulangerie, black-white, jayanti\n"
 	"      --holders K          a new lock admits K holders at once\n"
 	"      --verbose            say how long the lock took, and what runs\n"
+	"      --any-owner          join a region of another user (refused otherwise)\n"
 	"  -h, --help               this text\n"
 	"Exit: the command's status; 75 conflict, 125 bakery failed, 126 and 127\n"
 	"the command could not be run.  See bakery(1).\n";
@@ -126,6 +131,46 @@ static int create_config(struct cli *c, const char *slots, const char *locks,
 	return 0;
 }
 
+/* BYTES as "N KiB" or "N.N MiB" into BUF. */
+static void print_size(char *buf, size_t size, double bytes)
+{
+	if (bytes < 1024 * 1024)
+		snprintf(buf, size, "%.0f KiB", bytes / 1024);
+	else
+		snprintf(buf, size, "%.1f MiB", bytes / (1024 * 1024));
+}
+
+/* After create's usage (--help): the shared memory the region would take,
+ * with the options given before --help, and what /dev/shm has free (a
+ * container's is small: Docker's default is 64 MB). */
+static int create_size(struct cli *c, const char *slots, const char *locks)
+{
+	struct bakery_config cfg;
+	struct statvfs vfs;
+	char total[32], avail[32], all[32];
+	unsigned ns, nl;
+	uint64_t size;
+	int err;
+
+	if ((err = create_config(c, slots, locks, NULL, &cfg)))
+		return err;
+	if ((err = bakery_region_size(&cfg, &size)))
+		return cli_fail(c, "%s", bakery_strerror(err));
+	ns = cfg.slots ? cfg.slots : BAKERY_DEFAULT_SLOTS;
+	nl = cfg.locks ? cfg.locks : BAKERY_DEFAULT_LOCKS;
+	print_size(total, sizeof(total), (double)size);
+	printf("\nA region of %u slot%s and %u lock%s takes %llu bytes (%s) of /dev/shm,\n"
+	       "all reserved when it is created", ns, ns == 1 ? "" : "s", nl, nl == 1 ? "" : "s",
+	       (unsigned long long)size, total);
+	if (statvfs(CLI_SHM_DIR, &vfs) == 0) {
+		print_size(avail, sizeof(avail), (double)vfs.f_bavail * vfs.f_frsize);
+		print_size(all, sizeof(all), (double)vfs.f_blocks * vfs.f_frsize);
+		printf(" (/dev/shm has %s free of %s)", avail, all);
+	}
+	printf(".\n");
+	return 0;
+}
+
 static int cmd_create(struct cli *c, int argc, char **argv)
 {
 	const char *slots = NULL, *locks = NULL, *mode = NULL;
@@ -139,7 +184,7 @@ static int cmd_create(struct cli *c, int argc, char **argv)
 	int err;
 
 	if ((err = cli_parse(c, argc, argv, opts, NULL, 1, false, &a)))
-		return err < 0 ? 0 : err;
+		return err < 0 ? create_size(c, slots, locks) : err;
 	if ((err = cli_region_arg(c, a.pos[0])))
 		return err;
 	if ((err = create_config(c, slots, locks, mode, &cfg)))
@@ -154,7 +199,10 @@ static int cmd_create(struct cli *c, int argc, char **argv)
 
 static int cmd_recover(struct cli *c, int argc, char **argv)
 {
-	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL, NULL } };
+	bool any_owner = false;
+	const struct cli_opt opts[] = {
+		{ "any-owner", 0, NULL, &any_owner, NULL }, { NULL, 0, NULL, NULL, NULL }
+	};
 	struct cli_args a;
 	unsigned n = 0;
 	bakery_t *b;
@@ -165,7 +213,8 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
 	if ((err = cli_region_arg(c, a.pos[0])))
 		return err;
 	/* NORECOVER: the reaping is bakery_recover's, which counts it */
-	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER, NULL, &b)))
+	if ((err = cli_open(c, a.pos[0], BAKERY_NORECOVER | (any_owner ? BAKERY_ANY_OWNER : 0),
+	                    NULL, &b)))
 		return err;
 	err = bakery_recover(b, &n);
 	bakery_close(b);
@@ -178,11 +227,13 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
 /* ---------------------------------------------------------------- unlink -- */
 
 /* Unless --force: refuse to remove a shm object that is not a valid region,
- * so that a typing error cannot delete some other program's memory. */
+ * so that a typing error cannot delete some other program's memory.  Any
+ * owner's: removing another user's region (root clearing a squat) is up to
+ * the kernel (the sticky /dev/shm). */
 static int unlink_check(struct cli *c, const char *region)
 {
 	bakery_t *b;
-	int err = bakery_open(region, BAKERY_NORECOVER, NULL, &b);
+	int err = bakery_open(region, BAKERY_NORECOVER | BAKERY_ANY_OWNER, NULL, &b);
 
 	if (err == BAKERY_EBADREGION || err == BAKERY_EVERSION)
 		return cli_fail(c, "%s; not removed (use --force to remove it anyway)",
@@ -226,9 +277,9 @@ static const struct subcommand subcommands[] = {
 	  cmd_create },
 	{ "status",  "status REGION [-j|--json]", NULL, cmd_status },
 	{ "list",    "list [-j|--json]", NULL, cmd_list },
-	{ "recover", "recover REGION", NULL, cmd_recover },
-	{ "reset",   "reset REGION LOCK", NULL, cmd_reset },
-	{ "rm",      "rm REGION LOCK", NULL, cmd_rm },
+	{ "recover", "recover [--any-owner] REGION", NULL, cmd_recover },
+	{ "reset",   "reset [--any-owner] REGION LOCK", NULL, cmd_reset },
+	{ "rm",      "rm [--any-owner] REGION LOCK [-f|--force]", NULL, cmd_rm },
 	{ "unlink",  "unlink REGION [-f|--force]", NULL, cmd_unlink },
 	{ "run",     "run [OPTIONS] REGION LOCK [--] COMMAND [ARG...] | "
 	             "run [OPTIONS] REGION LOCK -c SHELL-COMMAND | "

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +60,36 @@ static bool region_is_directory(const char *region)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* "user NAME (uid N)" for the owner of REGION's object, into BUF. */
+static void region_owner(const char *region, char *buf, size_t size)
+{
+	char path[sizeof(CLI_SHM_DIR) + BAKERY_REGION_NAME_MAX + 2];
+	struct passwd *pw;
+	struct stat st;
+
+	snprintf(path, sizeof(path), CLI_SHM_DIR "%s", region + (*region == '/'));
+	if (stat(path, &st) != 0) {
+		snprintf(buf, size, "another user");
+		return;
+	}
+	pw = getpwuid(st.st_uid);
+	if (pw)
+		snprintf(buf, size, "user %s (uid %u)", pw->pw_name, (unsigned)st.st_uid);
+	else
+		snprintf(buf, size, "uid %u", (unsigned)st.st_uid);
+}
+
 int cli_open_fail(const struct cli *c, const char *region, int err)
 {
+	char owner[128];
+
 	if ((err == EINVAL || err == BAKERY_EBADREGION) && region_is_directory(region))
 		return cli_fail(c, "a directory in " CLI_SHM_DIR ", not a region");
+	if (err == EPERM) {
+		region_owner(region, owner, sizeof(owner));
+		return cli_fail(c, "the region belongs to %s, not to you: not joined, since its "
+		                "owner could break its exclusion (--any-owner to share it)", owner);
+	}
 	cli_fail(c, "%s", region_message(err));
 	return err == EINVAL || err == ENAMETOOLONG ? c->usage_code : c->fail_code;
 }
@@ -124,19 +151,27 @@ void cli_print_version(const char *cmd)
 		printf("running with libbakery %s\n", bakery_version());
 }
 
-int cli_lock_command(struct cli *c, int argc, char **argv, cli_lock_act act)
+int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+                     cli_lock_act act)
 {
-	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL, NULL } };
+	bool any_owner = false;
+	struct cli_opt all[CLI_MAX_OPTS + 1];
+	size_t n = 0;
 	struct cli_args a;
 	bakery_t *b;
 	int err;
 
-	if ((err = cli_parse(c, argc, argv, opts, NULL, 2, false, &a)))
+	/* the command's own options, then --any-owner, which all of them take */
+	for (; opts && opts[n].name && n < CLI_MAX_OPTS - 1; n++)
+		all[n] = opts[n];
+	all[n++] = (struct cli_opt){ "any-owner", 0, NULL, &any_owner, NULL };
+	all[n] = (struct cli_opt){ NULL, 0, NULL, NULL, NULL };
+	if ((err = cli_parse(c, argc, argv, all, NULL, 2, false, &a)))
 		return err < 0 ? 0 : err;
 	if ((err = cli_region_arg(c, a.pos[0])))
 		return err;
 	cli_set_what(c, a.pos[0], a.pos[1]);
-	if ((err = cli_open(c, a.pos[0], 0, NULL, &b)))
+	if ((err = cli_open(c, a.pos[0], any_owner ? BAKERY_ANY_OWNER : 0, NULL, &b)))
 		return err;
 	err = act(c, b, a.pos[1]);
 	bakery_close(b);

@@ -68,8 +68,9 @@ struct cli_args {
 int cli_fail(const struct cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The same for an error of bakery_open() or bakery_unlink() on REGION, in
- * words about regions ("no such region"); returns C->usage_code for a bad
- * name, C->fail_code for the rest. */
+ * words about regions ("no such region"; for EPERM, the region's owner and
+ * --any-owner); returns C->usage_code for a bad name, C->fail_code for the
+ * rest. */
 int cli_open_fail(const struct cli *c, const char *region, int err);
 /* A bad command line: one line on stderr, returns C->usage_code. */
 int cli_usage_error(const struct cli *c, const char *fmt, ...)
@@ -108,10 +109,12 @@ void cli_set_what(struct cli *c, const char *region, const char *lock);
 int cli_open(const struct cli *c, const char *region, unsigned flags,
              const struct bakery_config *cfg, bakery_t **out);
 
-/* A command of the form `bakery CMD REGION LOCK` (no options): parse,
- * open the region, ACT on the named lock, close.  ACT's exit code. */
+/* A command of the form `bakery CMD [OPTIONS] [--any-owner] REGION LOCK`:
+ * parse (OPTS, or none if NULL; ACT reads what they set), open the region,
+ * ACT on the named lock, close.  ACT's exit code. */
 typedef int (*cli_lock_act)(struct cli *c, bakery_t *b, const char *lock);
-int cli_lock_command(struct cli *c, int argc, char **argv, cli_lock_act act);
+int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+                     cli_lock_act act);
 
 int cmd_status(struct cli *c, int argc, char **argv);
 int cmd_list(struct cli *c, int argc, char **argv);

@@ -25,45 +25,18 @@ struct region_row {
 	unsigned held, owner_died;
 };
 
-/* Mark in DEAD[] the locks that a writer (or a holder of a k-holder lock)
- * proven dead still holds, as the slots report them (one lock per slot:
- * its furthest stage's); a dead reader changed nothing and is left out. */
-static void dead_writers(bakery_t *b, const struct region_row *r, bool *dead)
-{
-	struct bakery_slot_info si;
-
-	for (unsigned i = 0; i < r->info.slots; i++)
-		if (bakery_slot_info(b, i, &si) == 0 && si.state != BAKERY_SLOT_FREE &&
-		    si.pass == BAKERY_PASS_CRITICAL && si.alive == 0 && !si.shared &&
-		    si.lock >= 0 && (unsigned)si.lock < r->info.locks)
-			dead[si.lock] = true;
-}
-
-/* Is the first holder of LI proven dead, with no reader inside (so it was
- * a writer)?  Read from the lock itself: right also for a slot that holds
- * two locks. */
-static bool holder_dead(bakery_t *b, const struct bakery_lock_info *li)
-{
-	struct bakery_slot_info si;
-
-	return li->holder >= 0 && li->readers == 0 &&
-	       bakery_slot_info(b, (unsigned)li->holder, &si) == 0 && si.alive == 0;
-}
-
+/* The locks held, and those whose owner died (the flag a recoverer set, or
+ * a holder's death proven before anyone recovered it: the library's state) */
 static void count_locks(bakery_t *b, struct region_row *r)
 {
 	struct bakery_lock_info li;
-	bool *dead = calloc(r->info.locks ? r->info.locks : 1, sizeof(*dead));
 
-	if (dead)
-		dead_writers(b, r, dead);
 	for (unsigned i = 0; i < r->info.locks; i++) {
 		if (bakery_lock_info(b, i, &li))
 			continue;
 		r->held += li.holder >= 0;
-		r->owner_died += li.owner_dead || (dead && dead[i]) || holder_dead(b, &li);
+		r->owner_died += li.owner_dead || li.state == BAKERY_LOCK_OWNER_DIED;
 	}
-	free(dead);
 }
 
 /* The region NAME (a directory entry), if it is one the caller may read. */

@@ -36,5 +36,5 @@ static int reset_lock(struct cli *c, bakery_t *b, const char *name)
 
 int cmd_reset(struct cli *c, int argc, char **argv)
 {
-	return cli_lock_command(c, argc, argv, reset_lock);
+	return cli_lock_command(c, argc, argv, NULL, reset_lock);
 }

@@ -110,6 +110,7 @@ static int path_check(struct cli *c, const char *region)
 struct run_args {
 	const char *algo, *wait, *timeout, *conflict, *shell, *file, *holders;
 	bool nonblock, shared, exclusive, close, no_fork, sigpipe_ok, verbose, unlock;
+	bool any_owner;
 };
 
 int run_wait_values(struct cli *c, const char *wait, bool nonblock, const char *conflict,
@@ -150,6 +151,7 @@ static int run_values(struct cli *c, const struct run_args *r, struct run_opts *
 	o->no_fork = r->no_fork;
 	o->sigpipe_ok = r->sigpipe_ok;
 	o->verbose = r->verbose;
+	o->any_owner = r->any_owner;
 	o->codes = (struct run_codes){ EXIT_RUN_TIMEOUT, EXIT_RUN_FAIL, EXIT_RUN_NOTFOUND,
 	                               EXIT_RUN_NOEXEC };
 	return run_wait_values(c, r->wait ? r->wait : r->timeout, r->nonblock, r->conflict, o);
@@ -188,6 +190,7 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 		{ "no-fork", 0, NULL, &r.no_fork, NULL },
 		{ "sigpipe-ok", 0, NULL, &r.sigpipe_ok, NULL },
 		{ "verbose", 0, NULL, &r.verbose, NULL }, { "unlock", 'u', NULL, &r.unlock, NULL },
+		{ "any-owner", 0, NULL, &r.any_owner, NULL },
 		{ NULL, 0, NULL, NULL, NULL }
 	};
 	struct cli_args a;

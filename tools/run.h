@@ -86,6 +86,7 @@ struct run_opts {
 	enum bakery_algo algo;
 	unsigned holders;          /* --holders K; 0: join the lock as it is */
 	bool shared;               /* -s, --shared: take the lock as a reader */
+	bool any_owner;            /* --any-owner: join another user's region */
 	enum run_wait wait;
 	double timeout;            /* seconds, with RUN_WAIT_FOR */
 	struct timespec started;   /* CLOCK_MONOTONIC: when the job began */

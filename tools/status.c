@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "cli.h"
@@ -209,29 +211,23 @@ static bool holds(const struct bakery_slot_info *si, const struct bakery_lock_in
 	return si->pass == BAKERY_PASS_CRITICAL && si->lock == (int)li->index;
 }
 
-/* Owner died: the flag a recoverer set, or, before anyone recovered, a
- * writer holding the lock whose death the kernel has already proven (a
- * token marked dead reads as alive == 0, which needs no write access to
- * see).  A dead reader changed nothing: it does not count. */
-static bool owner_died(const struct snapshot *s, const struct bakery_lock_info *li)
+/* The lock's state as the library derives it (enum bakery_lock_state). */
+static const char *lock_state_word(const struct bakery_lock_info *li)
 {
-	const struct bakery_slot_info *holder = slot_at(s, li->holder);
-
-	/* the first holder, read from the lock (right also when that slot
-	 * holds two locks): with no reader inside, it is a writer */
-	if (li->owner_dead || (holder && holder->alive == 0 && li->readers == 0))
-		return true;
-	for (unsigned i = 0; i < s->nslots; i++)
-		if (holds(&s->slots[i], li) && s->slots[i].alive == 0 && !s->slots[i].shared)
-			return true;
-	return false;
+	switch (li->state) {
+	case BAKERY_LOCK_OK:              return "ok";
+	case BAKERY_LOCK_NOT_RECOVERABLE: return "not-recoverable";
+	case BAKERY_LOCK_OWNER_DIED:      return "owner-died";
+	case BAKERY_LOCK_REMOVING:        return "removing";
+	}
+	return "unknown";
 }
 
-static const char *lock_state_word(const struct snapshot *s, const struct bakery_lock_info *li)
+/* Owner died: the flag a recoverer set, or a holder's death proven before
+ * anyone recovered it (the state says so) */
+static bool owner_died(const struct bakery_lock_info *li)
 {
-	if (li->not_recoverable)
-		return "not-recoverable";
-	return owner_died(s, li) ? "owner-died" : "ok";
+	return li->owner_dead || li->state == BAKERY_LOCK_OWNER_DIED;
 }
 
 /* The command name of the process that owns slot SI ("?" if it cannot be
@@ -351,7 +347,7 @@ static void human_locks(const struct snapshot *s)
 		       li->waiters, li->participants, (unsigned long long)li->acquisitions,
 		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 		       (unsigned long long)li->reader_deaths, (unsigned long long)li->aborts,
-		       (unsigned long long)li->passes, lock_state_word(s, li));
+		       (unsigned long long)li->passes, lock_state_word(li));
 	}
 }
 
@@ -511,8 +507,8 @@ static void json_lock(const struct snapshot *s, const struct bakery_lock_info *l
 	       (unsigned long long)li->aborts);
 	printf("\"passes\": %llu, ", (unsigned long long)li->passes);
 	printf("\"owner_dead\": %s, \"not_recoverable\": %s, \"state\": \"%s\", ",
-	       owner_died(s, li) ? "true" : "false", li->not_recoverable ? "true" : "false",
-	       lock_state_word(s, li));
+	       owner_died(li) ? "true" : "false", li->not_recoverable ? "true" : "false",
+	       lock_state_word(li));
 	printf("\"capacity\": %u, \"holding\": %u, \"readers\": %u, \"reader_deaths\": %llu, ",
 	       li->capacity, li->holding, li->readers, (unsigned long long)li->reader_deaths);
 	json_holders(s, li);
@@ -533,6 +529,36 @@ static void json_print(const struct snapshot *s, const char *region)
 		json_lock(s, &s->locks[i], &s->lines[i]);
 	}
 	printf("%s]\n}\n", s->nlocks ? "\n  " : "");
+}
+
+/* ------------------------------------------------------------------ room -- */
+
+/*
+ * A region whose pages are not all allocated (made by an older version, or
+ * where the file system could not reserve them) in a /dev/shm without room
+ * for them: its participants will fail with ENOSPC at their next touch of
+ * such a page.  Say so (on stderr: the JSON stays whole); the region is
+ * not damaged.
+ */
+static void room_note(const struct cli *c, const char *region, uint64_t size)
+{
+	char path[sizeof(CLI_SHM_DIR) + BAKERY_REGION_NAME_MAX + 2];
+	struct statvfs vfs;
+	struct stat st;
+	uint64_t missing, avail;
+
+	snprintf(path, sizeof(path), CLI_SHM_DIR "%s", region + (*region == '/'));
+	if (stat(path, &st) != 0 || statvfs(CLI_SHM_DIR, &vfs) != 0)
+		return;
+	if ((uint64_t)st.st_blocks * 512 >= size)
+		return;
+	missing = size - (uint64_t)st.st_blocks * 512;
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (avail < missing)
+		fprintf(stderr, "bakery: status %s: %llu KiB of the region are not allocated yet "
+		        "and /dev/shm has %llu KiB free: participants will fail with \"%s\"\n",
+		        c->what, (unsigned long long)missing / 1024,
+		        (unsigned long long)avail / 1024, bakery_strerror(ENOSPC));
 }
 
 /* ------------------------------------------------------------ subcommand -- */
@@ -566,6 +592,8 @@ int cmd_status(struct cli *c, int argc, char **argv)
 		human_locks(&snap);
 		human_lines(&snap);
 	}
+	if (!err)
+		room_note(c, a.pos[0], snap.region.size);
 	snapshot_free(&snap);
 	return err ? cli_fail(c, "%s", bakery_strerror(err)) : 0;
 }

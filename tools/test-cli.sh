@@ -5,6 +5,7 @@
 # passing on the command's status and holding the lock while the command
 # runs, the wrapper and its command living and dying together, the
 # owner-died hand-over (also after a failed repair), `reset`, `recover`,
+# `rm` (which keeps a lock that owes a repair unless forced),
 # flock(1)'s options, `run --file`, shared mode (`run --shared`), locks
 # of several holders (`run --holders`), and a stopped waiter passed.
 #
@@ -465,6 +466,33 @@ test_rm() {
 	same "gone" "$(lock_json kept state)" "no lock kept"
 	error 2 "$bakery" rm "$region"
 	error 1 "$bakery" rm "$fresh" lock
+}
+
+# `bakery rm` of a lock that owes a repair (its job died inside, or a
+# library user left it not recoverable) says why and how to repair, exits
+# 1 and keeps it, so that the next job is told; --force removes it.
+test_rm_owed_repair() {
+	hold died
+	kill_holder
+	error 1 "$bakery" rm "$region" died
+	grep -q "owner-died" "$tmp/err" && grep -q "bakery run" "$tmp/err" &&
+		grep -q -- "--force" "$tmp/err" || fail "rm of an owner-died lock: $(cat "$tmp/err")"
+	same "kept" "$(lock_json died state)" owner-died
+	run 0 "$bakery" run "$region" died -- sh -c 'echo "owner_dead=${BAKERY_OWNER_DEAD:-}"'
+	same "next job told" "$(cat "$tmp/out")" "owner_dead=1"
+	hold died
+	kill_holder
+	run 0 "$bakery" rm --force "$region" died
+	same "forced" "$(lock_json died state)" "no lock died"
+	hold unrep
+	kill_holder
+	run 0 "$unrepaired" "$region" unrep
+	error 1 "$bakery" rm "$region" unrep
+	grep -q "not recoverable" "$tmp/err" && grep -q "bakery reset" "$tmp/err" ||
+		fail "rm of a not-recoverable lock: $(cat "$tmp/err")"
+	same "kept" "$(lock_json unrep state)" not-recoverable
+	run 0 "$bakery" rm "$region" unrep -f
+	same "forced" "$(lock_json unrep state)" "no lock unrep"
 }
 
 # Wait (30 s at most) until lock $1 of $region has $2 waiters.
@@ -1238,6 +1266,8 @@ test_completion() {
 	same "completion of flock's FILE" "$offered" "$tmp/compl/lockfile"
 	offered=$(complete_words bakery flock -F "$tmp/compl/lo")
 	same "completion after flock -F (no value)" "$offered" "$tmp/compl/lockfile"
+	offered=$(complete_words bakery rm --f)
+	same "completion of rm --f" "$offered" "--force"
 }
 
 test_help_and_unlink() {
@@ -1247,6 +1277,15 @@ test_help_and_unlink() {
 	done
 	run 0 "$bakery" help
 	run 0 "$bakery" run --help
+	# create --help: the shared memory the region would take, as created
+	run 0 "$bakery" create --slots 3 --locks 2 --help
+	size=$(sed -n 's/^A region of 3 slots and 2 locks takes \([0-9]*\) bytes .* of \/dev\/shm,$/\1/p' \
+	       "$tmp/out")
+	[ -n "$size" ] || fail "create --help does not say the size: $(cat "$tmp/out")"
+	run 0 "$bakery" create "$fresh" --slots 3 --locks 2
+	"$bakery" status "$fresh" --json >"$tmp/json" || fail "status --json exited $?"
+	same "create --help's size" "$size" "$(json .size <"$tmp/json")"
+	run 0 "$bakery" unlink "$fresh"
 	run 0 "$bakery" --version
 	grep -q '^bakery (libbakery) [0-9]' "$tmp/out" || fail "--version: $(cat "$tmp/out")"
 	# the version is configure.ac's, and the library loaded is the same one
@@ -1342,6 +1381,7 @@ test_command_killed
 test_failed_repair
 test_reset
 test_rm
+test_rm_owed_repair
 test_more_jobs_than_slots
 test_status_queue
 test_refused_run_creates_nothing

@@ -48,8 +48,10 @@ struct algo_ops {
 	enum bakery_algo id;
 	const char *name;
 	unsigned modes;            /* ALGO_SHARED | ALGO_HOLDERS, as model-checked */
-	/* Take a place in line; never blocks. */
-	void (*doorway)(struct passage *p);
+	/* Take a place in line; never blocks.  0, or ENOMEM (Jayanti, for a
+	 * crowd too large to note on the stack: nothing was published, as
+	 * after a death before the ticket, which a plain reset clears). */
+	int (*doorway)(struct passage *p);
 	/* Wait for our turn: 0, or EBUSY/ETIMEDOUT after leaving the protocol
 	 * cleanly (the algorithm's abort). */
 	int (*wait)(struct passage *p);
@@ -70,14 +72,19 @@ struct algo_ops {
 	 * passage).  Idempotent: a passer's recoverer may redo it.  NULL:
 	 * the plain reset. */
 	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
+	/* The line (introspection): the key of waiting SLOT's ticket in
+	 * LOCK; a slot is let in before another whose (key, slot) is
+	 * greater.  Read from racing registers: a snapshot, for display. */
+	uint64_t (*queue_key)(struct bakery *b, unsigned lock, unsigned slot);
 };
 
-BAKERY_HIDDEN const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo);
+/* The algorithms, one file each; the table of them is table.c. */
+BAKERY_HIDDEN extern const struct algo_ops bakery__algo_lamport, bakery__algo_boulangerie,
+	bakery__algo_black_white, bakery__algo_jayanti;
+
 /* After a ticket of a k-holder lock is cleared (exit, abort, recovery):
  * wake those counting the tickets ahead of theirs (algo/common.c). */
 BAKERY_HIDDEN void bakery__holders_signal(struct bakery *b, unsigned lock);
-BAKERY_HIDDEN extern const struct algo_ops bakery__algo_lamport, bakery__algo_boulangerie,
-	bakery__algo_black_white, bakery__algo_jayanti;
 
 /*
  * A walk over a lock's active set: the getset() of the papers.  Each word of
@@ -140,15 +147,5 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
  * slot's registers clear (algo/common.c). */
 BAKERY_HIDDEN void bakery__active_join(struct passage *p);
 BAKERY_HIDDEN void bakery__active_leave(struct bakery *b, unsigned lock, unsigned slot);
-
-/*
- * The line of LOCK (introspection): a waiting SLOT (its ticket taken) is let
- * in before another one whose (key, slot) is greater, as the algorithm
- * orders tickets.  Read from racing registers: a snapshot, for display.
- * common.c dispatches; black_white.c and jayanti.c decode their tickets.
- */
-BAKERY_HIDDEN uint64_t bakery__queue_key(struct bakery *b, unsigned lock, unsigned slot);
-BAKERY_HIDDEN uint64_t bakery__bw_queue_key(struct bakery *b, unsigned lock, unsigned slot);
-BAKERY_HIDDEN uint64_t bakery__jay_queue_key(struct bakery *b, unsigned lock, unsigned slot);
 
 #endif /* BAKERY_ALGO_H */

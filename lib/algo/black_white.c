@@ -54,7 +54,7 @@ static inline unsigned shared_color(struct bakery *b, unsigned lock)
 	return CMM_LOAD_SHARED(*color_word(b, lock)) & 1;
 }
 
-static void bw_doorway(struct passage *p)
+static int bw_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
 	unsigned mycolor, other_pred = BAKERY_NO_SLOT;
@@ -107,6 +107,7 @@ static void bw_doorway(struct passage *p)
 	 * (store->store), both before the loads of line 7 on (store->load) */
 	store_mb(&me->choosing, count + 1);
 	bakery__reg_signal_doorway(me);
+	return 0;
 }
 
 struct bw_wait {
@@ -216,6 +217,17 @@ static void bw_exit(struct passage *p)
 		bakery__futex_wake_all(&e->color);
 }
 
+/* The line (introspection): tickets of the colour that is not the shared
+ * one were taken before the last flip, and go first (line 12); within a
+ * colour, (number, slot) as in Lamport's. */
+static uint64_t bw_queue_key(struct bakery *b, unsigned lock, unsigned slot)
+{
+	uint64_t t = CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
+	uint64_t later = t_color(t) == shared_color(b, lock);
+
+	return later << 62 | (t_number(t) & ((UINT64_C(1) << 62) - 1));
+}
+
 const struct algo_ops bakery__algo_black_white = {
 	.id = BAKERY_ALGO_BLACK_WHITE,
 	.name = "black-white",
@@ -224,15 +236,5 @@ const struct algo_ops bakery__algo_black_white = {
 	.wait = bw_wait,                                                /* lines 7-13 */
 	.exit = bw_exit,                                                /* lines 15-17 */
 	.recover = bakery__plain_reset,
+	.queue_key = bw_queue_key,
 };
-
-/* The line (introspection): tickets of the colour that is not the shared
- * one were taken before the last flip, and go first (line 12); within a
- * colour, (number, slot) as in Lamport's. */
-uint64_t bakery__bw_queue_key(struct bakery *b, unsigned lock, unsigned slot)
-{
-	uint64_t t = CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
-	uint64_t later = t_color(t) == shared_color(b, lock);
-
-	return later << 62 | (t_number(t) & ((UINT64_C(1) << 62) - 1));
-}

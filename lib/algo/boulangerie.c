@@ -81,4 +81,5 @@ const struct algo_ops bakery__algo_boulangerie = {
 	.wait = boulangerie_wait,                                       /* 6a-8 */
 	.exit = bakery__number_exit,                                            /* 10.1-10.2 */
 	.recover = bakery__plain_reset,
+	.queue_key = bakery__number_queue_key,
 };

@@ -2,8 +2,9 @@
 /*
  * common.c - the steps Lamport's Bakery and the Boulangerie share
  * (Boulangerie keeps Lamport's doorway and exit, Moses and Patkin's Fig. 2, lines 3-5
- * and 10), the plain reset of a dead slot, the table of the algorithms and
- * the lock's active set (the getset() of the papers).
+ * and 10), the plain reset of a dead slot, the k-holder wait and the
+ * lock's active set (the getset() of the papers).  The table of the
+ * algorithms, above them all, is table.c.
  */
 #include "config.h"
 
@@ -12,31 +13,11 @@
 
 #include "common.h"
 
-/* ------------------------------------------------------- the algorithms -- */
-
-const struct algo_ops *bakery__algo_ops_of(enum bakery_algo algo)
-{
-	switch (algo) {
-	case BAKERY_ALGO_LAMPORT:     return &bakery__algo_lamport;
-	case BAKERY_ALGO_BOULANGERIE: return &bakery__algo_boulangerie;
-	case BAKERY_ALGO_BLACK_WHITE: return &bakery__algo_black_white;
-	case BAKERY_ALGO_JAYANTI:     return &bakery__algo_jayanti;
-	default:                      return NULL;
-	}
-}
-
 /* ----------------------------------------------------------------- line -- */
 
-uint64_t bakery__queue_key(struct bakery *b, unsigned lock, unsigned slot)
+uint64_t bakery__number_queue_key(struct bakery *b, unsigned lock, unsigned slot)
 {
-	switch (CMM_LOAD_SHARED(b->locks[lock].algo)) {
-	case BAKERY_ALGO_BLACK_WHITE:
-		return bakery__bw_queue_key(b, lock, slot);
-	case BAKERY_ALGO_JAYANTI:
-		return bakery__jay_queue_key(b, lock, slot);
-	default:        /* Lamport, Boulangerie and their mix: (number, slot) */
-		return CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
-	}
+	return CMM_LOAD_SHARED(reg_of(b, lock, slot)->number);
 }
 
 /* ----------------------------------------------------------- active set -- */
@@ -90,7 +71,7 @@ int bakery__await_doorway_end(struct passage *p, unsigned j)
 
 	return bakery__await_doorway(p, j, doorway_ended, &d);
 }
-void bakery__number_doorway(struct passage *p)
+int bakery__number_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
 	uint64_t max = 0, pred_max = 0;
@@ -127,6 +108,7 @@ void bakery__number_doorway(struct passage *p)
 	 * choosing/number in the waiting loop or the waiter count (store->load). */
 	store_mb(&me->choosing, count + 1);
 	bakery__reg_signal_doorway(me);
+	return 0;
 }
 
 void bakery__number_exit(struct passage *p)
@@ -164,8 +146,7 @@ void bakery__holders_signal(struct bakery *b, unsigned lock)
 struct holders_count {
 	struct passage *p;
 	struct ticket me;
-	unsigned ahead;            /* found by the last sweep */
-	unsigned *slots;           /* the first sweep's, for the sleep */
+	unsigned *slots;           /* the last sweep's slots ahead, or NULL */
 	unsigned nslots;
 };
 
@@ -174,24 +155,36 @@ struct holders_count {
  * leave (every later ticket of j is taken after j saw ours: phase 1 waited
  * for j's doorway), so a sweep over-counts and never under-counts the
  * tickets ahead at its end: entering on a count below k is safe
- * (model-checked: tests/model, k-holder configurations).
+ * (model-checked: tests/model, k-holder configurations).  The sweep also
+ * notes who is ahead, for the wait: their number (p->crowd), the latest
+ * of them (p->pred) and, with room, the list.
  */
 static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, void *arg)
 {
 	struct holders_count *c = arg;
+	struct passage *p = c->p;
+	uint64_t pred_number = 0;
 
 	(void)unused;
-	c->ahead = 0;
-	for_each_other(c->p, j, walk) {
+	p->crowd = 0;
+	p->pred = BAKERY_NO_SLOT;
+	c->nslots = 0;
+	for_each_other(p, j, walk) {
 		uint64_t n = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
 
 		if (n && ticket_before(n, j, c->me.number, c->me.slot)) {
 			if (c->slots && c->nslots < b->nslots)
 				c->slots[c->nslots++] = j;
-			c->ahead++;
+			/* slots come in increasing order: on a tie the later
+			 * slot has the later ticket */
+			if (n >= pred_number) {
+				passage_note_ahead(p, j, n);
+				pred_number = n;
+			}
+			p->crowd++;
 		}
 	}
-	return c->ahead < c->p->holders;
+	return p->crowd < p->holders;
 }
 
 /*
@@ -215,9 +208,7 @@ static void prove_dead_ahead(struct passage *p)
 int bakery__holders_wait(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
-	struct holders_count c = { p, { CMM_LOAD_SHARED(p->mine->number), p->self, false }, 0,
-	                           NULL, 0 };
-	unsigned *slots;
+	struct holders_count c = { p, { CMM_LOAD_SHARED(p->mine->number), p->self, false }, NULL, 0 };
 	int err = 0;
 
 	/* phase 1: every doorway in progress ends, so that no ticket can
@@ -229,22 +220,23 @@ int bakery__holders_wait(struct passage *p)
 	}
 	prove_dead_ahead(p);
 	/* phase 2: count the tickets ahead until fewer than k */
-	if (below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c))
-		return 0;
-	slots = malloc(sizeof(*slots) * p->b->nslots);
-	if (!slots) {
-		err = ENOMEM;
-		goto abort;
+	if (!below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c)) {
+		c.slots = malloc(sizeof(*c.slots) * p->b->nslots);
+		if (!c.slots) {
+			err = ENOMEM;
+			goto abort;
+		}
+		below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c);     /* who is ahead */
+		p->also = &e->exits;
+		p->also_waiters = &e->exit_sleepers;
+		err = bakery__await_any(p, c.slots, &c.nslots, below_capacity, &c);
+		free(c.slots);
+		if (err)
+			goto abort;
 	}
-	c.slots = slots;
-	below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c);      /* who is ahead */
-	c.slots = NULL;
-	p->also = &e->exits;
-	p->also_waiters = &e->exit_sleepers;
-	err = bakery__await_any(p, slots, c.nslots, below_capacity, &c);
-	free(slots);
-	if (!err)
-		return 0;
+	/* the waiter parked behind us waits for this (bakery__await_any) */
+	bakery__reg_signal_entry(p->mine);
+	return 0;
 abort:
 	bakery__number_abort(p);
 	return err;

@@ -79,8 +79,9 @@ static inline uint32_t doorway_count_open(uint32_t c)
  * that awaits choosing[j] = false) */
 BAKERY_HIDDEN int bakery__await_doorway_end(struct passage *p, unsigned j);
 
-/* The doorway of Lamport and Boulangerie: choosing, max + 1, publish. */
-BAKERY_HIDDEN void bakery__number_doorway(struct passage *p);
+/* The doorway of Lamport and Boulangerie: choosing, max + 1, publish.
+ * Always 0. */
+BAKERY_HIDDEN int bakery__number_doorway(struct passage *p);
 
 /* Exit and abort by number := 0 (Lamport, Boulangerie). */
 BAKERY_HIDDEN void bakery__number_exit(struct passage *p);
@@ -90,6 +91,10 @@ BAKERY_HIDDEN void bakery__number_abort(struct passage *p);
  * one fixed order (Lamport, Boulangerie): enter once fewer than k tickets
  * are ahead of ours. */
 BAKERY_HIDDEN int bakery__holders_wait(struct passage *p);
+
+/* The key of a ticket in the line (struct algo_ops.queue_key) of Lamport,
+ * Boulangerie and their mix: the number itself. */
+BAKERY_HIDDEN uint64_t bakery__number_queue_key(struct bakery *b, unsigned lock, unsigned slot);
 
 /* A dead slot's plain reset: choosing := 0, number := 0 (model-checked,
  * tests/model: safe for Lamport, Boulangerie and Black-White, in either order). */

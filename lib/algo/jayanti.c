@@ -37,6 +37,8 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
 #include "pass.h"
@@ -99,24 +101,68 @@ static inline bool before(struct bakery *b, unsigned a, unsigned i, unsigned c, 
 
 /* ------------------------------------------------------------- doorway -- */
 
-static void jay_doorway(struct passage *p)
+/* A token read at line 2, with its slot: kept until X is read (line 3). */
+struct seen_token {
+	uint16_t slot, token;
+};
+
+/* Tokens noted on the stack; a larger crowd is noted in memory allocated
+ * for the slots below the walk's bound, so that the doorway's stack stays
+ * small whatever the region's size (a thread made with PTHREAD_STACK_MIN). */
+#define SEEN_ON_STACK 32
+
+/* Room for the tokens of the slots below BOUND, the COUNT noted so far in
+ * ON_STACK copied in; NULL without memory. */
+static struct seen_token *seen_grow(const struct seen_token *on_stack, unsigned count,
+                                    unsigned bound)
+{
+	struct seen_token *seen = malloc(sizeof(*seen) * bound);
+
+	if (seen)
+		memcpy(seen, on_stack, sizeof(*seen) * count);
+	return seen;
+}
+
+/* Line 2 after line 1: S := {token_j}, into SEEN (grown if need be);
+ * *COUNT tokens, *SEEN the array they are in, or NULL without memory. */
+static void tokens_read(struct passage *p, struct seen_token **seen, unsigned *count)
+{
+	struct seen_token *on_stack = *seen;
+	struct bakery *b = p->b;
+
+	*count = 0;
+	for_each_other(p, j, walk) {
+		unsigned t = token_read(b, reg_of(b, p->lock, j));
+
+		if (t == TOKEN_NONE)
+			continue;
+		/* (a walk visits each slot below its bound once) */
+		if (*count == SEEN_ON_STACK && *seen == on_stack &&
+		    !(*seen = seen_grow(on_stack, *count, walk.bound)))
+			return;
+		(*seen)[(*count)++] = (struct seen_token){ (uint16_t)j, (uint16_t)t };
+	}
+	p->crowd = *count;
+}
+
+static int jay_doorway(struct passage *p)
 {
 	struct bakery *b = p->b;
 	struct bakery_shm_lock *e = &b->locks[p->lock];
-	unsigned m = modulus(b), x, best, tok, count = 0, latest = BAKERY_NO_SLOT;
-	uint16_t seen[BAKERY_MAX_SLOTS], seen_slot[BAKERY_MAX_SLOTS];
+	unsigned m = modulus(b), x, best, tok, count, latest = BAKERY_NO_SLOT;
+	struct seen_token on_stack[SEEN_ON_STACK], *seen = on_stack;
 
 	/* line 1: gettoken := true, then a full barrier: forbids loading the
 	 * tokens and X before gettoken = 1 is visible (store->load) */
 	store_mb(&p->mine->choosing, 1);
 	CRASH_POINT("doorway");
-	for_each_other(p, j, bound) {                           /* line 2: S := {token_j} */
-		unsigned t = token_read(b, reg_of(b, p->lock, j));
-		if (t != TOKEN_NONE) {
-			seen_slot[count] = (uint16_t)j;
-			seen[count++] = (uint16_t)t;
-		}
-		p->crowd += t != TOKEN_NONE;
+	tokens_read(p, &seen, &count);                          /* line 2 */
+	if (caa_unlikely(!seen)) {
+		/* no token published: what a recoverer does after a death
+		 * here (the plain reset), done by ourselves */
+		store_mb(&p->mine->choosing, 0);
+		bakery__reg_signal_doorway(p->mine);
+		return ENOMEM;
 	}
 	/* line 3 comes after line 2: Theorem 2 needs X read last */
 	cmm_smp_rmb();
@@ -126,13 +172,15 @@ static void jay_doorway(struct passage *p)
 		/* every token read is ahead of ours; the latest (ties: the
 		 * later slot, as the walk is in slot order) is our predecessor */
 		if (latest == BAKERY_NO_SLOT ||
-		    shift(b, seen[k], x) >= shift(b, seen[latest], x))
+		    shift(b, seen[k].token, x) >= shift(b, seen[latest].token, x))
 			latest = k;
-		if (shift(b, seen[k], x) > best)
-			best = shift(b, seen[k], x);
+		if (shift(b, seen[k].token, x) > best)
+			best = shift(b, seen[k].token, x);
 	}
 	if (latest != BAKERY_NO_SLOT)
-		passage_note_ahead(p, seen_slot[latest], (uint64_t)seen[latest] + 1);
+		passage_note_ahead(p, seen[latest].slot, (uint64_t)seen[latest].token + 1);
+	if (seen != on_stack)
+		free(seen);
 	tok = (best + x + m - (b->nslots - 1)) % m;             /* shift back */
 	tok = (tok + 1) % m;                                    /* (+) 1 */
 	CMM_STORE_SHARED(p->mine->number, (uint64_t)tok + 1);   /* token_i := ... */
@@ -147,6 +195,7 @@ static void jay_doorway(struct passage *p)
 	 * (store->store), both before the loads of lines 6-7 (store->load) */
 	store_mb(&p->mine->choosing, 0);
 	bakery__reg_signal_doorway(p->mine);
+	return 0;
 }
 
 /* --------------------------------------------------------------- proxy -- */
@@ -512,6 +561,17 @@ static bool jay_finish_proxy(struct bakery *b, unsigned lock, unsigned d, unsign
 	return proxy_step(b, lock, d, helper, &blocked);
 }
 
+/* The line (introspection): tokens shifted around X, the token of the last
+ * holder, which every waiting token is within n of (so the shift keeps
+ * their order, as before() does around a waiter's own token). */
+static uint64_t jay_queue_key(struct bakery *b, unsigned lock, unsigned slot)
+{
+	unsigned t = token_read(b, reg_of(b, lock, slot));
+	unsigned x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x) % modulus(b);
+
+	return t == TOKEN_NONE ? UINT64_MAX : shift(b, t, x);
+}
+
 const struct algo_ops bakery__algo_jayanti = {
 	.id = BAKERY_ALGO_JAYANTI,
 	.name = "jayanti",
@@ -522,15 +582,5 @@ const struct algo_ops bakery__algo_jayanti = {
 	.recover = jay_recover,
 	.finish_proxy = jay_finish_proxy,
 	.pass_abort = jay_pass_abort,
+	.queue_key = jay_queue_key,
 };
-
-/* The line (introspection): tokens shifted around X, the token of the last
- * holder, which every waiting token is within n of (so the shift keeps
- * their order, as before() does around a waiter's own token). */
-uint64_t bakery__jay_queue_key(struct bakery *b, unsigned lock, unsigned slot)
-{
-	unsigned t = token_read(b, reg_of(b, lock, slot));
-	unsigned x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x) % modulus(b);
-
-	return t == TOKEN_NONE ? UINT64_MAX : shift(b, t, x);
-}

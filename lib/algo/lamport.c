@@ -73,4 +73,5 @@ const struct algo_ops bakery__algo_lamport = {
 	.wait = lamport_wait,                                           /* lines 8-14 */
 	.exit = bakery__number_exit,                                            /* line 18 */
 	.recover = bakery__plain_reset,
+	.queue_key = bakery__number_queue_key,
 };

@@ -12,24 +12,27 @@ A Python interface to the libbakery C library (loaded with ctypes; set
 
 Locks live in a POSIX shared-memory region that any process opens by name;
 a holder that dies is detected and the next acquirer is told
-(:class:`OwnerDead`).  See docs/python.md and ``man 3 bakery``.
+(:class:`OwnerDead`).  :class:`PathLock` is the lock of a file or directory,
+as a file lock is (``with bakery.PathLock("/tmp/job.lock"):``).  See
+docs/python.md and ``man 3 bakery``.
 """
 
 from ._native import version as _library_version
 from .errors import (AlgorithmMismatch, BadRegion, Busy, Closed, Deadlock, Error,
                      ErrnoError, Exists, InvalidArgument, LibraryError, LockRemoved,
                      LockTableFull, NoFreeSlot, NotFound, NotRecoverable, OutOfMemory, OwnerDead,
-                     PermissionDenied, Timeout, VersionMismatch)
+                     PermissionDenied, Timeout, TooManyRegions, VersionMismatch)
+from .pathlock import PathLock, ReadWritePathLock
 from .region import Lock, Region, unlink
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Region", "Lock", "unlink", "library_version",
+    "Region", "Lock", "unlink", "library_version", "PathLock", "ReadWritePathLock",
     "Error", "LibraryError", "ErrnoError", "OwnerDead", "NotRecoverable", "Timeout",
     "NotFound", "Exists", "PermissionDenied", "Busy", "Deadlock", "InvalidArgument",
     "OutOfMemory", "Closed", "BadRegion", "VersionMismatch", "AlgorithmMismatch",
-    "NoFreeSlot", "LockTableFull", "LockRemoved",
+    "NoFreeSlot", "LockTableFull", "LockRemoved", "TooManyRegions",
 ]
 
 

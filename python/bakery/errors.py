@@ -70,6 +70,12 @@ class LockRemoved(LibraryError):
     after this Lock was opened; open the name again for a new lock."""
 
 
+class TooManyRegions(LibraryError):
+    """BAKERY_EREGIONS: the thread takes part in 1,024 regions already (the
+    kernel's robust-list limit, not a descriptor limit: ``ulimit -n`` does
+    not change it); close a Region it no longer uses."""
+
+
 class ErrnoError(Error, OSError):
     """An error with an errno value: also an :class:`OSError`."""
 
@@ -133,6 +139,7 @@ _BY_CODE: Dict[int, Type[Error]] = {
     _native.ESLOTS: NoFreeSlot,
     _native.ELOCKS: LockTableFull,
     _native.EREMOVED: LockRemoved,
+    _native.EREGIONS: TooManyRegions,
     _errno.EOWNERDEAD: OwnerDead,
     _errno.ENOTRECOVERABLE: NotRecoverable,
     _errno.ETIMEDOUT: Timeout,

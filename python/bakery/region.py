@@ -8,11 +8,10 @@ import os
 import threading
 import time
 import weakref
-from contextlib import contextmanager
-from typing import Any, Dict, Iterator, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
-from . import _native, status as _status
-from ._handle import Handle
+from . import _async, _native, _signals, status as _status
+from ._handle import Handle, close_all
 from ._native import lib
 from .errors import OwnerDead, make_error
 
@@ -135,16 +134,21 @@ class Region:
         with self._handle.use() as pointer:
             return _status.snapshot(pointer, self.name)
 
-    def unlink_lock(self, name: str) -> None:
+    def unlink_lock(self, name: str, force: bool = False) -> None:
         """Remove the lock NAME from the region (``bakery rm``), freeing its
         table entry.  Only while nobody holds or waits for it
         (:class:`bakery.Busy` otherwise), for the region's owner
         (:class:`bakery.PermissionDenied`); :class:`bakery.NotFound` if there
-        is no such lock.  Lock objects still open on it raise
-        :class:`bakery.LockRemoved` on their next acquire."""
+        is no such lock.  A lock that owes a repair (its holder died inside
+        and nobody has repaired since) is kept, so that its next holder is
+        told: :class:`bakery.OwnerDead` or :class:`bakery.NotRecoverable`
+        (the lock is not held by the caller), unless ``force`` is true.
+        Lock objects still open on it raise :class:`bakery.LockRemoved` on
+        their next acquire."""
         raw = _encode(name, "lock name")
+        flags = _native.UNLINK_FORCE if force else 0
         with self._handle.use() as pointer:
-            err = lib.bakery_lock_unlink(pointer, raw)
+            err = lib.bakery_lock_unlink_flags(pointer, raw, flags)
         if err:
             raise make_error(err, name)
 
@@ -163,12 +167,30 @@ class Region:
         return self._handle.closed
 
     def close(self) -> None:
-        """Close this region's locks, then the region.  Busy if this thread
-        holds one of them or another thread is inside a call on them."""
-        for lock in list(self._locks):
-            lock.close()
-        self._handle.close(lib.bakery_close)
+        """Close this region's locks, then the region -- or nothing: Busy
+        if a thread of this process holds a lock of the region, or another
+        thread is inside a call on it or one of its locks."""
+        locks = list(self._locks)
+        close_all([(lock._handle, lib.bakery_lock_close) for lock in locks] +
+                  [(self._handle, lib.bakery_close)], self._check_not_held)
+        for lock in locks:
+            lock._finalizer.detach()
         self._finalizer.detach()
+
+    def _check_not_held(self) -> None:
+        """Busy if a live thread of this process holds a lock of the region
+        (its slot says so; the pid is the same in every thread)."""
+        holder = _status.holder_in_process(self._handle._pointer, os.getpid())
+        if holder is not None:
+            raise make_error(errno.EBUSY, self.name,
+                             "thread %d of this process holds lock %s of it"
+                             % (holder.tid, self._lock_name(holder.lock)))
+
+    def _lock_name(self, index: int) -> str:
+        info = _native.LockInfo()
+        if index < 0 or lib.bakery_lock_info(self._handle._pointer, index, ctypes.byref(info)):
+            return "?"
+        return repr(info.name.decode("latin-1"))
 
     def __enter__(self) -> "Region":
         return self
@@ -183,14 +205,14 @@ class Region:
         return "<bakery.Region %r%s>" % (self.name, " closed" if self.closed else "")
 
 
-def _monotonic_deadline(timeout: float) -> _native.Timespec:
-    ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + int(timeout * 1e9)
-    return _native.Timespec(ns // 1000000000, ns % 1000000000)
-
-
 def _reopen_lock(region: str, name: str, algo: Optional[str],
                  holders: Optional[int] = None) -> "Lock":
-    return Region(region).lock(name, algo, holders=holders)
+    # the lock the pickled Lock was open on: if it has been removed since,
+    # LockRemoved, never a new lock of that name
+    return Lock(Region(region), name, algo, holders=holders, _create=False)
+
+
+_HELD = (0, errno.EOWNERDEAD)       # the answers of a call that took the lock
 
 
 class Lock:
@@ -214,10 +236,15 @@ class Lock:
     and cannot repair it (``consistent()`` raises
     :class:`bakery.PermissionDenied`): it calls ``release()``, and the next
     writer is told in turn.
+
+    In the main thread a wait runs Python's signal handlers: one that
+    raises (Ctrl-C's KeyboardInterrupt) ends the wait, and its exception
+    propagates with the lock not held.  ``async with lock:`` and
+    :meth:`acquire_async` wait without blocking the event loop.
     """
 
     def __init__(self, region: Region, name: str, algo: Optional[str] = None, *,
-                 holders: Optional[int] = None) -> None:
+                 holders: Optional[int] = None, _create: bool = True) -> None:
         if not isinstance(name, str):
             raise TypeError("lock name must be str, not %s" % type(name).__name__)
         raw = _encode(name, "lock name")
@@ -227,16 +254,27 @@ class Lock:
         self._holders_asked = holders
         self._what = "%s %s" % (region.name, name)
         self._release_after_consistent: Optional[int] = None
+        # the asyncio tasks that hold it, each with its hold (_async.py)
+        self._task_holds: Dict[Any, Any] = {}
         pointer = ctypes.c_void_p()
         cfg = _native.LockConfig(_algo(algo), _count(holders, "holders", _native.MAX_HOLDERS))
         with region._handle.use() as b:
-            err = lib.bakery_lock_open_config(b, raw, ctypes.byref(cfg), ctypes.byref(pointer))
+            if _create:
+                err = lib.bakery_lock_open_config(b, raw, ctypes.byref(cfg),
+                                                  ctypes.byref(pointer))
+            else:
+                err = lib.bakery_lock_lookup(b, raw, cfg.algo, ctypes.byref(pointer))
+        if err == errno.ENOENT and not _create:
+            err = _native.EREMOVED
         if err:
             raise make_error(err, self._what)
         self._handle = Handle(pointer.value, self._what)
         region._locks.add(self)
         self._finalizer = weakref.finalize(self, _close_quietly, self._handle,
                                            lib.bakery_lock_close)
+        if not _create and cfg.holders and cfg.holders != self.capacity:
+            self.close()
+            raise make_error(_native.EALGO, self._what)
 
     # ---------------------------------------------------------- acquiring --
 
@@ -253,22 +291,87 @@ class Lock:
         then ``consistent()``; a reader only releases),
         :class:`bakery.NotRecoverable`, :class:`bakery.Deadlock` (this
         thread holds it already, in either mode).
+
+        In the main thread a blocking wait runs Python's signal handlers as
+        they come: a handler that raises (Ctrl-C) ends the wait, and its
+        exception propagates with the lock not held -- also when it comes
+        just as the lock was taken (then the lock is released first); one
+        that returns leaves the thread's place in line as it was.
         """
         timeout = self._check_timeout(blocking, timeout)
-        if shared:
-            trylock, clocklock, lock = (lib.bakery_tryrdlock, lib.bakery_clockrdlock,
-                                        lib.bakery_rdlock)
+        deadline = _native.monotonic_deadline(timeout) if blocking and timeout >= 0 else None
+        # the main thread runs signal handlers: it tries first, and waits
+        # (with the handlers running) only if it must
+        waits = blocking and not _signals.in_main_thread()
+        if not waits:
+            fn, args = (lib.bakery_tryrdlock if shared else lib.bakery_trylock), ()
+        elif deadline is None:
+            fn, args = (lib.bakery_rdlock if shared else lib.bakery_lock), ()
         else:
-            trylock, clocklock, lock = (lib.bakery_trylock, lib.bakery_clocklock,
-                                        lib.bakery_lock)
-        with self._handle.use() as p:
-            if not blocking:
-                err = trylock(p)
-            elif timeout < 0:
-                err = lock(p)
-            else:
-                deadline = _monotonic_deadline(timeout)
-                err = clocklock(p, time.CLOCK_MONOTONIC, ctypes.byref(deadline))
+            fn = lib.bakery_clockrdlock if shared else lib.bakery_clocklock
+            args = (time.CLOCK_MONOTONIC, ctypes.byref(deadline))
+        answer: List[int] = []
+        try:
+            self._handle.call(answer, fn, *args)
+        except BaseException as e:      # a signal handler's, as the call returned
+            self._interrupted_holding(answer, e)
+            raise
+        if answer[0] == errno.EBUSY and blocking and not waits:
+            return self._acquire_interruptible(deadline, shared)
+        return self._acquired(answer[0], blocking)
+
+    def _acquire_interruptible(self, deadline: Optional[_native.Timespec],
+                               shared: bool) -> bool:
+        """The main thread's blocking acquisition: bakery_acquire asks
+        _signals' callback to run Python's signal handlers while it waits."""
+        while True:
+            wait = _signals.begin()
+            answer: List[int] = []
+            try:
+                self._handle.call(answer, lib.bakery_acquire, wait.prepare(shared, deadline))
+                caught = wait.caught
+            except BaseException as e:  # a signal handler's, as the call returned
+                self._interrupted_holding(answer, e)
+                raise
+            finally:
+                _signals.end(wait)
+            err = answer[0]
+            if caught is not None:
+                # a handler raised: the wait gave up, or took the lock just
+                # then (released before the exception goes on)
+                self._interrupted_holding(answer, caught)
+                raise caught
+            if err not in (errno.EINTR, errno.ECANCELED):
+                return self._acquired(err, True)
+            # interrupted, and the handler's exception was lost to another
+            # hook than ours (a sys.unraisablehook that does not chain):
+            # nothing to raise, so wait again
+
+    def _interrupted_holding(self, answer: List[int], e: BaseException) -> None:
+        """A signal handler raised E as an acquisition returned ANSWER: the
+        lock must not stay held without its holder knowing.  Released if it
+        was taken; if it was taken with EOWNERDEAD, kept, and OwnerDead
+        raised instead (with E as its cause): the state must be repaired or
+        the lock released by whoever catches it, and a release here would
+        make the lock not recoverable for good."""
+        if not answer or answer[0] not in _HELD:
+            return
+        if answer[0] == errno.EOWNERDEAD:
+            raise self._error(errno.EOWNERDEAD) from e
+        self._unlock_quietly()
+
+    def _unlock_quietly(self) -> None:
+        done: List[int] = []
+        while not done:                 # until the unlock has run
+            try:
+                self._handle.call(done, lib.bakery_unlock)
+            except Exception:
+                return                  # closed: nothing to release through
+            except BaseException:       # another handler's: unlock all the same
+                if done:
+                    raise
+
+    def _acquired(self, err: int, blocking: bool) -> bool:
         if err == 0:
             return True
         if (err == errno.EBUSY and not blocking) or err == errno.ETIMEDOUT:
@@ -296,11 +399,28 @@ class Lock:
 
     def release(self) -> None:
         """Release the lock.  :class:`bakery.PermissionDenied` if this thread
-        does not hold it."""
-        with self._handle.use() as p:
-            err = lib.bakery_unlock(p)
-        if err:
-            raise self._error(err)
+        does not hold it.  In an asyncio task: the task's hold (taken with
+        :meth:`acquire_async`), or, as with :class:`asyncio.Lock`, one that
+        another task of its event loop took."""
+        hold = _async.task_hold(self) if self._task_holds else None
+        if hold is not None:
+            hold.release()
+        else:
+            self._release_here()
+
+    def _release_here(self) -> None:
+        """The calling thread's unlock."""
+        answer: List[int] = []
+        try:
+            self._handle.call(answer, lib.bakery_unlock)
+        except BaseException:
+            # a signal handler's: if it came before the unlock ran, the
+            # unlock runs all the same (a with block's exit must release)
+            if not answer:
+                self._unlock_quietly()
+            raise
+        if answer[0]:
+            raise self._error(answer[0])
         if self._release_after_consistent == threading.get_ident():
             self._release_after_consistent = None
 
@@ -308,12 +428,19 @@ class Lock:
         """Mark the state protected by the lock repaired, after
         :class:`bakery.OwnerDead`.  If the OwnerDead came from a ``with``
         statement (or :meth:`hold`), also release the lock: no block will."""
+        hold = _async.task_hold(self) if self._task_holds else None
+        if hold is not None:
+            hold.consistent()
+            return
+        self._consistent_here()
+        if self._release_after_consistent == threading.get_ident():
+            self.release()
+
+    def _consistent_here(self) -> None:
         with self._handle.use() as p:
             err = lib.bakery_consistent(p)
         if err:
             raise self._error(err)
-        if self._release_after_consistent == threading.get_ident():
-            self.release()
 
     def _enter(self, timeout: Optional[float], shared: bool = False) -> None:
         try:
@@ -333,28 +460,42 @@ class Lock:
     def __exit__(self, *exc: Any) -> None:
         self.release()
 
-    @contextmanager
-    def hold(self, timeout: Optional[float] = None) -> Iterator["Lock"]:
+    def hold(self, timeout: Optional[float] = None) -> "_Hold":
         """``with lock.hold(timeout=2.5):`` as ``with lock:``, but raises
-        :class:`bakery.Timeout` if not acquired within TIMEOUT seconds."""
-        self._enter(timeout)
-        try:
-            yield self
-        finally:
-            self.release()
+        :class:`bakery.Timeout` if not acquired within TIMEOUT seconds.
+        ``async with lock.hold(timeout=2.5):`` too."""
+        return _Hold(self, timeout, False)
 
-    @contextmanager
-    def read(self, timeout: Optional[float] = None) -> Iterator["Lock"]:
+    def read(self, timeout: Optional[float] = None) -> "_Hold":
         """``with lock.read():`` holds the lock as a reader, beside other
         readers; :class:`bakery.Timeout` if not acquired within TIMEOUT
         seconds.  If a writer died holding it, raises
         :class:`bakery.OwnerDead` with the lock held shared: the block does
-        not run; look if need be, then ``e.lock.release()``."""
-        self._enter(timeout, shared=True)
-        try:
-            yield self
-        finally:
-            self.release()
+        not run; look if need be, then ``e.lock.release()``.  ``async with
+        lock.read():`` too."""
+        return _Hold(self, timeout, True)
+
+    # ------------------------------------------------------------ asyncio --
+
+    async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = -1, *,
+                            shared: bool = False) -> bool:
+        """:meth:`acquire` for a coroutine: ``await lock.acquire_async()``.
+
+        The task waits in line, in arrival order, while the event loop runs
+        the other tasks: the wait runs in a thread of its own, which then
+        holds the lock for the task (ownership is per thread) until the
+        task calls :meth:`release`.  Cancelling the task while it waits
+        takes it out of line (also if the lock was taken just then: it is
+        released); the cancellation goes on once nothing is held."""
+        timeout = self._check_timeout(blocking, timeout)
+        return await _async.acquire(self, blocking, timeout, shared, False)
+
+    async def __aenter__(self) -> "Lock":
+        await _async.enter(self, None, False)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await _async.release(self)
 
     # ---------------------------------------------------------- inspecting --
 
@@ -397,7 +538,10 @@ class Lock:
 
     def close(self) -> None:
         """Free the handle (the lock stays in the region).  Busy if this
-        thread holds it or another thread is inside a call on it."""
+        thread (or a task) holds it or another thread is inside a call on
+        it."""
+        if self._task_holds:
+            raise make_error(errno.EBUSY, self._what, "held by a task")
         self._handle.close(lib.bakery_lock_close)
         self._finalizer.detach()
 
@@ -408,3 +552,27 @@ class Lock:
     def __repr__(self) -> str:
         return "<bakery.Lock %r in %r%s>" % (self.name, self.region.name,
                                              " closed" if self.closed else "")
+
+
+class _Hold:
+    """``lock.hold(timeout)`` and ``lock.read(timeout)``: ``with`` and
+    ``async with`` blocks that raise Timeout when not acquired in time."""
+
+    __slots__ = ("_lock", "_timeout", "_shared")
+
+    def __init__(self, lock: Lock, timeout: Optional[float], shared: bool) -> None:
+        self._lock, self._timeout, self._shared = lock, timeout, shared
+
+    def __enter__(self) -> Lock:
+        self._lock._enter(self._timeout, self._shared)
+        return self._lock
+
+    def __exit__(self, *exc: Any) -> None:
+        self._lock.release()
+
+    async def __aenter__(self) -> Lock:
+        await _async.enter(self._lock, self._timeout, self._shared)
+        return self._lock
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await _async.release(self._lock)

@@ -34,20 +34,10 @@ def _holds(si: _native.SlotInfo, li: _native.LockInfo) -> bool:
     return si.pass_ == _CRITICAL and si.lock == li.index
 
 
-def _owner_died(li: _native.LockInfo, slots: List[_native.SlotInfo]) -> bool:
-    # the flag a recoverer set, or a writer holding the lock whose death the
-    # kernel has already proven (its token reads as dead: alive == 0), as
-    # the tool says; a dead reader changed nothing and does not count
-    holder = _holder_slot(li, slots)
-    if li.owner_dead or (holder is not None and holder.alive == 0 and li.readers == 0):
-        return True
-    return any(_holds(si, li) and si.alive == 0 and not si.shared for si in slots)
-
-
-def _lock_state(li: _native.LockInfo, slots: List[_native.SlotInfo]) -> str:
-    if li.not_recoverable:
-        return "not-recoverable"
-    return "owner-died" if _owner_died(li, slots) else "ok"
+def _owner_died(li: _native.LockInfo) -> bool:
+    # the flag a recoverer set, or a holder's death proven before anyone
+    # recovered it: the library's state says so (as the tool)
+    return bool(li.owner_dead) or li.state == _native.LOCK_OWNER_DIED
 
 
 def _proc_stat(path: str) -> Tuple[str, int]:
@@ -133,9 +123,9 @@ def _lock_dict(li: _native.LockInfo, slots: List[_native.SlotInfo],
         "waiters": li.waiters, "queue": queue, "participants": li.participants,
         "acquisitions": li.acquisitions, "recoveries": li.recoveries,
         "owner_deaths": li.owner_deaths, "aborts": li.aborts, "passes": li.passes,
-        "owner_dead": _owner_died(li, slots),
+        "owner_dead": _owner_died(li),
         "not_recoverable": bool(li.not_recoverable),
-        "state": _lock_state(li, slots),
+        "state": _native.LOCK_STATE_NAMES.get(li.state, "unknown"),
         "capacity": li.capacity, "holding": li.holding, "readers": li.readers,
         "reader_deaths": li.reader_deaths,
         "holders": [{"slot": si.index, "pid": si.pid, "mode": _mode(si)}
@@ -166,6 +156,23 @@ def _slots_in_use(pointer: int, capacity: int, what: str) -> List[_native.SlotIn
         if si.state != _native.SLOT_FREE:
             out.append(si)
     return out
+
+
+def holder_in_process(pointer: int, pid: int) -> Optional[_native.SlotInfo]:
+    """The slot of a live thread of process PID that holds a lock of the
+    region (its lock field is one it holds), or None (also if the region
+    cannot be read: it was cut short, say)."""
+    r = _native.RegionInfo()
+    if lib.bakery_region_info(pointer, ctypes.byref(r)):
+        return None
+    for i in range(r.slots):
+        si = _native.SlotInfo()
+        if lib.bakery_slot_info(pointer, i, ctypes.byref(si)):
+            return None
+        if (si.state == _native.SLOT_ACTIVE and si.alive == 1 and si.pid == pid and
+                si.pass_ == _CRITICAL):
+            return si
+    return None
 
 
 def lock_info(pointer: int, index: int, what: str) -> Dict[str, Any]:

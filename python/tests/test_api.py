@@ -7,6 +7,7 @@ import json
 import os
 import pickle
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -162,6 +163,24 @@ class TestBasics(RegionTest):
         region.close()
         copy.region.close()
 
+    def test_unpickling_a_removed_lock_raises_removed(self):
+        lock = self.region.lock("gone", holders=2)
+        data = pickle.dumps(lock)
+        lock.close()
+        self.region.unlink_lock("gone")
+        with self.assertRaises(bakery.LockRemoved) as cm:
+            pickle.loads(data)
+        self.assertIn("gone", str(cm.exception))
+        # not made anew
+        self.assertEqual([entry["name"] for entry in self.region.status()["locks"]], [])
+        # a lock of that name made since is joined, with its own settings
+        self.region.lock("gone", holders=3)
+        with self.assertRaises(bakery.AlgorithmMismatch):
+            pickle.loads(data)
+        self.region.unlink_lock("gone")
+        self.region.lock("gone", holders=2)
+        self.assertEqual(pickle.loads(data).capacity, 2)
+
 
 class TestVersionAndConstants(unittest.TestCase):
 
@@ -187,7 +206,8 @@ class TestVersionAndConstants(unittest.TestCase):
             return re.search(r"#define %s\s+([^/\n]+)" % name, header).group(1).strip()
 
         self.assertEqual(_native.ERRBASE, int(define("BAKERY_ERRBASE").strip("()")))
-        for name in ("EBADREGION", "EVERSION", "EALGO", "ESLOTS", "ELOCKS", "EREMOVED"):
+        for name in ("EBADREGION", "EVERSION", "EALGO", "ESLOTS", "ELOCKS", "EREMOVED",
+                     "EREGIONS"):
             offset = int(re.search(r"- (\d+)", define("BAKERY_" + name)).group(1))
             self.assertEqual(getattr(_native, name), _native.ERRBASE - offset, name)
         self.assertEqual(_native.LOCK_NAME_MAX, int(define("BAKERY_LOCK_NAME_MAX")))
@@ -196,6 +216,12 @@ class TestVersionAndConstants(unittest.TestCase):
         self.assertEqual(_native.CREATE, int(define("BAKERY_CREATE").rstrip("u"), 16))
         self.assertEqual(_native.EXCL, int(define("BAKERY_EXCL").rstrip("u"), 16))
         self.assertEqual(_native.NORECOVER, int(define("BAKERY_NORECOVER").rstrip("u"), 16))
+        self.assertEqual(_native.MAX_THREAD_REGIONS,
+                         int(define("BAKERY_MAX_THREAD_REGIONS").rstrip("u")))
+        for name in ("SHARED", "TRY", "INTR"):
+            self.assertEqual(getattr(_native, "ACQUIRE_" + name),
+                             int(define("BAKERY_ACQUIRE_" + name).rstrip("u"), 16), name)
+        self.assertEqual(_native.ACQUIRE_POLL_MS, int(define("BAKERY_ACQUIRE_POLL_MS")))
 
     def test_bad_library_path_is_a_clear_import_error(self):
         env = dict(os.environ, BAKERY_LIBRARY="/nonexistent/libbakery.so")
@@ -212,6 +238,7 @@ class TestExceptions(unittest.TestCase):
             _native.EBADREGION: bakery.BadRegion, _native.EVERSION: bakery.VersionMismatch,
             _native.EALGO: bakery.AlgorithmMismatch, _native.ESLOTS: bakery.NoFreeSlot,
             _native.ELOCKS: bakery.LockTableFull, _native.EREMOVED: bakery.LockRemoved,
+            _native.EREGIONS: bakery.TooManyRegions,
             errno.EOWNERDEAD: bakery.OwnerDead,
             errno.ENOTRECOVERABLE: bakery.NotRecoverable, errno.ETIMEDOUT: bakery.Timeout,
             errno.ENOENT: bakery.NotFound, errno.EEXIST: bakery.Exists,
@@ -418,6 +445,85 @@ class TestThreads(RegionTest):
         self.assertIs(results["got"], True)
         self.assertEqual(lock.info()["acquisitions"], 2)
         self.assertEqual(lock.info()["owner_deaths"], 0)
+
+    def test_refused_close_changes_nothing(self):
+        # another thread holds a lock of the region: Busy, and every lock
+        # stays open, so that its holder can still release
+        lock, other = self.region.lock("t"), self.region.lock("u")
+        held, release = threading.Event(), threading.Event()
+        errors = []
+
+        def holder():
+            try:
+                with lock:
+                    held.set()
+                    release.wait()
+            except Exception as e:
+                errors.append(e)
+
+        t = threading.Thread(target=holder)
+        t.start()
+        try:
+            held.wait()
+            with self.assertRaises(bakery.Busy) as cm:
+                self.region.close()
+            self.assertIn("holds lock 't'", str(cm.exception))
+            self.assertEqual((lock.closed, other.closed, self.region.closed),
+                             (False, False, False))
+        finally:
+            release.set()
+            t.join()
+        self.assertEqual(errors, [])            # its with block released
+        self.assertFalse(lock.locked())
+        self.region.close()
+        self.assertEqual((lock.closed, other.closed), (True, True))
+
+
+class TestRegionsPerThread(unittest.TestCase):
+
+    def test_one_region_too_many_for_a_thread(self):
+        n = _native.MAX_THREAD_REGIONS + 1
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < n + 64:
+            if hard != resource.RLIM_INFINITY and hard < n + 64:
+                self.skipTest("%d descriptors at most" % hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (n + 64, hard))
+            self.addCleanup(resource.setrlimit, resource.RLIMIT_NOFILE, (soft, hard))
+        regions = []
+        self.addCleanup(self._remove, regions)
+        for _ in range(n):
+            region = bakery.Region(region_name(), create=True, exclusive=True, slots=1, locks=1)
+            regions.append(region)
+        outcome = []
+
+        def take_each():                # a fresh thread: in no region yet
+            for region in regions:
+                try:
+                    with region.lock("l"):
+                        pass
+                except bakery.Error as e:
+                    outcome.append(e)
+                    return
+                outcome.append(None)
+
+        t = threading.Thread(target=take_each)
+        t.start()
+        t.join()
+        self.assertEqual(len(outcome), n)
+        self.assertEqual(outcome[:-1], [None] * (n - 1))
+        e = outcome[-1]
+        self.assertIsInstance(e, bakery.TooManyRegions)
+        self.assertIsInstance(e, bakery.LibraryError)
+        self.assertNotIsInstance(e, OSError)         # not "too many open files"
+        self.assertEqual(e.code, _native.EREGIONS)
+        self.assertIn("BAKERY_MAX_THREAD_REGIONS", str(e))
+        self.assertIn("robust-list", str(e))
+
+    @staticmethod
+    def _remove(regions):
+        for region in regions:
+            region.close()
+            bakery.unlink(region.name)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ from support import CHILD_TIMEOUT, region_name
 SRCDIR = os.environ.get("top_srcdir", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def run_python(path, *args):
+def run_python(path, *args, env=None):
     return subprocess.run([sys.executable, path] + list(args), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, timeout=CHILD_TIMEOUT,
-                          universal_newlines=True)
+                          universal_newlines=True, env=env)
 
 
 class TestExamples(unittest.TestCase):
@@ -37,13 +37,17 @@ class TestExamples(unittest.TestCase):
         self.assertGreaterEqual(len(blocks), 6)
         name = region_name()
         self.addCleanup(self._unlink, name)
+        # the path locks' region and file: the run's own
+        paths = name + "-paths"
+        self.addCleanup(self._unlink, paths)
         outputs = []
         with tempfile.TemporaryDirectory() as tmp:
             for i, block in enumerate(blocks):
                 path = os.path.join(tmp, "example%d.py" % i)
                 with open(path, "w") as f:
-                    f.write(block.replace('"/jobs"', repr(name)))
-                run = run_python(path)
+                    f.write(block.replace('"/jobs"', repr(name)).replace(
+                        '"/tmp/report.lock"', repr(os.path.join(tmp, "report.lock"))))
+                run = run_python(path, env=dict(os.environ, BAKERY_PATH_REGION=paths))
                 self.assertEqual(run.returncode, 0, "block %d:\n%s\n%s" % (i, block, run.stdout))
                 outputs.append(run.stdout)
         text = "".join(outputs)
@@ -55,6 +59,10 @@ class TestExamples(unittest.TestCase):
         self.assertIn('"acquisitions"', text)
         self.assertIn("readers inside: 1", text)
         self.assertIn("capacity 2 holding 1", text)
+        self.assertIn("the report is ours\nours again\nreading the report\n", text)
+        self.assertIn("gave up; still in line: False", text)
+        self.assertEqual(text.count("has the lock"), 3)
+        self.assertIn("cancelled; waiters left: 0", text)
         with self.assertRaises(bakery.NotFound):     # the last block removed it
             bakery.Region(name)
 

@@ -16,7 +16,7 @@ import unittest
 
 import bakery
 
-from support import RegionTest, join, wait_until
+from support import RegionTest, hold_forever, hold_until, join, take_in_turn, wait_until
 
 FORK = multiprocessing.get_context("fork")
 SPAWN = multiprocessing.get_context("spawn")
@@ -45,25 +45,6 @@ def _count_under_lock(lock, workdir, rounds, violations):
                 f.write(str(n + 1))
             os.close(fd)
             os.unlink(marker)
-
-
-def _take_in_turn(lock, log_path):
-    with lock:
-        with open(log_path, "a") as f:
-            f.write("%d\n" % os.getpid())
-
-
-def _hold_and_wait(lock, held, release):
-    with lock:
-        held.set()
-        release.wait()
-
-
-def _hold_forever(lock, held):
-    lock.acquire()
-    held.set()
-    while True:
-        time.sleep(60)
 
 
 def _take_over_without_repair(lock, outcome):
@@ -130,7 +111,7 @@ class TestOrder(ProcessTest):
         lock.acquire()
         arrivals = []
         for _ in range(4):
-            proc = self.start(FORK, _take_in_turn, lock, log.name)
+            proc = self.start(FORK, take_in_turn, lock, log.name)
             # the next one starts only once this one waits (past the doorway)
             wait_until(lambda: (self.slot_of(proc.pid) or {}).get("pass") == "waiting",
                        "child %d to wait" % proc.pid)
@@ -146,7 +127,7 @@ class TestDeaths(ProcessTest):
 
     def kill_holder(self, lock):
         held = FORK.Event()
-        proc = self.start(FORK, _hold_forever, lock, held)
+        proc = self.start(FORK, hold_forever, lock, held)
         self.assertTrue(held.wait(120))
         os.kill(proc.pid, signal.SIGKILL)
         self.assertEqual(join(proc), -signal.SIGKILL)
@@ -197,6 +178,18 @@ class TestDeaths(ProcessTest):
             self.assertIsInstance(cm.exception, OSError)
         self.assertEqual(lock.info()["state"], "not-recoverable")
 
+    def test_unlink_lock_keeps_a_lock_that_owes_a_repair(self):
+        lock = self.region.lock("dies")
+        self.kill_holder(lock)
+        self.region.recover()
+        with self.assertRaises(bakery.OwnerDead) as cm:
+            self.region.unlink_lock("dies")
+        self.assertIsNone(cm.exception.lock)        # refused: not held
+        self.assertEqual(lock.info()["state"], "owner-died")
+        self.region.unlink_lock("dies", force=True)
+        with self.assertRaises(bakery.LockRemoved):
+            lock.acquire(blocking=False)
+
 
 class TestFork(ProcessTest):
 
@@ -222,7 +215,7 @@ class TestTimeouts(ProcessTest):
     def test_timeouts_while_another_process_holds(self):
         lock = self.region.lock("busy")
         held, release = FORK.Event(), FORK.Event()
-        proc = self.start(FORK, _hold_and_wait, lock, held, release)
+        proc = self.start(FORK, hold_until, lock, held, release)
         self.assertTrue(held.wait(120))
         self.assertIs(lock.acquire(blocking=False), False)
         for timeout in (0, 0.2):

@@ -84,6 +84,25 @@ void tk_run_end(void)
 	closedir(d);
 }
 
+int tk_slot_of(bakery_t *b, pid_t pid, pid_t tid)
+{
+	struct bakery_region_info ri;
+	struct bakery_slot_info si;
+
+	if (bakery_region_info(b, &ri))
+		return -1;
+	for (unsigned i = 0; i < ri.slots; i++)
+		if (bakery_slot_info(b, i, &si) == 0 && si.state == BAKERY_SLOT_ACTIVE &&
+		    si.pid == pid && si.tid == tid)
+			return (int)i;
+	return -1;
+}
+
+int tk_self_slot(bakery_t *b)
+{
+	return tk_slot_of(b, getpid(), tk_gettid());
+}
+
 /* ---------------------------------------------------------------- time -- */
 
 double tk_now(clockid_t clock)

@@ -46,6 +46,12 @@ void tk_name(char *buf, size_t size, const char *tag);
 void tk_run_begin(void);
 void tk_run_end(void);
 
+/* The slot of B owned by thread TID of process PID (state ACTIVE), found
+ * through the public introspection calls, or -1; tk_self_slot: the calling
+ * thread's. */
+int tk_slot_of(bakery_t *b, pid_t pid, pid_t tid);
+int tk_self_slot(bakery_t *b);
+
 /* ---------------------------------------------------------------- time -- */
 
 double tk_now(clockid_t clock);                          /* seconds */

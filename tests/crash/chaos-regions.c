@@ -5,9 +5,9 @@
  *
  * Each round, with region i's lock of algorithm i mod 4:
  *   1. a thread creates BAKERY_MAX_THREAD_REGIONS + 1 regions and takes
- *      and releases the lock of each: the last lock call must say EMFILE,
- *      and leave no slot in that region; once the thread closes one region
- *      the same call succeeds (the limit is met cleanly);
+ *      and releases the lock of each: the last lock call must say
+ *      BAKERY_EREGIONS, and leave no slot in that region; once the thread
+ *      closes one region the same call succeeds (the limit is met cleanly);
  *   2. a child process opens the BAKERY_MAX_THREAD_REGIONS regions the
  *      thread is in and holds every lock (one liveness token per region on
  *      its robust list); the thread's trylock of each says EBUSY;
@@ -138,8 +138,8 @@ static void step_limit(void)
 			fail("open or passage", i, rc);
 	if (failed)
 		return;
-	if ((rc = bakery_lock(l[NREG])) != EMFILE)
-		fail("one region past the limit: not EMFILE", NREG, rc);
+	if ((rc = bakery_lock(l[NREG])) != BAKERY_EREGIONS)
+		fail("one region past the limit: not BAKERY_EREGIONS", NREG, rc);
 	if (bakery_region_info(b[NREG], &ri) || ri.slots_used != 0)
 		fail("the refused lock call left a slot", ri.slots_used, 0);
 	if ((rc = close_one(0)))
@@ -247,9 +247,9 @@ static void run_round(void)
 		bakery_unlink(rg->name[i]);
 	if ((n = crash_shm_objects(rg->base)) != 0)
 		fail("objects left in /dev/shm", n, 0);
-	printf("round %u: %u regions opened (%u by the child), EMFILE at region %u, %u EOWNERDEAD "
-	       "after the child's death: %s\n", sum.rounds + 1, 2 * NREG + 1, NREG, NREG + 1,
-	       round_owner_dead, failed ? "FAIL" : "ok");
+	printf("round %u: %u regions opened (%u by the child), BAKERY_EREGIONS at region %u, "
+	       "%u EOWNERDEAD after the child's death: %s\n", sum.rounds + 1, 2 * NREG + 1, NREG,
+	       NREG + 1, round_owner_dead, failed ? "FAIL" : "ok");
 	sum.rounds++;
 	sum.regions += 2 * NREG + 1;
 	sum.owner_dead += round_owner_dead;

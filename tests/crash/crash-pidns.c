@@ -29,7 +29,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -91,40 +90,13 @@ static void fail(int line, const char *fmt, ...)
 
 /* ------------------------------------------------------------ namespace -- */
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : errno ? errno : EIO;
-}
-
-/* Map our own uid and gid to root of the new user namespace. */
-static int map_ids(uid_t uid, gid_t gid)
-{
-	char buf[64];
-	int err;
-
-	snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)uid);
-	if ((err = write_file("/proc/self/uid_map", buf)))
-		return err;
-	if ((err = write_file("/proc/self/setgroups", "deny")) && err != ENOENT)
-		return err;
-	snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)gid);
-	return write_file("/proc/self/gid_map", buf);
-}
-
 /* Inside the namespace: make PID the next one forked. */
 static int next_pid(pid_t pid)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%d", (int)pid - 1);
-	return write_file("/proc/sys/kernel/ns_last_pid", buf);
+	return crash_write_file("/proc/sys/kernel/ns_last_pid", buf);
 }
 
 /* The init of the namespace (PID 1): runs the script, bounded in time. */
@@ -148,7 +120,7 @@ static int ns_spawn(void *arg)
 		s->ns_errno = errno;
 		return NS_UNAVAILABLE;
 	}
-	if ((s->ns_errno = map_ids(uid, gid)))
+	if ((s->ns_errno = crash_map_ids(uid, gid)))
 		return NS_UNAVAILABLE;
 	st = tk_reap(crash_fork(ns_init, s, NULL), CRASH_CHILD_LIMIT - 5);
 	return st < 0 ? 99 : st;

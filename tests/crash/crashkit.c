@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +181,32 @@ char crash_proc_state(pid_t pid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+int crash_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : errno ? errno : EIO;
+}
+
+int crash_map_ids(uid_t uid, gid_t gid)
+{
+	char buf[64];
+	int err;
+
+	snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)uid);
+	if ((err = crash_write_file("/proc/self/uid_map", buf)))
+		return err;
+	if ((err = crash_write_file("/proc/self/setgroups", "deny")) && err != ENOENT)
+		return err;
+	snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)gid);
+	return crash_write_file("/proc/self/gid_map", buf);
+}
+
 /* --------------------------------------------------------------- slots -- */
 
 int crash_slot_of(bakery_t *b, pid_t pid)
@@ -306,20 +333,6 @@ static int acquire(bakery_lock_t *l, struct crash_part *p)
 	}
 }
 
-static int find_own_slot(bakery_t *b)
-{
-	struct bakery_region_info ri;
-	struct bakery_slot_info si;
-
-	if (bakery_region_info(b, &ri))
-		return -1;
-	for (unsigned i = 0; i < ri.slots; i++)
-		if (bakery_slot_info(b, i, &si) == 0 && si.state == BAKERY_SLOT_ACTIVE &&
-		    si.pid == getpid() && si.tid == tk_gettid())
-			return (int)i;
-	return -1;
-}
-
 /* Inside: repair after EOWNERDEAD, check occupancy, hold if asked, leave. */
 static int passage_body(bakery_lock_t *l, struct crash_part *p, int rc)
 {
@@ -361,7 +374,7 @@ int crash_part_run(void *arg)
 		CMM_STORE_SHARED(p->eslots, p->eslots + 1);
 		usleep(500);
 	}
-	p->slot = find_own_slot(b);
+	p->slot = tk_self_slot(b);
 	if (rc == EBUSY || rc == ETIMEDOUT) {
 		p->t_gave_up = tk_ns();
 		CMM_STORE_SHARED(p->gave_up, 1);

@@ -90,6 +90,12 @@ pid_t crash_fork(int (*fn)(void *), void *arg, const char *crash_at);
  * or 0 if it cannot be read. */
 char crash_proc_state(pid_t pid);
 
+/* Write TEXT to the file PATH (a /proc knob): 0 or an errno. */
+int crash_write_file(const char *path, const char *text);
+/* Just after unshare(CLONE_NEWUSER): map UID and GID, the caller's before
+ * it entered the namespace, to the namespace's root.  0 or an errno. */
+int crash_map_ids(uid_t uid, gid_t gid);
+
 /* --------------------------------------------------------------- slots -- */
 
 /* Index of the slot last claimed by process PID (FREE slots included: a

@@ -6,12 +6,11 @@
 # crashkit.c/h: helpers shared by all of them; scene.c/h: the stage of the
 # Check tests.
 # The crash kit (crashkit.c) serves every program here; the Check stage
-# (scene.c) only the Check suites.  Crash points need the test build of the
-# library (_tb) in most.
+# (scene.c) only the Check suites.  Every program links the kits and the
+# library by default (tests/local.mk); those below that name an _LDADD
+# need the test build's crash points.
 check_LTLIBRARIES += tests/crash/libcrash.la
 tests_crash_libcrash_la_SOURCES = tests/crash/crashkit.c tests/crash/crashkit.h
-crash_ldadd = tests/crash/libcrash.la $(bakery_test_ldadd)
-crash_ldadd_tb = tests/crash/libcrash.la $(bakery_test_ldadd_tb)
 
 if HAVE_CHECK
 
@@ -27,14 +26,12 @@ TESTS += $(crash_check_tests)
 
 check_LTLIBRARIES += tests/crash/libscene.la
 tests_crash_libscene_la_SOURCES = tests/crash/scene.c tests/crash/scene.h
-crash_scene_ldadd = tests/crash/libscene.la $(crash_ldadd_tb)
 
-tests_crash_crash_points_LDADD = $(crash_scene_ldadd)
-tests_crash_crash_recover_LDADD = $(crash_scene_ldadd)
-tests_crash_crash_abort_LDADD = $(crash_scene_ldadd)
-tests_crash_crash_threads_LDADD = $(crash_scene_ldadd)
-# crash-modes: Check, without the stage
-tests_crash_crash_modes_LDADD = $(crash_ldadd_tb)
+tests_crash_crash_points_LDADD = $(bakery_test_ldadd_tb)
+tests_crash_crash_recover_LDADD = $(bakery_test_ldadd_tb)
+tests_crash_crash_abort_LDADD = $(bakery_test_ldadd_tb)
+tests_crash_crash_threads_LDADD = $(bakery_test_ldadd_tb)
+tests_crash_crash_modes_LDADD = $(bakery_test_ldadd_tb)
 
 endif
 
@@ -48,9 +45,7 @@ crash_plain_tests = \
 check_PROGRAMS += $(crash_plain_tests)
 TESTS += $(crash_plain_tests)
 
-tests_crash_crash_latency_LDADD = $(crash_ldadd)
-tests_crash_crash_pidns_LDADD = $(crash_ldadd)
-tests_crash_crash_chaos_LDADD = $(crash_ldadd_tb)
+tests_crash_crash_chaos_LDADD = $(bakery_test_ldadd_tb)
 
 # The chaos harness's other programs, one concern each (crash-chaos above:
 # SIGKILL and SIGSTOP of processes).  Short by default; BAKERY_CHAOS_SECONDS
@@ -64,9 +59,9 @@ chaos_tests = \
 check_PROGRAMS += $(chaos_tests)
 TESTS += $(chaos_tests)
 
-tests_crash_chaos_cancel_LDADD = $(crash_ldadd_tb)
-tests_crash_chaos_regions_LDADD = $(crash_ldadd_tb)
-tests_crash_chaos_nested_LDADD = $(crash_ldadd_tb)
+tests_crash_chaos_cancel_LDADD = $(bakery_test_ldadd_tb)
+tests_crash_chaos_regions_LDADD = $(bakery_test_ldadd_tb)
+tests_crash_chaos_nested_LDADD = $(bakery_test_ldadd_tb)
 # chaos-dlopen dlopen()s the built shared library: it must not link it
 tests_crash_chaos_dlopen_LDADD = $(BAKERY_LIBS)
 
@@ -77,4 +72,4 @@ crash_bug_tests = \
 check_PROGRAMS += $(crash_bug_tests)
 TESTS += $(crash_bug_tests)
 
-tests_crash_bug_recover_count_LDADD = $(crash_ldadd_tb)
+tests_crash_bug_recover_count_LDADD = $(bakery_test_ldadd_tb)

@@ -13,10 +13,8 @@ EXTRA_DIST += tests/fuzz/corpus tests/fuzz/region.dict \
 	tests/fuzz/run-fuzzer.sh tests/fuzz/fuzz-libfuzzer.c
 
 fuzz_replay_sources = tests/fuzz/replay.c tests/fuzz/fuzz-region.c tests/fuzz/fuzz-region.h
-fuzz_replay_ldadd = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
 
 tests_fuzz_bakery_fuzz_replay_SOURCES = $(fuzz_replay_sources)
-tests_fuzz_bakery_fuzz_replay_LDADD = $(fuzz_replay_ldadd)
 
 FUZZ_SECONDS = 120
 fuzz:

@@ -55,7 +55,7 @@ static int in_doorway(void *arg)
 	if (bakery_open(st->region, 0, NULL, &b) ||
 	    bakery_lock_open(b, "j", BAKERY_ALGO_JAYANTI, &l) || bakery_lock(l) || bakery_unlock(l))
 		return 10;
-	slot = h_slot_of(b, getpid(), tk_gettid());
+	slot = tk_self_slot(b);
 	if (slot < 0)
 		return 11;
 	raw_map(&raw, st->region);

@@ -64,20 +64,6 @@ unsigned h_lock_index(bakery_lock_t *l)
 	return i;
 }
 
-int h_slot_of(bakery_t *b, pid_t pid, pid_t tid)
-{
-	struct bakery_region_info ri;
-	struct bakery_slot_info si;
-
-	if (bakery_region_info(b, &ri))
-		return -1;
-	for (unsigned i = 0; i < ri.slots; i++)
-		if (bakery_slot_info(b, i, &si) == 0 && si.state == BAKERY_SLOT_ACTIVE &&
-		    si.pid == pid && si.tid == tid)
-			return (int)i;
-	return -1;
-}
-
 /* --------------------------------------------------------- the raw view -- */
 
 void raw_map(struct raw *r, const char *name)

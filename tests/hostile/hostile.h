@@ -30,9 +30,6 @@ bakery_t *h_region(char *name, const char *tag, unsigned slots, unsigned locks);
 bakery_lock_t *h_lock(bakery_t *b, const char *lock, enum bakery_algo algo);
 unsigned h_lock_index(bakery_lock_t *l);
 
-/* The slot owned by thread TID of process PID, or -1. */
-int h_slot_of(bakery_t *b, pid_t pid, pid_t tid);
-
 /* --------------------------------------------------------- the raw view -- */
 
 /* The object mapped behind the library's back, its tables located from the

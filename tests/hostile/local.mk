@@ -10,8 +10,6 @@
 # hostile.c: the helpers every program here shares
 check_LTLIBRARIES += tests/hostile/libhostile.la
 tests_hostile_libhostile_la_SOURCES = tests/hostile/hostile.c tests/hostile/hostile.h
-hostile_ldadd = tests/hostile/libhostile.la $(bakery_test_ldadd)
-hostile_ldadd_tb = tests/hostile/libhostile.la $(bakery_test_ldadd_tb)
 
 # the sanitizer and valgrind pass of CI (run by .ci/run, not by make check)
 EXTRA_DIST += tests/ci-hardening.sh
@@ -21,14 +19,11 @@ hostile_suites = \
 	tests/hostile/test_tables \
 	tests/hostile/test_tokens \
 	tests/hostile/test_misuse \
-	tests/hostile/test_perm
+	tests/hostile/test_perm \
+	tests/hostile/test_shm_dir \
+	tests/hostile/test_squat
 check_PROGRAMS += $(hostile_suites)
 TESTS += $(hostile_suites)
-tests_hostile_test_registers_LDADD = $(hostile_ldadd)
-tests_hostile_test_tables_LDADD = $(hostile_ldadd)
-tests_hostile_test_tokens_LDADD = $(hostile_ldadd)
-tests_hostile_test_misuse_LDADD = $(hostile_ldadd)
-tests_hostile_test_perm_LDADD = $(hostile_ldadd)
 endif
 
 # Fixed: they stay as regression tests.
@@ -45,11 +40,6 @@ hostile_bugs =
 check_PROGRAMS += $(hostile_fixed) $(hostile_bugs)
 TESTS += $(hostile_fixed) $(hostile_bugs)
 XFAIL_TESTS += $(hostile_bugs)
-tests_hostile_bug_token_kind_LDADD = $(hostile_ldadd)
-tests_hostile_bug_robust_list_LDADD = $(hostile_ldadd)
-tests_hostile_bug_shrink_sigbus_LDADD = $(hostile_ldadd)
-tests_hostile_bug_table_mutex_hang_LDADD = $(hostile_ldadd)
 
 # crash points: the test build
-tests_hostile_bug_jayanti_abort_LDADD = $(hostile_ldadd_tb)      # crash points
-tests_hostile_bug_jayanti_abort_live_LDADD = $(hostile_ldadd)
+tests_hostile_bug_jayanti_abort_LDADD = $(bakery_test_ldadd_tb)

@@ -36,11 +36,6 @@
 
 #include "hostile.h"
 
-static int self_slot(bakery_t *b)
-{
-	return h_slot_of(b, getpid(), tk_gettid());
-}
-
 static int holder_slot(bakery_lock_t *l, bakery_t *b)
 {
 	struct bakery_lock_info li;
@@ -78,7 +73,7 @@ START_TEST(unlock_by_another_thread)
 
 	p.l = h_lock(p.b, "m", (enum bakery_algo)_i);
 	ck_assert_int_eq(bakery_lock(p.l), 0);
-	me = self_slot(p.b);
+	me = tk_self_slot(p.b);
 	pthread_create(&t, NULL, stranger, &p);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(p.rc[0], EPERM);
@@ -115,7 +110,7 @@ START_TEST(unlock_by_another_process)
 	int me;
 
 	ck_assert_int_eq(bakery_lock(l), 0);
-	me = self_slot(b);
+	me = tk_self_slot(b);
 	ck_assert_int_eq(tk_reap(tk_fork(other_process, name), 10), 0);
 	ck_assert_int_eq(holder_slot(l, b), me);
 	ck_assert_int_eq(bakery_unlock(l), 0);
@@ -296,7 +291,7 @@ static int fork_child(void *arg)
 		return 12;
 	if (bakery_lock(f->l))
 		return 13;
-	mine = self_slot(f->b);
+	mine = tk_self_slot(f->b);
 	if (mine < 0 || mine == f->parent_slot)
 		return 14;
 	if (bakery_lock_info(f->b, h_lock_index(f->l), &li) || li.holder != mine)
@@ -316,7 +311,7 @@ START_TEST(fork_child_does_not_inherit_the_lock)
 	tk_gate_init(&f.tried);
 	tk_gate_init(&f.unlocked);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
-	f.parent_slot = self_slot(f.b);
+	f.parent_slot = tk_self_slot(f.b);
 	pid = tk_fork(fork_child, &f);
 	ck_assert(tk_gate_wait(&f.tried, 10));
 	/* the child's EPERM unlock left our hold alone */
@@ -396,7 +391,7 @@ static bool is_waiting(void *arg)
 {
 	struct waiting_for *w = arg;
 	struct bakery_slot_info si;
-	int s = h_slot_of(w->b, w->pid, w->pid);
+	int s = tk_slot_of(w->b, w->pid, w->pid);
 
 	return s >= 0 && bakery_slot_info(w->b, (unsigned)s, &si) == 0 &&
 	       si.pass == BAKERY_PASS_WAITING;

@@ -63,7 +63,7 @@ static int scribbler(void *arg)
 	if (bakery_open(s->region, 0, NULL, &b) || bakery_lock_open(b, "r", s->algo, &l) ||
 	    bakery_lock(l) || bakery_unlock(l))
 		return 10;
-	slot = h_slot_of(b, getpid(), tk_gettid());
+	slot = tk_self_slot(b);
 	if (slot < 0)
 		return 11;
 	idx = h_lock_index(l);
@@ -123,11 +123,11 @@ START_TEST(huge_number_is_behind_honest_tickets)
 	s->number = algo == BAKERY_ALGO_BLACK_WHITE ? (UINT64_C(1) << 63) - 1 : UINT64_MAX;
 	s->same_colour = algo == BAKERY_ALGO_BLACK_WHITE;
 	pid = scribbler_start(s);
-	them = h_slot_of(b, pid, pid);
+	them = tk_slot_of(b, pid, pid);
 	ck_assert_int_ge(them, 0);
 
 	ck_assert_int_eq(bakery_trylock(l), 0);
-	me = h_slot_of(b, getpid(), tk_gettid());
+	me = tk_self_slot(b);
 	raw_map(&raw, s->region);
 	/* our ticket, taken over theirs, is clamped (no wrap to 0 or to 1) */
 	if (algo != BAKERY_ALGO_BLACK_WHITE)
@@ -193,7 +193,7 @@ START_TEST(stage_out_of_range_is_not_shown)
 
 	s->stage = 0xdeadbeefu;
 	pid = scribbler_start(s);
-	them = h_slot_of(b, pid, pid);
+	them = tk_slot_of(b, pid, pid);
 	ck_assert_int_ge(them, 0);
 	ck_assert_int_eq(bakery_slot_info(b, (unsigned)them, &si), 0);
 	ck_assert_int_eq(si.state, BAKERY_SLOT_ACTIVE);

@@ -162,7 +162,7 @@ START_TEST(jayanti_proxy_word_out_of_range)
 	ck_assert_int_eq(bakery_lock(l), 0);
 	pid = tk_fork(jayanti_waiter, w);
 	ck_assert_msg(tk_wait_until(has_waiter, b, 10), "the waiter never queued");
-	dead = h_slot_of(b, pid, pid);
+	dead = tk_slot_of(b, pid, pid);
 	ck_assert_int_ge(dead, 0);
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(tk_reap(pid, 10), 128 + SIGKILL);
@@ -334,7 +334,7 @@ START_TEST(slot_state_out_of_range)
 	ck_assert_int_eq(si.state, BAKERY_SLOT_ACTIVE);
 	honest_passages(b);
 	/* the damaged slot was not taken: this thread is in slot 1 */
-	ck_assert_int_eq(h_slot_of(b, getpid(), tk_gettid()), 1);
+	ck_assert_int_eq(tk_self_slot(b), 1);
 	check_introspection(b);
 	raw_unmap(&raw);
 	ck_assert_int_eq(bakery_close(b), 0);
@@ -360,7 +360,7 @@ START_TEST(slot_token_index_out_of_range)
 	}
 	ck_assert_int_eq(bakery_open(name, 0, NULL, &b2), BAKERY_EBADREGION);
 	honest_passages(b);
-	ck_assert_int_eq(h_slot_of(b, getpid(), tk_gettid()), 0);
+	ck_assert_int_eq(tk_self_slot(b), 0);
 	ck_assert_uint_lt(CMM_LOAD_SHARED(raw.slots[0].token), 2u * raw.nslots);
 	ck_assert_uint_eq(CMM_LOAD_SHARED(raw.slots[0].gen) % 2, 0);
 	check_introspection(b);

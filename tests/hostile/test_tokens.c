@@ -66,7 +66,7 @@ static pid_t holder_start(enum bakery_algo algo, struct holder **hp, bakery_t **
 	tk_gate_init(&h->release);
 	pid = tk_fork(holder, h);
 	ck_assert_msg(tk_gate_wait(&h->ready, 10), "the holder never got the lock");
-	*slot = h_slot_of(*b, pid, pid);
+	*slot = tk_slot_of(*b, pid, pid);
 	ck_assert_int_ge(*slot, 0);
 	*hp = h;
 	return pid;

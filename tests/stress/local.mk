@@ -16,23 +16,16 @@ TESTS += tests/stress/bakery-stress tests/stress/bakery-fifo tests/stress/bakery
 # (spawning and judging hammers) is the kit of the drivers.
 check_LTLIBRARIES += tests/stress/libswarm.la
 tests_stress_libswarm_la_SOURCES = tests/stress/swarm.c tests/stress/swarm.h
-stress_plain_ldadd = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS)
-stress_swarm_ldadd = tests/stress/libswarm.la $(bakery_test_ldadd)
 
 tests_stress_bakery_hammer_SOURCES = tests/stress/hammer.c
-tests_stress_bakery_hammer_LDADD = $(stress_plain_ldadd)
 tests_stress_bakery_hammer_test_SOURCES = tests/stress/hammer.c
-tests_stress_bakery_hammer_test_LDADD = lib/libbakery-test.la $(URCU_LIBS) $(BAKERY_LIBS)
+tests_stress_bakery_hammer_test_LDADD = $(bakery_test_ldadd_tb)
 tests_stress_bakery_aligned_SOURCES = tests/stress/aligned.c
-tests_stress_bakery_aligned_LDADD = $(stress_plain_ldadd)
 tests_stress_bakery_aligned_mutant_SOURCES = tests/stress/aligned.c
 tests_stress_bakery_aligned_mutant_LDADD = lib/libbakery-mutant.la $(URCU_LIBS) $(BAKERY_LIBS)
 tests_stress_bakery_stress_SOURCES = tests/stress/stress.c
-tests_stress_bakery_stress_LDADD = $(stress_swarm_ldadd)
 tests_stress_bakery_mutants_SOURCES = tests/stress/mutants.c
-tests_stress_bakery_mutants_LDADD = $(stress_swarm_ldadd)
 tests_stress_bakery_fifo_SOURCES = tests/stress/fifo.c
-tests_stress_bakery_fifo_LDADD = $(stress_plain_ldadd)
 
 # bakery-mutants needs two CPUs to itself to be quick (its verdict does not
 # depend on load, its duration does): it runs after every other test.  The

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
 # Check unit suites, one program per concern.  unit.c/unit.h are the suites'
-# helpers (regions, a lock-holding thread) on top of the test kit
-# tests/common/tk.c (names, children with time limits, gates, clocks).
-# test_region_crash, test_corrupt, test_guard and test_wait_handoff need the
-# test build (crash and stop points; the shared-memory layout and its hash; the hidden
-# bakery__guard_add/bakery__guard_remove, which only a convenience library lets a program
-# link).
+# helpers (regions, the one-lock fixture, a lock-holding thread) on top of
+# the test kit tests/common/tk.c (names, slots, children with time limits,
+# gates, clocks).  Those listed below with the test build need it (crash
+# and stop points; the shared-memory layout and its hash; the hidden
+# bakery__guard_add/bakery__guard_remove, which only a convenience library
+# lets a program link).
 if HAVE_CHECK
 
 unit_tests = \
@@ -15,6 +15,7 @@ unit_tests = \
 	tests/unit/test_registry \
 	tests/unit/test_lock_api \
 	tests/unit/test_timed \
+	tests/unit/test_acquire \
 	tests/unit/test_wait_handoff \
 	tests/unit/test_errors \
 	tests/unit/test_owner_dead \
@@ -32,6 +33,9 @@ unit_tests = \
 	tests/unit/test_token_list \
 	tests/unit/test_wakeups \
 	tests/unit/test_pass \
+	tests/unit/test_shm_full \
+	tests/unit/test_std_fds \
+	tests/unit/test_pathlock \
 	tests/unit/bug-trylock-dead \
 	tests/unit/bug-strerror-fixed \
 	tests/unit/test_version
@@ -41,36 +45,18 @@ TESTS += $(unit_tests)
 
 check_LTLIBRARIES += tests/unit/libunit.la
 tests_unit_libunit_la_SOURCES = tests/unit/unit.c tests/unit/unit.h
-unit_ldadd = tests/unit/libunit.la $(bakery_test_ldadd)
-unit_ldadd_tb = tests/unit/libunit.la $(bakery_test_ldadd_tb)
 
-# every suite links the unit kit; these the test build of the library
-tests_unit_test_region_LDADD = $(unit_ldadd)
-tests_unit_test_region_crash_LDADD = $(unit_ldadd_tb)
-tests_unit_test_corrupt_LDADD = $(unit_ldadd_tb)
-tests_unit_test_registry_LDADD = $(unit_ldadd)
-tests_unit_test_lock_api_LDADD = $(unit_ldadd)
-tests_unit_test_timed_LDADD = $(unit_ldadd)
-tests_unit_test_wait_handoff_LDADD = $(unit_ldadd_tb)
-tests_unit_test_errors_LDADD = $(unit_ldadd)
-tests_unit_test_owner_dead_LDADD = $(unit_ldadd)
-tests_unit_test_lock_reset_LDADD = $(unit_ldadd)
-tests_unit_test_rdonly_LDADD = $(unit_ldadd)
-tests_unit_test_lock_lookup_LDADD = $(unit_ldadd)
-tests_unit_test_lock_unlink_LDADD = $(unit_ldadd_tb)
-tests_unit_test_lock_queue_LDADD = $(unit_ldadd)
-tests_unit_test_slot_wait_LDADD = $(unit_ldadd_tb)
-tests_unit_test_slot_reclaim_LDADD = $(unit_ldadd_tb)
-tests_unit_test_threads_LDADD = $(unit_ldadd)
-tests_unit_test_introspect_LDADD = $(unit_ldadd)
-tests_unit_test_shared_LDADD = $(unit_ldadd)
-tests_unit_test_guard_LDADD = $(unit_ldadd_tb)
-tests_unit_test_token_list_LDADD = $(unit_ldadd)
-tests_unit_test_wakeups_LDADD = $(unit_ldadd_tb)
-tests_unit_test_pass_LDADD = $(unit_ldadd_tb)
-tests_unit_bug_trylock_dead_LDADD = $(unit_ldadd)
-tests_unit_bug_strerror_fixed_LDADD = $(unit_ldadd)
-tests_unit_test_version_LDADD = $(unit_ldadd)
+# the test build of the library (the others link the default)
+tests_unit_test_region_crash_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_corrupt_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_wait_handoff_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_lock_unlink_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_slot_wait_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_slot_reclaim_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_guard_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_wakeups_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_pass_LDADD = $(bakery_test_ldadd_tb)
+tests_unit_test_pathlock_LDADD = $(bakery_test_ldadd_tb)
 
 # test_dlclose dlopen()s the built shared library: it must not link it
 check_PROGRAMS += tests/unit/test_dlclose
@@ -79,7 +65,20 @@ tests_unit_test_dlclose_LDADD = $(BAKERY_LIBS)
 
 endif
 
-# The library's symbol tables (scripts, no Check needed): only bakery_ and
-# bakery__ names; no cycle of calls between the files of lib/.
+# The layout of the public structs, as the compiler builds them, for the
+# Python test that compares the ctypes mirrors with it (python/tests/test_abi.py)
+check_PROGRAMS += tests/unit/abi-layout
+
+# The library's symbol tables and sources (scripts, no Check needed): only
+# bakery_ and bakery__ names; the files of lib/ depend on each other one way,
+# in the order docs/design.md "Parts" lists them.
 TESTS += tests/unit/test-symbols.sh tests/unit/test-layers.sh
 EXTRA_DIST += tests/unit/test-symbols.sh tests/unit/test-layers.sh
+
+# The instruction budget of an uncontended lock+unlock (callgrind):
+# passloop runs the passages, the script counts them.  The script skips
+# builds the budgets are not for, so it is told the compiler flags.
+check_PROGRAMS += tests/unit/passloop
+TESTS += tests/unit/test-instructions.sh
+EXTRA_DIST += tests/unit/test-instructions.sh
+AM_TESTS_ENVIRONMENT += BAKERY_BUILD_CFLAGS='$(CFLAGS) $(BAKERY_CFLAGS)'; export BAKERY_BUILD_CFLAGS;

@@ -15,14 +15,14 @@
 
 static const int library_codes[] = {
 	BAKERY_EBADREGION, BAKERY_EVERSION, BAKERY_EALGO, BAKERY_ESLOTS, BAKERY_ELOCKS,
-	BAKERY_EREMOVED,
+	BAKERY_EREMOVED, BAKERY_EREGIONS,
 };
 #define NCODES (sizeof(library_codes) / sizeof(library_codes[0]))
 
 /* The errno values the API gives a meaning to. */
 static const int contract_errnos[] = {
 	EINVAL, ENAMETOOLONG, ENOENT, EEXIST, EACCES, EBUSY, ETIMEDOUT, EDEADLK, EPERM,
-	EOWNERDEAD, ENOTRECOVERABLE, ENOMEM, EMFILE,
+	EOWNERDEAD, ENOTRECOVERABLE, ENOMEM, EMFILE, EINTR, ECANCELED,
 };
 
 static void assert_message(int err)
@@ -94,7 +94,7 @@ START_TEST(error_names)
 {
 	static const char *const library_names[] = {
 		"BAKERY_EBADREGION", "BAKERY_EVERSION", "BAKERY_EALGO", "BAKERY_ESLOTS",
-		"BAKERY_ELOCKS", "BAKERY_EREMOVED",
+		"BAKERY_ELOCKS", "BAKERY_EREMOVED", "BAKERY_EREGIONS",
 	};
 	static const int unknown[] = {
 		-1, -4096, BAKERY_ERRBASE + 1, BAKERY_ERRLAST - 1, INT_MIN, INT_MAX, 100000,

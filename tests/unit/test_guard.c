@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_guard.c - lib/guard.c: a SIGBUS from a shm object cut short under a
- * watched mapping becomes zero pages and a `lost` flag; everything else keeps
+ * watched mapping becomes zero pages and BAKERY_EBADREGION in a `lost` word
+ * (tests/unit/test_shm_full.c: ENOSPC for a page a full /dev/shm cannot
+ * give while the object is whole); everything else keeps
  * the behaviour the process had without the library.
  *
  *   a truncated, watched range reads zeros, all of it, privately, and can
@@ -141,7 +143,7 @@ static int handler_installed(void)
 	static int dummy_lost;
 	struct guard *g;
 
-	return bakery__guard_add(dummy, sizeof(dummy), &dummy_lost, &g);
+	return bakery__guard_add(dummy, sizeof(dummy), -1, 0, &dummy_lost, &g);
 }
 
 static void sigbus_set(void (*handler)(int), void (*action)(int, siginfo_t *, void *),
@@ -181,7 +183,7 @@ START_TEST(truncated_range_reads_zeros)
 	m = object_map(fd, 0, 4);
 	ck_assert_ptr_nonnull(m);
 	memset(m, 0xa5, len);
-	ck_assert_int_eq(bakery__guard_add(m, len, &lost, &g), 0);
+	ck_assert_int_eq(bakery__guard_add(m, len, fd, len, &lost, &g), 0);
 	ck_assert_ptr_nonnull(g);
 	ck_assert_uint_eq(peek(m + 3 * pg), 0xa5);   /* still the object */
 	ck_assert_int_eq(lost_of(&lost), 0);
@@ -190,7 +192,7 @@ START_TEST(truncated_range_reads_zeros)
 	ck_assert_int_eq(tk_reap(tk_fork(cut_to_one_page, &fd), 10), 0);
 
 	ck_assert_uint_eq(peek(m + 3 * pg), 0);      /* not SIGBUS */
-	ck_assert_int_eq(lost_of(&lost), 1);
+	ck_assert_int_eq(lost_of(&lost), BAKERY_EBADREGION);   /* cut short */
 	ck_assert(all_zero(m, len));                 /* page 0 too: the whole range */
 	poke(m + 3 * pg + 5, 7);
 	poke(m, 9);
@@ -228,14 +230,14 @@ static int unwatched_child(void *arg)
 	if (how != NO_HANDLER && handler_installed() != 0)
 		return 2;
 	if (how == ADDED_THEN_REMOVED) {
-		if (bakery__guard_add(m, 4 * page_size(), &lost, &g) != 0)
+		if (bakery__guard_add(m, 4 * page_size(), fd, 4 * page_size(), &lost, &g) != 0)
 			return 3;
 		bakery__guard_remove(g);
 	}
 	if (object_cut(fd, 1) != 0)
 		return 4;
 	touch(m + 3 * page_size());
-	return 5 + lost;                             /* survived: wrong */
+	return 5 + (lost != 0);                      /* survived: wrong */
 }
 
 START_TEST(unwatched_range_still_dies)
@@ -298,7 +300,7 @@ static int chain_child(void *arg)
 	if (!watched || !unwatched)
 		return 2;
 	sigbus_set(chained_handler, siginfo ? chained_action : NULL, SIGUSR1);
-	if (bakery__guard_add(watched, 4 * pg, &lost, &g) != 0)
+	if (bakery__guard_add(watched, 4 * pg, fd_w, 4 * pg, &lost, &g) != 0)
 		return 3;
 	sigaction(SIGBUS, NULL, &now);
 	if (now.sa_sigaction == chained_action || now.sa_handler == chained_handler)
@@ -322,7 +324,7 @@ static int chain_child(void *arg)
 	if (sigismember(&mask, SIGUSR1) || sigismember(&mask, SIGBUS))
 		return 11;                           /* siglongjmp restored the mask */
 
-	if (peek(watched + 3 * pg) != 0 || lost_of(&lost) != 1)
+	if (peek(watched + 3 * pg) != 0 || lost_of(&lost) != BAKERY_EBADREGION)
 		return 12;                           /* ours still answers its ranges */
 	if (chained_calls != 1)
 		return 13;
@@ -367,7 +369,7 @@ static int sent_child(void *arg)
 		return 1;
 	if (how != SENT_DEFAULT)
 		signal(SIGBUS, SIG_IGN);
-	if (bakery__guard_add(m, 4 * page_size(), &lost, &g) != 0)
+	if (bakery__guard_add(m, 4 * page_size(), fd, 4 * page_size(), &lost, &g) != 0)
 		return 2;
 	if (how == FAULT_IGNORED) {
 		bakery__guard_remove(g);
@@ -412,7 +414,8 @@ struct many {
 static void many_check_lost(const struct many *t, int hit1, int hit2)
 {
 	for (int i = 0; i < MANY + MORE; i++)
-		ck_assert_msg(lost_of(&t->lost[i]) == (i == hit1 || i == hit2),
+		ck_assert_msg(lost_of(&t->lost[i]) ==
+		                      (i == hit1 || i == hit2 ? BAKERY_EBADREGION : 0),
 		              "range %d: lost %d", i, lost_of(&t->lost[i]));
 }
 
@@ -447,11 +450,13 @@ START_TEST(many_ranges_removed_and_reused)
 		ck_assert_ptr_nonnull(t.map[i]);
 	}
 	for (int i = 0; i < MANY; i++)
-		ck_assert_int_eq(bakery__guard_add(t.map[i], pg, &t.lost[i], &t.g[i]), 0);
+		ck_assert_int_eq(bakery__guard_add(t.map[i], pg, t.fd, (uint64_t)(i + 1) * pg, &t.lost[i],
+		                                   &t.g[i]), 0);
 	for (int i = 1; i < MANY; i += 2)
 		bakery__guard_remove(t.g[i]);
 	for (int i = MANY; i < MANY + MORE; i++) {
-		ck_assert_int_eq(bakery__guard_add(t.map[i], pg, &t.lost[i], &t.g[i]), 0);
+		ck_assert_int_eq(bakery__guard_add(t.map[i], pg, t.fd, (uint64_t)(i + 1) * pg, &t.lost[i],
+		                                   &t.g[i]), 0);
 		ck_assert_msg(was_removed(&t, t.g[i]), "guard %d is not a reused node", i);
 	}
 
@@ -508,7 +513,7 @@ static void *churn_main(void *arg)
 
 		bakery__guard_remove(held[k]);
 		held[k] = NULL;
-		if (bakery__guard_add(c->pages + k * pg, pg, &c->lost[k], &held[k]) != 0)
+		if (bakery__guard_add(c->pages + k * pg, pg, -1, 0, &c->lost[k], &held[k]) != 0)
 			c->errors++;
 	}
 	for (unsigned k = 0; k < CHURN_HELD; k++)
@@ -546,11 +551,11 @@ static int fault_once(int fd)
 
 	if (object_cut(fd, 4) != 0 || !(m = object_map(fd, 0, 4)))
 		return 1;
-	if (bakery__guard_add(m, 4 * pg, &lost, &g) != 0)
+	if (bakery__guard_add(m, 4 * pg, fd, 4 * pg, &lost, &g) != 0)
 		rc = 2;
 	else if (object_cut(fd, 1) != 0)
 		rc = 3;
-	else if (peek(m + 3 * pg) != 0 || lost_of(&lost) != 1 || peek(m) != 0)
+	else if (peek(m + 3 * pg) != 0 || lost_of(&lost) != BAKERY_EBADREGION || peek(m) != 0)
 		rc = 4;
 	bakery__guard_remove(g);
 	munmap(m, 4 * pg);
@@ -594,7 +599,7 @@ static int fork_child(void *arg)
 
 	if (object_cut(f->fd, 1) != 0)
 		return 1;
-	if (peek(f->m + 3 * page_size()) != 0 || lost_of(f->lost) != 1)
+	if (peek(f->m + 3 * page_size()) != 0 || lost_of(f->lost) != BAKERY_EBADREGION)
 		return 2;
 	return fault_once(f->fd2) ? 3 : 0;       /* hangs if the mutex stayed held */
 }
@@ -617,11 +622,11 @@ START_TEST(fork_child_keeps_and_adds)
 		f.m = object_map(f.fd, 0, 4);
 		ck_assert_ptr_nonnull(f.m);
 		f.lost = &lost;
-		ck_assert_int_eq(bakery__guard_add(f.m, 4 * pg, &lost, &g), 0);
+		ck_assert_int_eq(bakery__guard_add(f.m, 4 * pg, f.fd, 4 * pg, &lost, &g), 0);
 		ck_assert_int_eq(tk_reap(tk_fork(fork_child, &f), 10), 0);
 		ck_assert_int_eq(lost_of(&lost), 0);     /* the child's copy was set */
 		ck_assert_uint_eq(peek(f.m + 3 * pg), 0);  /* the child cut it: ours too */
-		ck_assert_int_eq(lost_of(&lost), 1);
+		ck_assert_int_eq(lost_of(&lost), BAKERY_EBADREGION);
 		bakery__guard_remove(g);
 		munmap(f.m, 4 * pg);
 		close(f.fd);

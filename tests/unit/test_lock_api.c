@@ -2,13 +2,16 @@
 /*
  * test_lock_api.c - the lock calls' error codes (as bakery.h lists them): NULL
  * handles, lock names, a full lock table, algorithm joining rules, relock by
- * the holder (through the same handle or a second handle of the region), unlock and consistent by a non-holder, trylock on a held lock,
+ * the holder (through the same handle or a second handle of the region, by
+ * its name or another: a hard link, a rename), unlock and consistent by a non-holder, trylock on a held lock,
  * closing a region or lock handle while holding, for every algorithm.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -317,6 +320,64 @@ START_TEST(holder_relock_through_second_handle)
 }
 END_TEST
 
+/* Child: take the lock through L[0], then through L[1], blocking (handles
+ * inherited from the parent).  Exits with the second bakery_lock's answer
+ * (a hang is the parent's timeout). */
+static int relock_inherited(void *arg)
+{
+	bakery_lock_t **l = arg;
+
+	if (bakery_lock(l[0]))
+		return 100;
+	return bakery_lock(l[1]);
+}
+
+/* The same through another name of the region's object: a hard link to it,
+ * or its name after a rename.  The handles' names differ, the object is
+ * one: every way of locking is EDEADLK, the blocking one included. */
+static void relock_through_other_name(enum bakery_algo algo, bool renamed)
+{
+	char name[TK_NAME_SIZE], other[TK_NAME_SIZE], path[256], other_path[256];
+	struct timespec ts = tk_in(CLOCK_REALTIME, 0.05), mono = tk_in(CLOCK_MONOTONIC, 0.05);
+	bakery_t *b = unit_region(name, renamed ? "renamed" : "linked", 4, 2), *b2 = NULL;
+	bakery_lock_t *l[2] = { unit_lock(b, "owned", algo), NULL };
+
+	tk_name(other, sizeof(other), "othername");
+	unit_shm_path(path, sizeof(path), name);
+	unit_shm_path(other_path, sizeof(other_path), other);
+	ck_assert_int_eq(renamed ? rename(path, other_path) : link(path, other_path), 0);
+	ck_assert_int_eq(bakery_open(other, 0, NULL, &b2), 0);
+	l[1] = unit_lock(b2, "owned", algo);
+	ck_assert_int_eq(bakery_lock(l[0]), 0);
+	ck_assert_int_eq(bakery_trylock(l[1]), EDEADLK);
+	ck_assert_int_eq(bakery_timedlock(l[1], &ts), EDEADLK);
+	ck_assert_int_eq(bakery_clocklock(l[1], CLOCK_MONOTONIC, &mono), EDEADLK);
+	ck_assert_int_eq(bakery_unlock(l[0]), 0);
+	ck_assert_int_eq(bakery_lock(l[1]), 0);
+	ck_assert_int_eq(bakery_timedlock(l[0], &ts), EDEADLK);
+	ck_assert_int_eq(bakery_unlock(l[1]), 0);
+	ck_assert_int_eq(tk_reap(tk_fork(relock_inherited, l), 10), EDEADLK);
+	bakery_lock_close(l[1]);
+	bakery_lock_close(l[0]);
+	ck_assert_int_eq(bakery_close(b2), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	if (!renamed)
+		ck_assert_int_eq(bakery_unlink(name), 0);
+	ck_assert_int_eq(bakery_unlink(other), 0);
+}
+
+START_TEST(holder_relock_through_a_hard_link)
+{
+	relock_through_other_name((enum bakery_algo)_i, false);
+}
+END_TEST
+
+START_TEST(holder_relock_through_a_new_name)
+{
+	relock_through_other_name((enum bakery_algo)_i, true);
+}
+END_TEST
+
 START_TEST(trylock_busy_while_another_thread_holds)
 {
 	enum bakery_algo algo = (enum bakery_algo)_i;
@@ -379,6 +440,10 @@ static Suite *lock_api_suite(void)
 	tcase_add_loop_test(per_algo, algorithm_join_rules, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(per_algo, holder_errors, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(per_algo, holder_relock_through_second_handle, TK_ALGO_FIRST,
+	                    TK_ALGO_END);
+	tcase_add_loop_test(per_algo, holder_relock_through_a_hard_link, TK_ALGO_FIRST,
+	                    TK_ALGO_END);
+	tcase_add_loop_test(per_algo, holder_relock_through_a_new_name, TK_ALGO_FIRST,
 	                    TK_ALGO_END);
 	tcase_add_loop_test(per_algo, trylock_busy_while_another_thread_holds,
 	                    TK_ALGO_FIRST, TK_ALGO_END);

@@ -15,29 +15,13 @@
 
 #include "unit.h"
 
-struct fixture {
-	char name[TK_NAME_SIZE];
-	enum bakery_algo algo;
-	bakery_t *b;
-	bakery_lock_t *l;
-};
-
-static void fixture_open(struct fixture *f, int algo)
+static void fixture_open(struct unit_fixture *f, int algo)
 {
-	f->algo = (enum bakery_algo)algo;
-	f->b = unit_region(f->name, "reset", 4, 2);
-	f->l = unit_lock(f->b, "precious", f->algo);
-}
-
-static void fixture_close(struct fixture *f)
-{
-	ck_assert_int_eq(bakery_lock_close(f->l), 0);
-	ck_assert_int_eq(bakery_close(f->b), 0);
-	ck_assert_int_eq(bakery_unlink(f->name), 0);
+	unit_fixture_open(f, "reset", 4, 2, "precious", (enum bakery_algo)algo);
 }
 
 /* Holder killed, EOWNERDEAD taken, unlocked unrepaired: not recoverable. */
-static void make_not_recoverable(struct fixture *f)
+static void make_not_recoverable(struct unit_fixture *f)
 {
 	pid_t doomed = unit_holder_process(f->name, "precious", f->algo);
 
@@ -50,7 +34,7 @@ static void make_not_recoverable(struct fixture *f)
 /* Another process, with its own open, is told the owner died. */
 static int late_comer(void *arg)
 {
-	struct fixture *f = arg;
+	struct unit_fixture *f = arg;
 	bakery_lock_t *l;
 	bakery_t *b;
 
@@ -67,23 +51,24 @@ static int late_comer(void *arg)
 
 START_TEST(reset_makes_the_lock_owner_died)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct bakery_lock_info li;
-	unsigned index;
 
 	fixture_open(&f, _i);
 	ck_assert_int_eq(bakery_lock_reset(f.l), EINVAL);   /* nothing to reset */
 	make_not_recoverable(&f);
+	ck_assert_int_eq(unit_fixture_info(&f).state, BAKERY_LOCK_NOT_RECOVERABLE);
 	ck_assert_int_eq(bakery_lock_reset(f.l), 0);
 	ck_assert_int_eq(bakery_lock_reset(f.l), EINVAL);   /* once is enough */
-	ck_assert_int_eq(bakery_lock_index(f.l, &index), 0);
-	ck_assert_int_eq(bakery_lock_info(f.b, index, &li), 0);
+	li = unit_fixture_info(&f);
 	ck_assert_int_eq(li.not_recoverable, 0);
 	ck_assert_int_eq(li.owner_dead, 1);
+	ck_assert_int_eq(li.state, BAKERY_LOCK_OWNER_DIED);
 	ck_assert_int_eq(tk_reap(tk_fork(late_comer, &f), 20), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);               /* repaired by the other */
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	ck_assert_int_eq(unit_fixture_info(&f).state, BAKERY_LOCK_OK);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -96,7 +81,7 @@ END_TEST
 /* A user who may open the region (mode 0666) but does not own it. */
 static int stranger(void *arg)
 {
-	struct fixture *f = arg;
+	struct unit_fixture *f = arg;
 	bakery_lock_t *l;
 	bakery_t *b;
 
@@ -109,7 +94,7 @@ static int stranger(void *arg)
 
 START_TEST(reset_needs_the_owner)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	char path[256];
 
 	if (geteuid() != 0)
@@ -121,7 +106,7 @@ START_TEST(reset_needs_the_owner)
 	ck_assert_int_eq(tk_reap(tk_fork(stranger, &f), 20), 0);
 	ck_assert_int_eq(bakery_lock(f.l), ENOTRECOVERABLE);  /* still */
 	ck_assert_int_eq(bakery_lock_reset(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 

@@ -27,55 +27,28 @@ static void leak_expected_begin(void) { }
 static void leak_expected_end(void) { }
 #endif
 
-struct fixture {
-	char name[TK_NAME_SIZE];
-	enum bakery_algo algo;
-	bakery_t *b;
-	bakery_lock_t *l;
-	unsigned index;
-	pid_t doomed;
-};
-
-static void fixture_open(struct fixture *f, int algo)
+static void fixture_open(struct unit_fixture *f, int algo)
 {
-	f->algo = (enum bakery_algo)algo;
-	f->b = unit_region(f->name, "odead", 4, 2);
-	f->l = unit_lock(f->b, "precious", f->algo);
-	ck_assert_int_eq(bakery_lock_index(f->l, &f->index), 0);
+	unit_fixture_open(f, "odead", 4, 2, "precious", (enum bakery_algo)algo);
 }
 
-static void fixture_close(struct fixture *f)
+static void doomed_start(struct unit_fixture *f)
 {
-	ck_assert_int_eq(bakery_lock_close(f->l), 0);
-	ck_assert_int_eq(bakery_close(f->b), 0);
-	ck_assert_int_eq(bakery_unlink(f->name), 0);
-}
-
-static struct bakery_lock_info lock_info(struct fixture *f)
-{
-	struct bakery_lock_info li;
-
-	ck_assert_int_eq(bakery_lock_info(f->b, f->index, &li), 0);
-	return li;
-}
-
-static void doomed_start(struct fixture *f)
-{
-	f->doomed = unit_holder_process(f->name, "precious", f->algo);
+	f->child = unit_holder_process(f->name, f->lock, f->algo);
 }
 
 /* The child dies holding the lock; we then acquire with EOWNERDEAD. */
-static void acquire_after_death(struct fixture *f)
+static void acquire_after_death(struct unit_fixture *f)
 {
 	struct bakery_lock_info li;
 	int rc;
 
 	doomed_start(f);
-	ck_assert(tk_kill(f->doomed));
+	ck_assert(tk_kill(f->child));
 	rc = bakery_lock(f->l);
 	ck_assert_msg(rc == EOWNERDEAD, "lock after the holder died: %s", bakery_strerror(rc));
-	li = lock_info(f);
-	ck_assert_int_eq(li.holder, unit_self_slot(f->b));   /* we hold it */
+	li = unit_fixture_info(f);
+	ck_assert_int_eq(li.holder, tk_self_slot(f->b));   /* we hold it */
 	ck_assert_int_eq(li.owner_dead, 1);
 	ck_assert_uint_eq(li.owner_deaths, 1);
 	ck_assert_int_eq(bakery_lock(f->l), EDEADLK);
@@ -83,28 +56,28 @@ static void acquire_after_death(struct fixture *f)
 
 START_TEST(consistent_then_unlock_restores_the_lock)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 
 	fixture_open(&f, _i);
 	acquire_after_death(&f);
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
 	ck_assert_int_eq(bakery_consistent(f.l), EINVAL);   /* once is enough */
-	ck_assert_int_eq(lock_info(&f).owner_dead, 0);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	unit_holder_start(&h, f.l);         /* and another thread gets 0 too */
 	unit_holder_stop(&h);
-	ck_assert_int_eq(lock_info(&f).not_recoverable, 0);
-	fixture_close(&f);
+	ck_assert_int_eq(unit_fixture_info(&f).not_recoverable, 0);
+	unit_fixture_close(&f);
 }
 END_TEST
 
 /* A later process, with its own open, finds the lock unrecoverable. */
 static int late_comer(void *arg)
 {
-	struct fixture *f = arg;
+	struct unit_fixture *f = arg;
 	bakery_lock_t *l;
 	bakery_t *b;
 
@@ -122,7 +95,7 @@ static int late_comer(void *arg)
 
 START_TEST(unlock_without_consistent_is_not_recoverable)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct timespec at;
 	struct bakery_lock_info li;
 
@@ -134,11 +107,11 @@ START_TEST(unlock_without_consistent_is_not_recoverable)
 	at = tk_in(CLOCK_REALTIME, 0.05);
 	ck_assert_int_eq(bakery_timedlock(f.l, &at), ENOTRECOVERABLE);
 	ck_assert_int_eq(bakery_unlock(f.l), EPERM);         /* nothing is held */
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_int_eq(li.not_recoverable, 1);
 	ck_assert_int_eq(li.holder, -1);
 	ck_assert_int_eq(tk_reap(tk_fork(late_comer, &f), 20), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -146,19 +119,19 @@ END_TEST
  * holder and takes over with EOWNERDEAD (trylock: bug-trylock-dead.c). */
 START_TEST(timed_finds_the_dead_holder)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct timespec at;
 	int rc;
 
 	fixture_open(&f, _i);
 	doomed_start(&f);
-	ck_assert(tk_kill(f.doomed));
+	ck_assert(tk_kill(f.child));
 	at = tk_in(CLOCK_MONOTONIC, 2);
 	rc = bakery_clocklock(f.l, CLOCK_MONOTONIC, &at);
 	ck_assert_msg(rc == EOWNERDEAD, "clocklock after the holder died: %s", bakery_strerror(rc));
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -185,14 +158,14 @@ static void *waiter_main(void *arg)
 
 static bool waiter_waiting(void *arg)
 {
-	struct fixture *f = arg;
+	struct unit_fixture *f = arg;
 
-	return lock_info(f).waiters == 1;
+	return unit_fixture_info(f).waiters == 1;
 }
 
 START_TEST(blocked_waiter_wakes_when_holder_dies)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct waiter w = { .rc = -1 };
 	pthread_t th;
 	double killed_at, latency;
@@ -204,7 +177,7 @@ START_TEST(blocked_waiter_wakes_when_holder_dies)
 	ck_assert(tk_wait_until(waiter_waiting, &f, 5));
 	usleep(100000);                     /* let it fall asleep in the kernel */
 	killed_at = tk_now(CLOCK_MONOTONIC);
-	ck_assert(tk_kill(f.doomed));
+	ck_assert(tk_kill(f.child));
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	latency = w.got_at - killed_at;
 	ck_assert_msg(w.rc == EOWNERDEAD, "waiter: %s", bakery_strerror(w.rc));
@@ -213,7 +186,7 @@ START_TEST(blocked_waiter_wakes_when_holder_dies)
 	ck_assert_msg(latency < 1.0, "recovery took %.3f s", latency);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -240,7 +213,7 @@ static unsigned mappings(void)
 }
 
 /* One thread dies holding the lock; we recover it. */
-static void death_and_recovery(struct fixture *f)
+static void death_and_recovery(struct unit_fixture *f)
 {
 	pthread_t th;
 
@@ -259,7 +232,7 @@ static void death_and_recovery(struct fixture *f)
  * count where one left it (each used to keep two mappings). */
 START_TEST(thread_deaths_leave_no_mappings)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	unsigned before;
 	struct bakery_lock_info li;
 
@@ -268,17 +241,17 @@ START_TEST(thread_deaths_leave_no_mappings)
 	before = mappings();
 	for (unsigned i = 0; i < DEATHS; i++)
 		death_and_recovery(&f);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.owner_deaths, DEATHS + 1);
 	ck_assert_msg(mappings() <= before + 2, "%u mappings after %u deaths, %u before",
 	              mappings(), DEATHS, before);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
 START_TEST(thread_exit_while_holding)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	pthread_t th;
 
 	/* by design the region handle stays mapped for good once a thread died
@@ -289,12 +262,12 @@ START_TEST(thread_exit_while_holding)
 	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f.l), 0);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
-	ck_assert_int_eq(lock_info(&f).owner_deaths, 1);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_deaths, 1);
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -303,7 +276,7 @@ END_TEST
  * clears both, and a new death after a failed repair is a death again. */
 START_TEST(failed_repair_told_from_death)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	pthread_t th;
 
 	leak_expected_begin();
@@ -312,23 +285,23 @@ START_TEST(failed_repair_told_from_death)
 	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f.l), 0);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(bakery_recover(f.b, NULL), 0);
-	ck_assert_int_eq(lock_info(&f).owner_dead, BAKERY_OWNER_DEAD_DIED);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, BAKERY_OWNER_DEAD_DIED);
 	/* told, gone without repairing */
 	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f.l), 0);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
-	ck_assert_int_eq(lock_info(&f).owner_dead, BAKERY_OWNER_DEAD_UNREPAIRED);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, BAKERY_OWNER_DEAD_UNREPAIRED);
 	/* and after that one, a plain death */
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
-	ck_assert_int_eq(lock_info(&f).owner_dead, 0);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f.l), 0);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
-	ck_assert_int_eq(lock_info(&f).owner_dead, BAKERY_OWNER_DEAD_DIED);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, BAKERY_OWNER_DEAD_DIED);
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 

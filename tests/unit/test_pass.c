@@ -15,7 +15,9 @@
  *     predecessor): it passes it from its park.
  *   - a trylock is not told EBUSY for ever when the only one ahead of it is
  *     a stopped waiter: it passes it after G (by its own watch, kept
- *     between its calls), and its first call, before G, is EBUSY.
+ *     between its calls), and its first call, before G, is EBUSY; a watch
+ *     left unused for a while is not taken up again by a later trylock
+ *     that meets another passage with the same slot and ticket.
  *   - a passer that dies right after winning the pass word, or after its
  *     step on the passed one's registers: a later waiter proves its death,
  *     the recovery finishes the pass (the test build's crash points), and
@@ -306,36 +308,119 @@ START_TEST(passer_dies_before_cleared)
 }
 END_TEST
 
+/* The only one ahead is a stopped waiter whose turn has come: the
+ * trylocks of this thread, every 10 ms, are EBUSY (the first at once) until
+ * they pass it, not before the grace G (seconds), and then get the lock. */
+static void trylock_until_passed(struct scene *s, double g)
+{
+	double started = tk_now(CLOCK_MONOTONIC), took = -1;
+	int rc;
+
+	ck_assert_int_eq(bakery_trylock(s->l), EBUSY);
+	while (tk_now(CLOCK_MONOTONIC) - started < g + 30) {
+		rc = bakery_trylock(s->l);
+		if (rc == 0) {
+			took = tk_now(CLOCK_MONOTONIC) - started;
+			occupy(s->a, 0);
+			ck_assert_int_eq(bakery_unlock(s->l), 0);
+			break;
+		}
+		ck_assert_int_eq(rc, EBUSY);
+		tk_sleep_ms(10);
+	}
+	ck_assert_msg(took >= g, "the trylock got the lock after %.3f s (grace %.3f s)", took, g);
+	ck_assert_uint_eq(lock_passes(s->b), 1);
+}
+
 START_TEST(trylock_passes_a_stopped_waiter)
 {
 	struct scene s;
-	double started, took = -1;
 	pid_t a;
-	int rc;
 
 	scene_open(&s, (enum bakery_algo)_i, "passtry");
 	unit_holder_start(&s.h, s.l);
 	a = queue_waiter(s.a, &s.w[1], 1, s.b, 1);
 	stop_and_check(a);
 	unit_holder_stop(&s.h);
-	started = tk_now(CLOCK_MONOTONIC);
-	ck_assert_int_eq(bakery_trylock(s.l), EBUSY);          /* A's turn, not yet G */
-	while (tk_now(CLOCK_MONOTONIC) - started < G_S + 30) {
-		rc = bakery_trylock(s.l);
-		if (rc == 0) {
-			took = tk_now(CLOCK_MONOTONIC) - started;
-			occupy(s.a, 0);
-			ck_assert_int_eq(bakery_unlock(s.l), 0);
-			break;
-		}
-		ck_assert_int_eq(rc, EBUSY);
-		tk_sleep_ms(10);
-	}
-	ck_assert_msg(took >= G_S, "the trylock got the lock after %.3f s (grace %.3f s)", took, G_S);
-	ck_assert_uint_eq(lock_passes(s.b), 1);
+	trylock_until_passed(&s, G_S);
 	ck_assert_int_eq(kill(a, SIGCONT), 0);
 	ck_assert_int_eq(tk_reap(a, 30), 0);
 	ck_assert_uint_eq(s.a->entries, 2);
+	scene_close(&s);
+}
+END_TEST
+
+/*
+ * A trylock's watch does not outlive its use.  A trylock watches a stopped
+ * Black-White waiter A whose turn came, long enough to note its ticket, not
+ * long enough to pass it; A goes on.  Later a waiter in the same slot with
+ * the same ticket (Black-White's numbers are small and come again) is
+ * stopped as its turn comes.  The trylock, back more than the grace after
+ * it noted A's ticket, must not take this turn for A's and pass it at once:
+ * its first call is EBUSY, and it passes only after the grace.  (A longer
+ * grace than the default, for margins on a loaded machine.)
+ */
+#define LATE_GRACE_MS 2000
+
+/* The one waiter of the lock: its slot and its ticket register. */
+static void waiter_ticket(bakery_t *b, unsigned *slot, uint64_t *ticket)
+{
+	for (unsigned k = 0; k < 8; k++) {
+		struct bakery_shm_reg *r = reg_of(b, 0, k);
+
+		if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_WAITING) {
+			*slot = k;
+			*ticket = CMM_LOAD_SHARED(r->number);
+			return;
+		}
+	}
+	ck_abort_msg("no waiter in line");
+}
+
+START_TEST(trylock_watch_does_not_outlive_its_use)
+{
+	const double g = LATE_GRACE_MS / 1000.0;
+	unsigned slot, again_slot;
+	uint64_t ticket, again_ticket;
+	struct scene s;
+	double noted;
+	pid_t a;
+
+	setenv("BAKERY_PASS_GRACE_MS", "2000", 1);      /* LATE_GRACE_MS, here and in children */
+	scene_open(&s, BAKERY_ALGO_BLACK_WHITE, "passlate");
+	unit_holder_start(&s.h, s.l);
+	a = queue_waiter(s.a, &s.w[1], 1, s.b, 1);
+	stop_and_check(a);
+	waiter_ticket(s.b, &slot, &ticket);
+	unit_holder_stop(&s.h);
+	/* half the grace: past the quarter after which the watch notes the
+	 * ticket, well before it would pass */
+	noted = tk_now(CLOCK_MONOTONIC);
+	while (tk_now(CLOCK_MONOTONIC) - noted < g / 2) {
+		ck_assert_int_eq(bakery_trylock(s.l), EBUSY);
+		tk_sleep_ms(10);
+	}
+	ck_assert_uint_eq(lock_passes(s.b), 0);
+	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(a, 30), 0);
+	/* an exit sets the other colour than the leaver's: one more passage
+	 * brings back A's */
+	ck_assert_int_eq(bakery_lock(s.l), 0);
+	ck_assert_int_eq(bakery_unlock(s.l), 0);
+	tk_sleep_ms(1000 * g);
+
+	/* the same scene again */
+	unit_holder_start(&s.h, s.l);
+	a = queue_waiter(s.a, &s.w[2], 2, s.b, 1);
+	stop_and_check(a);
+	waiter_ticket(s.b, &again_slot, &again_ticket);
+	ck_assert_uint_eq(again_slot, slot);
+	ck_assert_msg(again_ticket == ticket, "ticket %#llx, A's was %#llx",
+	              (unsigned long long)again_ticket, (unsigned long long)ticket);
+	unit_holder_stop(&s.h);
+	trylock_until_passed(&s, g);    /* not at once, on A's account */
+	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(a, 30), 0);
 	scene_close(&s);
 }
 END_TEST
@@ -510,6 +595,7 @@ static Suite *pass_suite(void)
 	tcase_add_loop_test(tc, passer_dies_before_cleared, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);
 	tcase_add_loop_test(tc, trylock_passes_a_stopped_waiter, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_COUNT);
+	tcase_add_test(tc, trylock_watch_does_not_outlive_its_use);
 	tcase_add_loop_test(tc, grace_zero_turns_passing_off, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_LAMPORT + 1);
 	tcase_add_loop_test(tc, storm_of_stops, BAKERY_ALGO_LAMPORT, BAKERY_ALGO_COUNT);

@@ -4,7 +4,8 @@
  * "x" alike; bad and too long ones refused), flags, configuration limits,
  * permission bits (0600 by default, cfg.mode exactly, EACCES for a user the
  * bits refuse), unlink while mapped, many processes racing to create one
- * region, and a region named like another's creation temporary.
+ * region, a region named like another's creation temporary, and
+ * bakery_region_size.
  */
 #include "config.h"
 
@@ -217,6 +218,46 @@ START_TEST(config_at_the_limits)
 		ck_assert_int_eq(bakery_close(b), 0);
 		ck_assert_int_eq(bakery_unlink(name), 0);
 	}
+}
+END_TEST
+
+/* bakery_region_size says what a region of that configuration maps, and
+ * what its object holds; it refuses what bakery_open refuses. */
+START_TEST(region_size_is_what_creation_takes)
+{
+	const struct bakery_config cfgs[] = {
+		{ 0 }, { .slots = 1, .locks = 1 }, { .slots = 3, .locks = 2 },
+		{ .slots = 256 }, { .locks = 300 }, { .slots = 513, .locks = 5, .mode = 0640 },
+	};
+	const struct bakery_config bad[] = {
+		{ .slots = BAKERY_MAX_SLOTS + 1 }, { .locks = BAKERY_MAX_LOCKS + 1 },
+		{ .mode = 0700 },
+	};
+	uint64_t size, dflt;
+
+	ck_assert_int_eq(bakery_region_size(NULL, &dflt), 0);
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		char name[TK_NAME_SIZE], path[TK_NAME_SIZE + 16];
+		struct bakery_region_info ri;
+		struct stat st;
+		bakery_t *b = NULL;
+
+		ck_assert_int_eq(bakery_region_size(&cfgs[i], &size), 0);
+		tk_name(name, sizeof(name), "size");
+		ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, &cfgs[i], &b), 0);
+		ck_assert_int_eq(bakery_region_info(b, &ri), 0);
+		ck_assert_uint_eq(ri.size, size);
+		unit_shm_path(path, sizeof(path), name);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_uint_eq((uint64_t)st.st_size, size);
+		if (i == 0)
+			ck_assert_uint_eq(size, dflt);
+		ck_assert_int_eq(bakery_close(b), 0);
+		ck_assert_int_eq(bakery_unlink(name), 0);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(bakery_region_size(&bad[i], &size), EINVAL);
+	ck_assert_int_eq(bakery_region_size(NULL, NULL), EINVAL);
 }
 END_TEST
 
@@ -494,6 +535,7 @@ static Suite *region_suite(void)
 	tcase_add_test(tc, bad_flags_and_out_pointer);
 	tcase_add_test(tc, config_out_of_range);
 	tcase_add_test(tc, config_at_the_limits);
+	tcase_add_test(tc, region_size_is_what_creation_takes);
 	tcase_add_test(tc, mode_default_and_exact);
 	tcase_add_test(tc, permission_refused);
 	tcase_add_test(tc, unlink_keeps_mapped_handles_working);

@@ -34,48 +34,11 @@ static const enum bakery_algo holder_algos[] = {
 };
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-struct fixture {
-	char name[TK_NAME_SIZE];
-	enum bakery_algo algo;
-	unsigned holders;
-	bakery_t *b;
-	bakery_lock_t *l;
-	unsigned index;
-};
-
-static bakery_lock_t *open_config(bakery_t *b, enum bakery_algo algo, unsigned holders)
+static void fixture_open(struct unit_fixture *f, enum bakery_algo algo, unsigned holders)
 {
-	struct bakery_lock_config cfg = { .algo = algo, .holders = holders };
-	bakery_lock_t *l = NULL;
-	int rc = bakery_lock_open_config(b, "shared", &cfg, &l);
+	const struct bakery_lock_config cfg = { .algo = algo, .holders = holders };
 
-	ck_assert_msg(rc == 0, "open %s holders %u: %s", bakery_algo_name(algo), holders,
-	              bakery_strerror(rc));
-	return l;
-}
-
-static void fixture_open(struct fixture *f, enum bakery_algo algo, unsigned holders)
-{
-	f->algo = algo;
-	f->holders = holders;
-	f->b = unit_region(f->name, "shared", 8, 8);
-	f->l = open_config(f->b, algo, holders);
-	ck_assert_int_eq(bakery_lock_index(f->l, &f->index), 0);
-}
-
-static void fixture_close(struct fixture *f)
-{
-	ck_assert_int_eq(bakery_lock_close(f->l), 0);
-	ck_assert_int_eq(bakery_close(f->b), 0);
-	ck_assert_int_eq(bakery_unlink(f->name), 0);
-}
-
-static struct bakery_lock_info lock_info(struct fixture *f)
-{
-	struct bakery_lock_info li;
-
-	ck_assert_int_eq(bakery_lock_info(f->b, f->index, &li), 0);
-	return li;
+	unit_fixture_open_config(f, "shared", 8, 8, "shared", &cfg);
 }
 
 /* ---------------------------------------------- a holder in either mode -- */
@@ -94,7 +57,7 @@ static void *mode_holder_main(void *arg)
 	struct mode_holder *h = arg;
 
 	h->lock_rc = h->shared ? bakery_rdlock(h->lock) : bakery_lock(h->lock);
-	h->slot = unit_self_slot(h->b);
+	h->slot = tk_self_slot(h->b);
 	tk_gate_open(&h->held);
 	tk_gate_wait(&h->release, 60);
 	h->unlock_rc = bakery_unlock(h->lock);
@@ -103,7 +66,7 @@ static void *mode_holder_main(void *arg)
 
 /* A thread that holds F's lock (shared or not) until mode_holder_stop;
  * returns once it holds it, the rc it got is WANT. */
-static void mode_holder_start(struct mode_holder *h, struct fixture *f, bool shared, int want)
+static void mode_holder_start(struct mode_holder *h, struct unit_fixture *f, bool shared, int want)
 {
 	h->lock = f->l;
 	h->b = f->b;
@@ -152,7 +115,7 @@ static int holder_process_main(void *arg)
 	return 3;
 }
 
-static pid_t holder_process(struct fixture *f, bool shared)
+static pid_t holder_process(struct unit_fixture *f, bool shared)
 {
 	struct holder_process h = { f->name, f->algo, shared, { { -1, -1 } } };
 	pid_t pid;
@@ -172,7 +135,7 @@ static pid_t holder_process(struct fixture *f, bool shared)
 
 START_TEST(jayanti_has_no_shared_mode)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct timespec at = tk_in(CLOCK_REALTIME, 1);
 	struct timespec mono = tk_in(CLOCK_MONOTONIC, 1);
 
@@ -184,8 +147,8 @@ START_TEST(jayanti_has_no_shared_mode)
 	/* the exclusive calls still work, and nothing was left behind */
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	ck_assert_uint_eq(lock_info(&f).waiters, 0);
-	fixture_close(&f);
+	ck_assert_uint_eq(unit_fixture_info(&f).waiters, 0);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -195,7 +158,7 @@ START_TEST(what_cannot_count_holders)
 {
 	const struct bakery_lock_config bw = { .algo = BAKERY_ALGO_BLACK_WHITE, .holders = 2 };
 	const struct bakery_lock_config jy = { .algo = BAKERY_ALGO_JAYANTI, .holders = 3 };
-	struct fixture f;
+	struct unit_fixture f;
 	bakery_lock_t *l = NULL;
 
 	fixture_open(&f, BAKERY_ALGO_LAMPORT, 2);
@@ -213,7 +176,7 @@ START_TEST(what_cannot_count_holders)
 		ck_assert_int_eq(bakery_lock_open_config(f.b, name, &one, &l), 0);
 		ck_assert_int_eq(bakery_lock_close(l), 0);
 	}
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -222,7 +185,7 @@ START_TEST(bad_configurations)
 	struct bakery_lock_config cfg = { .algo = BAKERY_ALGO_LAMPORT };
 	struct timespec bad = { 0, 1000000000L };
 	struct timespec at = tk_in(CLOCK_REALTIME, 1);
-	struct fixture f;
+	struct unit_fixture f;
 	bakery_lock_t *l = NULL;
 	unsigned k;
 
@@ -251,8 +214,8 @@ START_TEST(bad_configurations)
 	ck_assert_int_eq(bakery_timedrdlock(f.l, &bad), EINVAL);
 	ck_assert_int_eq(bakery_clockrdlock(f.l, CLOCK_PROCESS_CPUTIME_ID, &at), EINVAL);
 	ck_assert_int_eq(bakery_clockrdlock(f.l, CLOCK_MONOTONIC, NULL), EINVAL);
-	ck_assert_uint_eq(lock_info(&f).waiters, 0);
-	fixture_close(&f);
+	ck_assert_uint_eq(unit_fixture_info(&f).waiters, 0);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -262,12 +225,12 @@ START_TEST(joining_with_another_capacity)
 {
 	struct bakery_lock_config cfg = { .algo = BAKERY_ALGO_DEFAULT, .holders = 3 };
 	struct bakery_lock_info li;
-	struct fixture f;
+	struct unit_fixture f;
 	bakery_lock_t *l = NULL;
 	unsigned k = 0;
 
 	fixture_open(&f, BAKERY_ALGO_DEFAULT, 3);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_int_eq(li.algo, BAKERY_ALGO_LAMPORT);
 	ck_assert_uint_eq(li.capacity, 3);
 	ck_assert_int_eq(bakery_lock_holders(f.l, &k), 0);
@@ -293,13 +256,13 @@ START_TEST(joining_with_another_capacity)
 	ck_assert_int_eq(bakery_lock_close(l), 0);
 	cfg.holders = 2;
 	ck_assert_int_eq(bakery_lock_open_config(f.b, "mutex", &cfg, &l), BAKERY_EALGO);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
 START_TEST(no_recursion)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct timespec at = tk_in(CLOCK_MONOTONIC, 0.01);
 
 	fixture_open(&f, shared_algos[_i], 0);
@@ -316,8 +279,8 @@ START_TEST(no_recursion)
 	ck_assert_int_eq(bakery_rdlock(f.l), EDEADLK);
 	ck_assert_int_eq(bakery_tryrdlock(f.l), EDEADLK);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	ck_assert_int_eq(lock_info(&f).holding, 0);
-	fixture_close(&f);
+	ck_assert_int_eq(unit_fixture_info(&f).holding, 0);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -325,7 +288,7 @@ END_TEST
  * inside: more readers get in, a writer does not. */
 START_TEST(readers_and_a_writer)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct mode_holder w, r;
 	struct timespec at;
 	double t0;
@@ -348,96 +311,87 @@ START_TEST(readers_and_a_writer)
 	/* readers overlap */
 	at = tk_in(CLOCK_REALTIME, 5);
 	ck_assert_int_eq(bakery_timedrdlock(f.l, &at), 0);
-	ck_assert_uint_eq(lock_info(&f).readers, 2);
+	ck_assert_uint_eq(unit_fixture_info(&f).readers, 2);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	mode_holder_stop(&r);
 	ck_assert_int_eq(bakery_trylock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
-static struct bakery_slot_info slot_info(struct fixture *f, int slot)
-{
-	struct bakery_slot_info si;
-
-	ck_assert_int_ge(slot, 0);
-	ck_assert_int_eq(bakery_slot_info(f->b, (unsigned)slot, &si), 0);
-	return si;
-}
-
 START_TEST(introspection_of_readers)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct mode_holder r1, r2, w;
 	struct bakery_lock_info li;
 	struct bakery_slot_info si;
 
 	fixture_open(&f, shared_algos[_i], 0);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.capacity, 1);
 	ck_assert_uint_eq(li.holding, 0);
 	ck_assert_int_eq(li.holder, -1);
 	mode_holder_start(&r1, &f, true, 0);
 	mode_holder_start(&r2, &f, true, 0);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.holding, 2);
 	ck_assert_uint_eq(li.readers, 2);
 	ck_assert(li.holder == r1.slot || li.holder == r2.slot);
-	si = slot_info(&f, r1.slot);
+	si = unit_slot_info(f.b, r1.slot);
 	ck_assert_int_eq(si.pass, BAKERY_PASS_CRITICAL);
 	ck_assert_int_eq(si.shared, 1);
-	ck_assert_int_eq(slot_info(&f, r2.slot).shared, 1);
+	ck_assert_int_eq(unit_slot_info(f.b, r2.slot).shared, 1);
 	mode_holder_stop(&r1);
 	mode_holder_stop(&r2);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.holding, 0);
 	ck_assert_uint_eq(li.readers, 0);
 	ck_assert_uint_eq(li.acquisitions, 2);
 
 	mode_holder_start(&w, &f, false, 0);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.holding, 1);
 	ck_assert_uint_eq(li.readers, 0);
 	ck_assert_int_eq(li.holder, w.slot);
-	si = slot_info(&f, w.slot);
+	si = unit_slot_info(f.b, w.slot);
 	ck_assert_int_eq(si.pass, BAKERY_PASS_CRITICAL);
 	ck_assert_int_eq(si.shared, 0);
 	mode_holder_stop(&w);
-	ck_assert_uint_eq(lock_info(&f).reader_deaths, 0);
-	fixture_close(&f);
+	ck_assert_uint_eq(unit_fixture_info(&f).reader_deaths, 0);
+	unit_fixture_close(&f);
 }
 END_TEST
 
 START_TEST(introspection_of_holders)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct mode_holder h1, h2;
 	struct bakery_lock_info li;
 
 	fixture_open(&f, holder_algos[_i], 3);
 	mode_holder_start(&h1, &f, false, 0);
 	mode_holder_start(&h2, &f, false, 0);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.capacity, 3);
 	ck_assert_uint_eq(li.holding, 2);
 	ck_assert_uint_eq(li.readers, 0);
-	ck_assert_int_eq(slot_info(&f, h1.slot).shared, 0);
-	ck_assert_int_eq(slot_info(&f, h2.slot).pass, BAKERY_PASS_CRITICAL);
+	ck_assert_int_eq(unit_slot_info(f.b, h1.slot).shared, 0);
+	ck_assert_int_eq(unit_slot_info(f.b, h2.slot).pass, BAKERY_PASS_CRITICAL);
 	/* the third unit is free, the fourth is not */
 	ck_assert_int_eq(bakery_trylock(f.l), 0);
-	ck_assert_uint_eq(lock_info(&f).holding, 3);
+	ck_assert_uint_eq(unit_fixture_info(&f).holding, 3);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	mode_holder_stop(&h1);
 	mode_holder_stop(&h2);
-	ck_assert_uint_eq(lock_info(&f).holding, 0);
-	fixture_close(&f);
+	ck_assert_uint_eq(unit_fixture_info(&f).holding, 0);
+	unit_fixture_close(&f);
 }
 END_TEST
 
 START_TEST(k_holders_then_busy)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct mode_holder h[4];
 	struct timespec at;
 	const unsigned k = 4;
@@ -450,12 +404,12 @@ START_TEST(k_holders_then_busy)
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &at), ETIMEDOUT);
 	mode_holder_stop(&h[2]);
 	ck_assert_int_eq(bakery_trylock(f.l), 0);
-	ck_assert_uint_eq(lock_info(&f).holding, k);
+	ck_assert_uint_eq(unit_fixture_info(&f).holding, k);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	for (unsigned i = 0; i < k; i++)
 		if (i != 2)
 			mode_holder_stop(&h[i]);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -465,23 +419,26 @@ END_TEST
  * leave the lock owner-died for a writer to repair. */
 START_TEST(readers_after_a_dead_writer)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct mode_holder r;
 	struct bakery_lock_info li;
 
 	fixture_open(&f, shared_algos[_i], 0);
 	ck_assert(tk_kill(holder_process(&f, false)));
+	/* proven dead, not recovered yet: the state says so already */
+	li = unit_fixture_info(&f);
+	ck_assert(li.owner_dead == 0 && li.state == BAKERY_LOCK_OWNER_DIED);
 	ck_assert_int_eq(bakery_rdlock(f.l), EOWNERDEAD);
 	ck_assert_int_eq(bakery_consistent(f.l), EPERM);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_int_eq(li.owner_dead, 1);
 	ck_assert_uint_eq(li.owner_deaths, 1);
 	ck_assert_uint_eq(li.reader_deaths, 0);
 	mode_holder_start(&r, &f, true, EOWNERDEAD);   /* another reader too */
-	ck_assert_uint_eq(lock_info(&f).readers, 2);
+	ck_assert_uint_eq(unit_fixture_info(&f).readers, 2);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	mode_holder_stop(&r);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_int_eq(li.owner_dead, 1);            /* nobody repaired */
 	ck_assert_int_eq(li.not_recoverable, 0);       /* nor gave up */
 	ck_assert_int_eq(bakery_tryrdlock(f.l), EOWNERDEAD);
@@ -493,8 +450,8 @@ START_TEST(readers_after_a_dead_writer)
 	ck_assert_int_eq(bakery_rdlock(f.l), 0);
 	ck_assert_int_eq(bakery_consistent(f.l), EINVAL);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	ck_assert_int_eq(lock_info(&f).owner_dead, 0);
-	fixture_close(&f);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, 0);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -522,7 +479,7 @@ START_TEST(a_dead_reader_gives_its_share_back)
 {
 	struct waiting_writer w = { .rc = -1, .unlock_rc = -1 };
 	struct bakery_lock_info li;
-	struct fixture f;
+	struct unit_fixture f;
 	pthread_t t;
 	pid_t reader;
 
@@ -536,7 +493,7 @@ START_TEST(a_dead_reader_gives_its_share_back)
 	ck_assert(tk_kill(reader));
 	ck_assert(tk_gate_wait(&w.done, 30));
 	ck_assert_msg(w.rc == 0, "writer after a dead reader: %s", bakery_strerror(w.rc));
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.reader_deaths, 1);
 	ck_assert_uint_eq(li.owner_deaths, 0);
 	ck_assert_int_eq(li.owner_dead, 0);
@@ -550,7 +507,7 @@ START_TEST(a_dead_reader_gives_its_share_back)
 	tk_gate_close(&w.release);
 	ck_assert_int_eq(bakery_rdlock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -558,17 +515,19 @@ END_TEST
 START_TEST(a_dead_reader_alone)
 {
 	struct bakery_lock_info li;
-	struct fixture f;
+	struct unit_fixture f;
 
 	fixture_open(&f, shared_algos[_i], 0);
 	ck_assert(tk_kill(holder_process(&f, true)));
+	/* a reader dead inside changed nothing */
+	ck_assert_int_eq(unit_fixture_info(&f).state, BAKERY_LOCK_OK);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.reader_deaths, 1);
 	ck_assert_uint_eq(li.owner_deaths, 0);
 	ck_assert_uint_eq(li.recoveries, 1);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -579,7 +538,7 @@ END_TEST
 START_TEST(a_dead_holder_gives_its_unit_back)
 {
 	struct bakery_lock_info li;
-	struct fixture f;
+	struct unit_fixture f;
 	unsigned reclaimed = 0;
 	pid_t h1, h2;
 
@@ -588,8 +547,9 @@ START_TEST(a_dead_holder_gives_its_unit_back)
 	h2 = holder_process(&f, false);
 	ck_assert_int_eq(bakery_trylock(f.l), EBUSY);
 	ck_assert(tk_kill(h1));
+	ck_assert_int_eq(unit_fixture_info(&f).state, BAKERY_LOCK_OWNER_DIED);
 	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.owner_deaths, 1);
 	ck_assert_uint_eq(li.reader_deaths, 0);
 	ck_assert_int_eq(li.owner_dead, 1);
@@ -602,15 +562,15 @@ START_TEST(a_dead_holder_gives_its_unit_back)
 	 * is told all the same (and the unit comes back) */
 	ck_assert(tk_kill(h2));
 	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
-	ck_assert_uint_eq(lock_info(&f).holding, 1);
+	ck_assert_uint_eq(unit_fixture_info(&f).holding, 1);
 	ck_assert_int_eq(bakery_recover(f.b, &reclaimed), 0);
 	ck_assert_uint_eq(reclaimed, 0);               /* already done */
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	li = lock_info(&f);
+	li = unit_fixture_info(&f);
 	ck_assert_uint_eq(li.owner_deaths, 2);
 	ck_assert_uint_eq(li.holding, 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -657,7 +617,7 @@ static bool pid_waits(void *arg)
 }
 
 /* Start a passer; return once it waits in line. */
-static pid_t passer_waiting(struct fixture *f, bool shared)
+static pid_t passer_waiting(struct unit_fixture *f, bool shared)
 {
 	struct passer p = { f->name, f->algo, shared };
 	struct waiting_pid w = { f->b, tk_fork(passer_main, &p) };
@@ -671,7 +631,7 @@ static pid_t passer_waiting(struct fixture *f, bool shared)
  * writer's wait here is shorter than the grace G: nobody passes it yet.) */
 START_TEST(a_stopped_reader_holds_up_writers_only)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct timespec at;
 	pid_t stopped, reader;
 
@@ -690,7 +650,7 @@ START_TEST(a_stopped_reader_holds_up_writers_only)
 	ck_assert_int_eq(tk_reap(stopped, 30), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -700,7 +660,7 @@ END_TEST
  * happens after G. */
 START_TEST(a_stopped_holder_keeps_its_unit)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct mode_holder h1, h2;
 	struct timespec at;
 	pid_t stopped;
@@ -719,7 +679,7 @@ START_TEST(a_stopped_holder_keeps_its_unit)
 	ck_assert_int_eq(bakery_lock(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	mode_holder_stop(&h2);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -764,7 +724,7 @@ static void occupancy_leave(struct occupancy *o)
 
 /* A process taking F's k-lock once: within TIMEOUT_S if > 0. */
 struct taker {
-	struct fixture *f;
+	struct unit_fixture *f;
 	struct occupancy *o;
 	unsigned id;
 	double timeout_s;
@@ -811,7 +771,7 @@ static void stop_stopped(pid_t pid)
  * would wait as long as W stays stopped (and time out). */
 START_TEST(a_stopped_taker_is_passed)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct mode_holder h1, h2;
 	struct occupancy *o = tk_shared(sizeof(*o));
 	struct taker tw = { &f, o, 0, 0 }, tx = { &f, o, 1, SHORT_GRACE_S + PASS_MARGIN_S };
@@ -838,7 +798,7 @@ START_TEST(a_stopped_taker_is_passed)
 	ck_assert_int_eq(tk_reap(x, SHORT_GRACE_S + PASS_MARGIN_S + 30), 0);
 	took = (double)(o->got_ns[1] - start) / 1e9;
 	ck_assert_msg(took >= SHORT_GRACE_S, "X passed W after %.3f s, before the grace", took);
-	ck_assert_uint_eq(lock_info(&f).passes, 1);
+	ck_assert_uint_eq(unit_fixture_info(&f).passes, 1);
 	ck_assert_uint_eq(o->got_ns[0], 0);
 	ck_assert_int_eq(kill(q.pid, SIGCONT), 0);
 	ck_assert_int_eq(tk_reap(q.pid, 30), 0);
@@ -849,7 +809,7 @@ START_TEST(a_stopped_taker_is_passed)
 	ck_assert_uint_eq(o->inside, 0);
 	fprintf(stderr, "%s, k = 2: X passed the stopped taker in %.3f s (grace %.3f s)\n",
 	        bakery_algo_name(f.algo), took, SHORT_GRACE_S);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -858,7 +818,7 @@ END_TEST
  * would be. */
 START_TEST(a_stopped_reader_is_passed)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct timespec at;
 	struct unit_queued q = { NULL, 0, 1 };
 	uint64_t start;
@@ -881,11 +841,11 @@ START_TEST(a_stopped_reader_is_passed)
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &at), 0);
 	took = (double)(tk_ns() - start) / 1e9;
 	ck_assert_msg(took >= SHORT_GRACE_S, "passed after %.3f s, before the grace", took);
-	ck_assert_uint_eq(lock_info(&f).passes, 1);
+	ck_assert_uint_eq(unit_fixture_info(&f).passes, 1);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(kill(stopped, SIGCONT), 0);
 	ck_assert_int_eq(tk_reap(stopped, 30), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 

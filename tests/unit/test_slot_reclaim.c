@@ -54,7 +54,7 @@ static int sleeper_main(void *arg)
 		return 1;
 	if (bakery_lock(l) || bakery_unlock(l))
 		return 2;
-	s->slot[i] = unit_self_slot(b);
+	s->slot[i] = tk_self_slot(b);
 	tk_gate_open(&s->ready[i]);
 	if (!tk_gate_wait(&s->wake[i], 120))
 		return 3;
@@ -109,7 +109,7 @@ START_TEST(sleepers_slots_are_reclaimed)
 	ck_assert_int_eq(lock_within_timeout(l, &took), 0);
 	printf("reclaim: a lock call with every slot asleep took %.3f s\n", took);
 	occupancy_in(&s->occ, 1, OCCUPANCY_PAUSE);
-	me = unit_self_slot(b);
+	me = tk_self_slot(b);
 	ck_assert(me == s->slot[0] || me == s->slot[1]);
 	r = me == s->slot[0] ? 0 : 1;   /* the sleeper revoked */
 	o = 1 - r;                      /* the other, still asleep in its slot */

@@ -6,12 +6,16 @@
  * timedlock mixed in; and a waiter blocked for a second on a held lock burns
  * almost no CPU (its own CLOCK_THREAD_CPUTIME_ID, measured from inside).
  * A thread cancelled while in libbakery calls is cancelled after them.
+ * Threads with the smallest stack POSIX allows take a lock, in a crowd, in
+ * a region of the most slots.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <urcu/uatomic.h>
@@ -299,6 +303,102 @@ START_TEST(cancellation_waits_for_the_call_to_end)
 }
 END_TEST
 
+/* -------------------------------------------------------- small stacks -- */
+
+/*
+ * Threads made with the smallest stack there is (PTHREAD_STACK_MIN, in a
+ * mapping of our own with a guard page below it: an overflow is a SIGSEGV,
+ * not a silent write into other memory) queue for a lock in a region of
+ * BAKERY_MAX_SLOTS slots, all at once behind a holder, then take it in
+ * turn a few times.  A doorway that kept an array of one entry per
+ * possible slot on the stack (Jayanti's kept two, 16 KiB) overflows; the
+ * crowd is large enough that the tokens a late doorway reads do not fit
+ * in a small array on the stack either.
+ */
+#define SMALL_THREADS 40
+#define SMALL_ROUNDS 10
+
+struct small_stack {
+	pthread_t thread;
+	void *map;
+	size_t size;
+};
+
+static void small_stack_start(struct small_stack *s, void *(*fn)(void *), void *arg)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	pthread_attr_t attr;
+
+	s->size = PTHREAD_STACK_MIN + page;
+	s->map = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
+	              MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	ck_assert(s->map != MAP_FAILED);
+	ck_assert_int_eq(mprotect(s->map, page, PROT_NONE), 0);         /* the guard page */
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(pthread_attr_setstack(&attr, (char *)s->map + page, PTHREAD_STACK_MIN), 0);
+	ck_assert_int_eq(pthread_create(&s->thread, &attr, fn, arg), 0);
+	pthread_attr_destroy(&attr);
+}
+
+static void small_stack_join(struct small_stack *s)
+{
+	ck_assert_int_eq(pthread_join(s->thread, NULL), 0);
+	munmap(s->map, s->size);
+}
+
+static void *small_stack_main(void *arg)
+{
+	struct arena *a = arg;
+
+	for (unsigned r = 0; r < SMALL_ROUNDS; r++) {
+		int rc = bakery_lock(a->l);
+
+		if (rc) {
+			uatomic_cmpxchg(&a->error, 0, rc);
+			break;
+		}
+		if (uatomic_add_return(&a->inside, 1) != 1)
+			uatomic_inc(&a->overlaps);
+		uatomic_inc(&a->entries);
+		uatomic_dec(&a->inside);
+		if ((rc = bakery_unlock(a->l))) {
+			uatomic_cmpxchg(&a->error, 0, rc);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static bool crowd_in_line(void *arg)
+{
+	struct bakery_lock_info li;
+
+	return bakery_lock_info(arg, 0, &li) == 0 && li.waiters == SMALL_THREADS;
+}
+
+START_TEST(small_stacks_in_the_largest_region)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "smallstack", BAKERY_MAX_SLOTS, 1);
+	struct arena a = { .l = unit_lock(b, "crowd", (enum bakery_algo)_i) };
+	struct small_stack s[SMALL_THREADS];
+
+	ck_assert_int_eq(bakery_lock(a.l), 0);
+	for (unsigned i = 0; i < SMALL_THREADS; i++)
+		small_stack_start(&s[i], small_stack_main, &a);
+	ck_assert_msg(tk_wait_until(crowd_in_line, b, 120), "the crowd never lined up");
+	ck_assert_int_eq(bakery_unlock(a.l), 0);
+	for (unsigned i = 0; i < SMALL_THREADS; i++)
+		small_stack_join(&s[i]);
+	ck_assert_msg(a.error == 0, "a small-stack thread got %s", bakery_strerror(a.error));
+	ck_assert_uint_eq(a.overlaps, 0);
+	ck_assert_uint_eq(a.entries, SMALL_THREADS * SMALL_ROUNDS);
+	ck_assert_int_eq(bakery_lock_close(a.l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
 	Suite *s = suite_create("threads");
@@ -310,6 +410,7 @@ static Suite *threads_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, mutual_exclusion_by_lock, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, mutual_exclusion_mixed_calls, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, small_stacks_in_the_largest_region, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(cpu, 30);

@@ -17,25 +17,9 @@
 #define DEADLINE_S 0.05        /* how far ahead the deadlines are set */
 #define LATE_LIMIT_S 1.0       /* how late after it a give-up may return */
 
-struct fixture {
-	char name[TK_NAME_SIZE];
-	bakery_t *b;
-	bakery_lock_t *l;
-	unsigned index;
-};
-
-static void fixture_open(struct fixture *f, enum bakery_algo algo)
+static void fixture_open(struct unit_fixture *f, enum bakery_algo algo)
 {
-	f->b = unit_region(f->name, "timed", 4, 2);
-	f->l = unit_lock(f->b, "timed", algo);
-	ck_assert_int_eq(bakery_lock_index(f->l, &f->index), 0);
-}
-
-static void fixture_close(struct fixture *f)
-{
-	ck_assert_int_eq(bakery_lock_close(f->l), 0);
-	ck_assert_int_eq(bakery_close(f->b), 0);
-	ck_assert_int_eq(bakery_unlink(f->name), 0);
+	unit_fixture_open(f, "timed", 4, 2, "timed", algo);
 }
 
 static double ts_seconds(const struct timespec *t)
@@ -61,9 +45,8 @@ static void expect_timeout(bakery_lock_t *l, clockid_t clock, bool timed)
 
 START_TEST(deadline_on_held_lock_times_out)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
-	struct bakery_lock_info li;
 	struct timespec later;
 
 	fixture_open(&f, (enum bakery_algo)_i);
@@ -74,17 +57,15 @@ START_TEST(deadline_on_held_lock_times_out)
 	/* a deadline already past gives up at once */
 	later = tk_in(CLOCK_MONOTONIC, -1);
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &later), ETIMEDOUT);
-	ck_assert_int_eq(bakery_lock_info(f.b, f.index, &li), 0);
-	ck_assert_uint_ge(li.aborts, 1);
+	ck_assert_uint_ge(unit_fixture_info(&f).aborts, 1);
 	unit_holder_stop(&h);
 
 	/* the give-ups left the protocol cleanly: the lock is free for us */
 	later = tk_in(CLOCK_MONOTONIC, 5);
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &later), 0);
-	ck_assert_int_eq(bakery_lock_info(f.b, f.index, &li), 0);
-	ck_assert_int_eq(li.waiters, 0);
+	ck_assert_int_eq(unit_fixture_info(&f).waiters, 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -107,7 +88,7 @@ static void *late_waiter_main(void *arg)
 
 START_TEST(deadline_met_when_released_in_time)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct late_waiter w = { 0 };
 	pthread_t th;
 
@@ -120,7 +101,7 @@ START_TEST(deadline_met_when_released_in_time)
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_msg(w.rc == 0, "waiter: %s", bakery_strerror(w.rc));
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
@@ -129,7 +110,7 @@ START_TEST(bad_clock_and_malformed_deadlines)
 	static const clockid_t other_clocks[] = {
 		CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID, -1, 12345,
 	};
-	struct fixture f;
+	struct unit_fixture f;
 	struct unit_holder h;
 	struct timespec ok = tk_in(CLOCK_MONOTONIC, 1);
 	struct timespec neg = ok, big = ok;
@@ -146,13 +127,13 @@ START_TEST(bad_clock_and_malformed_deadlines)
 	/* none of them took the lock */
 	unit_holder_start(&h, f.l);
 	unit_holder_stop(&h);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 
 START_TEST(past_deadline_still_acquires_free_lock)
 {
-	struct fixture f;
+	struct unit_fixture f;
 	struct timespec epoch = { 0, 0 };
 	struct timespec past = tk_in(CLOCK_MONOTONIC, -0.5);
 
@@ -163,7 +144,7 @@ START_TEST(past_deadline_still_acquires_free_lock)
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(bakery_clocklock(f.l, CLOCK_MONOTONIC, &past), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
-	fixture_close(&f);
+	unit_fixture_close(&f);
 }
 END_TEST
 

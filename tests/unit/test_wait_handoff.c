@@ -51,14 +51,6 @@ static int timed_waiter(void *arg)
 	return rc;
 }
 
-static struct bakery_lock_info lock_info(bakery_t *b, unsigned index)
-{
-	struct bakery_lock_info li;
-
-	ck_assert_int_eq(bakery_lock_info(b, index, &li), 0);
-	return li;
-}
-
 struct watch {
 	bakery_t *b;
 	unsigned index;
@@ -68,14 +60,14 @@ static bool one_waiter(void *arg)
 {
 	const struct watch *w = arg;
 
-	return lock_info(w->b, w->index).waiters == 1;
+	return unit_lock_info(w->b, w->index).waiters == 1;
 }
 
 /* Checks after a trial that could tell: the woken waiter proved the death
  * whatever it answered (RC), and the lock works. */
 static void check_proven(bakery_t *b, bakery_lock_t *l, unsigned index, int rc)
 {
-	struct bakery_lock_info li = lock_info(b, index);
+	struct bakery_lock_info li = unit_lock_info(b, index);
 
 	ck_assert_msg(rc == ETIMEDOUT || rc == EOWNERDEAD, "waiter: %d", rc);
 	ck_assert_msg(li.recoveries == 1, "the woken waiter left the death unproven "
@@ -116,7 +108,7 @@ static bool trial(struct timed_waiter *w)
 		usleep(10000);
 	/* nobody else has looked at the dead holder */
 	if (told)
-		ck_assert_uint_eq(lock_info(b, watch.index).recoveries, 0);
+		ck_assert_uint_eq(unit_lock_info(b, watch.index).recoveries, 0);
 	ck_assert_int_eq(kill(waiter, SIGCONT), 0);
 	rc = tk_reap(waiter, 10);
 	if (told)

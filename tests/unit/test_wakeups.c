@@ -12,6 +12,14 @@
  * The waiters use lock, clocklock and timedlock in turn, and get the lock in
  * the order they arrived; an occupancy word exchanged on entry never shows
  * two holders.
+ *
+ * A lock of k = 2 holders (Lamport, Boulangerie): two holders inside,
+ * WAITERS processes asleep in line behind them.  The release of one holder
+ * must wake one thread, the next in line: the others are parked behind the
+ * waiter ahead of them (each woken when that one enters).  A release that
+ * woke everyone asleep on the lock's exit count would wake all WAITERS, and
+ * with a crowd every exit would wake it all.  Then everyone gets in, never
+ * more than two inside (tests/common/rw_occupancy.h).
  */
 #include "config.h"
 
@@ -22,6 +30,7 @@
 
 #include <urcu/uatomic.h>
 
+#include "../common/rw_occupancy.h"
 #include "unit.h"
 
 /* the test build's count of threads this process's FUTEX_WAKEs woke (futex.h) */
@@ -126,6 +135,104 @@ START_TEST(one_release_wakes_one_waiter)
 }
 END_TEST
 
+/* ---------------------------------------------------------- k holders -- */
+
+#define K 2
+
+struct k_arena {
+	char name[TK_NAME_SIZE];
+	enum bakery_algo algo;
+	struct rw_occupancy occ;        /* never more than K inside */
+	int held;                       /* the second holder is inside */
+};
+
+struct k_taker {
+	struct k_arena *a;
+	unsigned id;
+	struct tk_gate gate;            /* the second holder leaves when it opens */
+};
+
+/* The second holder: inside until its gate opens. */
+static int k_holder_run(void *arg)
+{
+	struct k_taker *h = arg;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (bakery_open(h->a->name, 0, NULL, &b) || bakery_lock_open(b, "line", h->a->algo, &l) ||
+	    bakery_lock(l))
+		return 1;
+	rw_occupancy_in(&h->a->occ, false, K);
+	uatomic_set(&h->a->held, 1);
+	tk_gate_wait(&h->gate, 60);
+	rw_occupancy_out(&h->a->occ, false);
+	return bakery_unlock(l) ? 2 : 0;
+}
+
+static int k_waiter_run(void *arg)
+{
+	struct k_taker *w = arg;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (bakery_open(w->a->name, 0, NULL, &b) || bakery_lock_open(b, "line", w->a->algo, &l))
+		return 1;
+	if (acquire(l, w->id))
+		return 2;
+	rw_occupancy_in(&w->a->occ, false, K);
+	tk_sleep_ms(1);
+	rw_occupancy_out(&w->a->occ, false);
+	return bakery_unlock(l) ? 3 : 0;
+}
+
+START_TEST(one_exit_wakes_the_next_in_line)
+{
+	struct k_arena *a = tk_shared(sizeof(*a));
+	struct k_taker *t = tk_shared(sizeof(*t) * (WAITERS + 1));
+	struct bakery_lock_config cfg = { .algo = (enum bakery_algo)_i, .holders = K };
+	pid_t pid[WAITERS + 1];
+	bakery_lock_t *l;
+	bakery_t *b;
+	unsigned long before, woken;
+
+	setenv("BAKERY_TEST_PARK_AHEAD", "1", 1);
+	a->algo = cfg.algo;
+	b = unit_region(a->name, "kwake", 0, 0);
+	ck_assert_int_eq(bakery_lock_open_config(b, "line", &cfg, &l), 0);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	rw_occupancy_in(&a->occ, false, K);
+	/* t[WAITERS]: the second holder */
+	t[WAITERS].a = a;
+	tk_gate_init(&t[WAITERS].gate);
+	pid[WAITERS] = tk_fork(k_holder_run, &t[WAITERS]);
+	ck_assert(tk_wait_flag(&a->held, 1, 30));
+	for (unsigned k = 0; k < WAITERS; k++) {
+		struct unit_queued q = { b, 0, k + 1 };
+
+		t[k] = (struct k_taker){ .a = a, .id = k };
+		pid[k] = q.pid = tk_fork(k_waiter_run, &t[k]);
+		ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30),
+		              "waiter %u never went to sleep in line", k);
+	}
+	before = bakery__test_futex_woken();
+	rw_occupancy_out(&a->occ, false);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	woken = bakery__test_futex_woken() - before;
+	ck_assert_msg(woken == 1, "a holder's release woke %lu threads, not 1 (the next in line)",
+	              woken);
+	tk_gate_open(&t[WAITERS].gate);
+	for (unsigned k = 0; k <= WAITERS; k++)
+		ck_assert_int_eq(tk_reap(pid[k], 60), 0);
+	ck_assert_uint_eq(a->occ.violations, 0);
+	ck_assert_uint_eq(a->occ.writes, WAITERS + 2);
+	tk_gate_close(&t[WAITERS].gate);
+	bakery_lock_close(l);
+	bakery_close(b);
+	bakery_unlink(a->name);
+	unsetenv("BAKERY_TEST_PARK_AHEAD");
+}
+END_TEST
+
 static Suite *wakeups_suite(void)
 {
 	Suite *s = suite_create("wakeups");
@@ -133,6 +240,9 @@ static Suite *wakeups_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, one_release_wakes_one_waiter, TK_ALGO_FIRST, TK_ALGO_END);
+	/* the algorithms that count holders */
+	tcase_add_loop_test(tc, one_exit_wakes_the_next_in_line, BAKERY_ALGO_LAMPORT,
+	                    BAKERY_ALGO_BOULANGERIE + 1);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -48,18 +48,60 @@ void unit_shm_path(char *buf, size_t size, const char *name)
 	snprintf(buf, size, "/dev/shm/%s", name[0] == '/' ? name + 1 : name);
 }
 
-int unit_self_slot(bakery_t *b)
+/* ------------------------------------------------------------- fixture -- */
+
+void unit_fixture_open_config(struct unit_fixture *f, const char *tag, unsigned slots,
+                              unsigned locks, const char *lock,
+                              const struct bakery_lock_config *cfg)
 {
-	struct bakery_region_info ri;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	f->lock = lock;
+	f->algo = cfg->algo;
+	f->holders = cfg->holders;
+	f->b = unit_region(f->name, tag, slots, locks);
+	rc = bakery_lock_open_config(f->b, lock, cfg, &f->l);
+	ck_assert_msg(rc == 0, "opening lock %s (%s, %u holders): %s", lock,
+	              bakery_algo_name(cfg->algo), cfg->holders, bakery_strerror(rc));
+	ck_assert_int_eq(bakery_lock_index(f->l, &f->index), 0);
+}
+
+void unit_fixture_open(struct unit_fixture *f, const char *tag, unsigned slots,
+                       unsigned locks, const char *lock, enum bakery_algo algo)
+{
+	const struct bakery_lock_config cfg = { .algo = algo };
+
+	unit_fixture_open_config(f, tag, slots, locks, lock, &cfg);
+}
+
+void unit_fixture_close(struct unit_fixture *f)
+{
+	ck_assert_int_eq(bakery_lock_close(f->l), 0);
+	ck_assert_int_eq(bakery_close(f->b), 0);
+	ck_assert_int_eq(bakery_unlink(f->name), 0);
+}
+
+struct bakery_lock_info unit_lock_info(bakery_t *b, unsigned index)
+{
+	struct bakery_lock_info li;
+
+	ck_assert_int_eq(bakery_lock_info(b, index, &li), 0);
+	return li;
+}
+
+struct bakery_lock_info unit_fixture_info(const struct unit_fixture *f)
+{
+	return unit_lock_info(f->b, f->index);
+}
+
+struct bakery_slot_info unit_slot_info(bakery_t *b, int slot)
+{
 	struct bakery_slot_info si;
 
-	if (bakery_region_info(b, &ri))
-		return -1;
-	for (unsigned i = 0; i < ri.slots; i++)
-		if (bakery_slot_info(b, i, &si) == 0 && si.state == BAKERY_SLOT_ACTIVE &&
-		    si.pid == getpid() && si.tid == tk_gettid())
-			return (int)i;
-	return -1;
+	ck_assert_int_ge(slot, 0);
+	ck_assert_int_eq(bakery_slot_info(b, (unsigned)slot, &si), 0);
+	return si;
 }
 
 /* -------------------------------------------------------------- holder -- */

@@ -37,8 +37,36 @@ bakery_lock_t *unit_lock(bakery_t *b, const char *lock, enum bakery_algo algo);
 /* The path of the region's object under /dev/shm. */
 void unit_shm_path(char *buf, size_t size, const char *name);
 
-/* The calling thread's slot index in B (found by its tid), or -1. */
-int unit_self_slot(bakery_t *b);
+/* ------------------------------------------------------------- fixture -- */
+
+/* A fresh region with one lock in it: the setting of most suites. */
+struct unit_fixture {
+	char name[TK_NAME_SIZE];   /* the region's name */
+	const char *lock;          /* the lock's name */
+	enum bakery_algo algo;     /* as opened (BAKERY_ALGO_DEFAULT: the lock's) */
+	unsigned holders;          /* the capacity asked for (0: a mutex) */
+	bakery_t *b;
+	bakery_lock_t *l;
+	unsigned index;            /* the lock's table index */
+	pid_t child;               /* a child process of the test's own, if any */
+};
+
+/* Create the region (as unit_region: TAG, SLOTS, LOCKS) and open LOCK in it
+ * with ALGO, or with CFG's algorithm and capacity; both must succeed. */
+void unit_fixture_open(struct unit_fixture *f, const char *tag, unsigned slots,
+                       unsigned locks, const char *lock, enum bakery_algo algo);
+void unit_fixture_open_config(struct unit_fixture *f, const char *tag, unsigned slots,
+                              unsigned locks, const char *lock,
+                              const struct bakery_lock_config *cfg);
+/* Close the lock and the region and remove it: all must succeed. */
+void unit_fixture_close(struct unit_fixture *f);
+
+/* bakery_lock_info of the lock at table INDEX of B, which must succeed;
+ * unit_fixture_info: of the fixture's lock. */
+struct bakery_lock_info unit_lock_info(bakery_t *b, unsigned index);
+struct bakery_lock_info unit_fixture_info(const struct unit_fixture *f);
+/* bakery_slot_info of slot SLOT (>= 0) of B, which must succeed. */
+struct bakery_slot_info unit_slot_info(bakery_t *b, int slot);
 
 /* -------------------------------------------------------------- holder -- */
 

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * passage.h - struct passage: one attempt of a thread at one lock, as the
+ * lock calls (lock.c), the algorithms, the waits (wait.c) and the passing
+ * of a stopped waiter (pass.c) all see it.  A header of
+ * its own, below all of them: pass.c, which wait.c calls, reads it too.
+ */
+#ifndef BAKERY_PASSAGE_H
+#define BAKERY_PASSAGE_H
+
+#include "deadline.h"
+#include "handle.h"
+
+struct passage {
+	struct bakery *b;
+	unsigned lock;
+	unsigned self;             /* our slot index */
+	struct bakery_shm_reg *mine;
+	const struct deadline *dl;
+	/* a lock-wide futex word the conditions also depend on, or NULL */
+	uint32_t *also, *also_waiters;
+	/* others holding a ticket when our doorway read them, all ahead of
+	 * ours (wait.c: how long to spin, whether to park) */
+	unsigned crowd;
+	/* the latest of those tickets (our predecessor in line) and the
+	 * register value the doorway read, or BAKERY_NO_SLOT */
+	unsigned pred;
+	uint64_t pred_number;
+	/* a shared (reader) passage: it waits only for exclusive ones ahead */
+	bool shared;
+	/* the lock's capacity k: more than 1 admits k holders at once */
+	unsigned holders;
+	/* our pass word says WAITING (pass.h): we may be passed */
+	bool pass_published;
+	/* in the algorithm's waiting phase (after the doorway, before the
+	 * pass word is taken back): only there may we become passable, not
+	 * while an algorithm's prepare step drives a passage of ours */
+	bool pass_phase;
+	/* how a passer aborts a passed waiter's passage in this lock, when the
+	 * plain reset will not do (struct algo_ops.pass_abort); NULL: the
+	 * plain reset (pass.c) */
+	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
+	/* the serial of the lock handle it is made through (a trylock's pass
+	 * watch belongs to one handle: pass.c) */
+	uint64_t handle;
+};
+
+/* Note slot J, ticket register value NUMBER, as the latest ticket ahead of
+ * ours so far (doorways call it in order of their tickets' rank). */
+static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t number)
+{
+	p->pred = j;
+	p->pred_number = number;
+}
+
+#endif /* BAKERY_PASSAGE_H */

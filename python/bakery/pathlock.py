@@ -1,0 +1,335 @@
+# SPDX-License-Identifier: MIT
+"""PathLock and ReadWritePathLock: the lock of a file or directory (the C
+library's path locks, ``bakery_path_*``), with the interface of the common
+file-lock packages.
+
+Each outermost acquire looks at the path afresh (one ``statx``), as a file
+lock opens its file afresh: a renamed file keeps its lock, a file replaced
+by another gets the new file's lock.  The C library keeps the lock handles
+of the files this process has open, and of the last ones it closed, in one
+process-wide table keyed by the file's identity, so that acquiring a path
+seen before costs a ``statx`` and a look-up; creating a PathLock costs
+nothing at all.
+"""
+
+import ctypes
+import errno
+import math
+import os
+import threading
+import time
+from typing import Any, Dict, List, Optional, Union
+
+from . import _native
+from ._native import lib
+from .errors import OwnerDead, make_error
+
+PathType = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+_get_ident = threading.get_ident
+_path_open = lib.bakery_path_open
+_path_close = lib.bakery_path_close
+_OWNER_DEAD = errno.EOWNERDEAD
+_NOT_ACQUIRED = (errno.EBUSY, errno.ETIMEDOUT)
+
+# exclusive, shared: (block, try, until a deadline)
+_CALLS = ((lib.bakery_path_lock, lib.bakery_path_trylock, lib.bakery_path_clocklock),
+          (lib.bakery_path_rdlock, lib.bakery_path_tryrdlock, lib.bakery_path_clockrdlock))
+
+
+def _deadline(timeout: float) -> _native.Timespec:
+    ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + int(timeout * 1e9)
+    return _native.Timespec(ns // 1000000000, ns % 1000000000)
+
+
+def _check_timeout(timeout: Any) -> float:
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
+        raise TypeError("timeout must be a number of seconds")
+    if math.isnan(timeout):
+        raise ValueError("timeout must be a number of seconds, or -1 for no limit")
+    # negative, or beyond threading's limit: no limit
+    return -1.0 if timeout < 0 or timeout > threading.TIMEOUT_MAX else float(timeout)
+
+
+class AcquireReturnProxy:
+    """What :meth:`PathLock.acquire` returns: ``with lock.acquire(timeout=5):``
+    releases the lock at the end of the block."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self, lock: "PathLock") -> None:
+        self.lock = lock
+
+    def __enter__(self) -> "PathLock":
+        return self.lock
+
+    def __exit__(self, *exc: Any) -> None:
+        self.lock.release()
+
+
+class PathLock:
+    """The lock of the file or directory PATH, shared by every process of the
+    user (and every thread) that locks the same file, by whatever path.
+
+    As the common file-lock packages' locks: ``with lock:``, or
+    ``lock.acquire(timeout=None, blocking=None)``, which returns a proxy
+    usable in a ``with`` block and raises :class:`bakery.Timeout` (also a
+    ``TimeoutError``) when the lock was not acquired: after TIMEOUT seconds
+    (-1: no limit, 0: one attempt), or at once with ``blocking=False``.
+    The defaults come from the constructor.  Reentrant per object and
+    thread: each acquire counts, and the lock is released by the last
+    ``release()`` (``release(force=True)``: at once).  Other threads, and
+    other objects for the same file, wait as other processes do (another
+    object's acquire in a thread that holds the file's lock raises
+    :class:`bakery.Deadlock`).
+
+    Fair (first come, first served) and crash-proof: if the previous holder
+    died holding it, acquiring raises :class:`bakery.OwnerDead` *with the
+    lock held*; repair, then ``e.lock.consistent()`` (which also releases
+    it after a ``with``).
+
+    ``create`` (default True) creates a missing file, as file locks do;
+    ``shared=True`` makes a reader's lock (see :class:`ReadWritePathLock`).
+    """
+
+    def __init__(self, path: PathType, timeout: float = -1, blocking: bool = True, *,
+                 create: bool = True, shared: bool = False) -> None:
+        self._path = os.fspath(path)
+        raw = os.fsencode(self._path)
+        if not raw or b"\0" in raw:
+            raise make_error(errno.EINVAL, repr(self._path), "not a path")
+        self._raw = raw
+        self.timeout = timeout
+        self.blocking = blocking
+        self._create = bool(create)
+        self._flags = _native.CREATE if create else 0
+        self._calls = _CALLS[1 if shared else 0]
+        self._shared = bool(shared)
+        # thread ident -> [count, handle], in the process of fork number
+        # _fork (a lock the parent held is not held by the child)
+        self._held: Dict[int, List[int]] = {}
+        self._fork = _forks[0]
+        self._release_after_consistent: Optional[int] = None
+
+    def _holds(self) -> Dict[int, List[int]]:
+        if self._fork != _forks[0]:
+            self._held = {}
+            self._fork = _forks[0]
+            self._release_after_consistent = None
+        return self._held
+
+    @property
+    def path(self) -> Union[str, bytes]:
+        """The path, as given."""
+        return self._path
+
+    lock_file = path
+
+    @property
+    def shared(self) -> bool:
+        """True for a reader's lock."""
+        return self._shared
+
+    @property
+    def is_locked(self) -> bool:
+        """True while the calling thread holds the lock through this object."""
+        return _get_ident() in self._holds()
+
+    @property
+    def lock_counter(self) -> int:
+        """How many acquires of the calling thread are not released yet."""
+        held = self._holds().get(_get_ident())
+        return held[0] if held else 0
+
+    # ---------------------------------------------------------- acquiring --
+
+    def acquire(self, timeout: Optional[float] = None,
+                blocking: Optional[bool] = None) -> AcquireReturnProxy:
+        """Acquire the lock (once more, if this thread holds it already).
+        Returns a proxy for ``with``; raises :class:`bakery.Timeout` if not
+        acquired, :class:`bakery.OwnerDead` (held: repair, then
+        ``consistent()``), :class:`bakery.NotRecoverable`,
+        :class:`bakery.Deadlock`, or the error of the path
+        (:class:`bakery.NotFound`, :class:`bakery.PermissionDenied`...)."""
+        self._acquire(timeout, blocking)
+        return AcquireReturnProxy(self)
+
+    def _acquire(self, timeout: Optional[float], blocking: Optional[bool]) -> None:
+        tid = _get_ident()
+        held = self._holds().get(tid)
+        if held is not None:
+            held[0] += 1
+            return
+        wait = _check_timeout(self.timeout if timeout is None else timeout)
+        if blocking is None:
+            blocking = self.blocking
+        pointer = ctypes.c_void_p()
+        err = _path_open(self._raw, self._flags, ctypes.byref(pointer))
+        if err:
+            raise make_error(err, os.fsdecode(self._path))
+        handle = pointer.value
+        if not blocking or wait == 0:
+            err = self._calls[1](handle)
+        elif wait < 0:
+            err = self._calls[0](handle)
+        else:
+            err = self._calls[2](handle, time.CLOCK_MONOTONIC, ctypes.byref(_deadline(wait)))
+        if err == 0 or err == _OWNER_DEAD:
+            self._held[tid] = [1, handle]
+            if err == 0:
+                return
+        else:
+            _path_close(handle)
+        raise self._error(err, wait if blocking else 0)
+
+    def _error(self, err: int, wait: float = 0) -> Exception:
+        what = os.fsdecode(self._path)
+        if err in _NOT_ACQUIRED:
+            message = ("not acquired: held by another" if wait <= 0 else
+                       "not acquired within %g seconds" % wait)
+            return make_error(errno.ETIMEDOUT, what, message)
+        e = make_error(err, what)
+        if isinstance(e, OwnerDead):
+            e.lock = self
+        return e
+
+    def __enter__(self) -> "PathLock":
+        try:
+            self._acquire(None, None)
+        except OwnerDead:
+            if not self._shared:
+                self._release_after_consistent = _get_ident()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    # ---------------------------------------------------------- releasing --
+
+    def release(self, force: bool = False) -> None:
+        """Count one acquire of this thread off (``force``: all of them); the
+        last one releases the lock.  Nothing if this thread does not hold
+        it through this object."""
+        tid = _get_ident()
+        held = self._holds().get(tid)
+        if held is None:
+            return
+        if held[0] > 1 and not force:
+            held[0] -= 1
+            return
+        del self._held[tid]
+        if self._release_after_consistent == tid:
+            self._release_after_consistent = None
+        handle = held[1]
+        err = lib.bakery_path_unlock(handle)
+        _path_close(handle)
+        if err:
+            raise self._error(err)
+
+    def consistent(self) -> None:
+        """Mark the state the lock protects repaired, after
+        :class:`bakery.OwnerDead`.  If the OwnerDead came from a ``with``
+        statement, also release the lock: no block will."""
+        held = self._holds().get(_get_ident())
+        if held is None:
+            raise make_error(errno.EPERM, os.fsdecode(self._path), "not held by this thread")
+        err = lib.bakery_path_consistent(held[1])
+        if err:
+            raise self._error(err)
+        if self._release_after_consistent == _get_ident():
+            self.release(force=True)
+
+    # ---------------------------------------------------------- inspecting --
+
+    def info(self) -> Dict[str, Any]:
+        """Where the lock of the file PATH names now is: ``region`` and
+        ``lock`` (its name there, for :class:`bakery.Region`), and the file's
+        identity: ``dev``, ``ino``, ``stamp`` ('birth', 'generation' or
+        'none': what tells a reused inode number apart) and
+        ``stamp_value``."""
+        pointer = ctypes.c_void_p()
+        err = _path_open(self._raw, self._flags, ctypes.byref(pointer))
+        if err:
+            raise make_error(err, os.fsdecode(self._path))
+        out = _native.PathInfo()
+        err = lib.bakery_path_info(pointer.value, ctypes.byref(out))
+        _path_close(pointer.value)
+        if err:
+            raise self._error(err)
+        return {"region": out.region.decode(), "lock": out.lock.decode(), "dev": out.dev,
+                "ino": out.ino, "stamp": _native.PATH_STAMPS.get(out.stamp, "none"),
+                "stamp_value": out.stamp_value}
+
+    def __reduce__(self) -> Any:
+        return (_remake_path_lock, (self._path, self.timeout, self.blocking, self._create,
+                                    self._shared))
+
+    def __repr__(self) -> str:
+        return "<bakery.PathLock %r%s%s>" % (self._path, " shared" if self._shared else "",
+                                            " locked" if self.is_locked else "")
+
+
+def _remake_path_lock(path: PathType, timeout: float, blocking: bool, create: bool,
+                      shared: bool) -> PathLock:
+    return PathLock(path, timeout, blocking, create=create, shared=shared)
+
+
+class ReadWritePathLock:
+    """The lock of the file or directory PATH, with readers: readers hold it
+    together, a writer alone, and both queue in arrival order, so that
+    neither starves.  ``with rw.read_lock():`` and ``with rw.write_lock():``
+    (both take ``timeout`` and ``blocking`` as :meth:`PathLock.acquire`
+    does), or ``rw.reader`` and ``rw.writer``, the two :class:`PathLock`
+    objects.  A thread that holds one mode and asks for the other raises
+    :class:`bakery.Deadlock`.  A dead reader changed nothing: its share
+    comes back, nobody is told.  A dead writer makes the next holder raise
+    :class:`bakery.OwnerDead`; a reader told so may look but not repair:
+    it releases, and the next writer is told in turn."""
+
+    def __init__(self, path: PathType, timeout: float = -1, blocking: bool = True, *,
+                 create: bool = True) -> None:
+        self.reader = PathLock(path, timeout, blocking, create=create, shared=True)
+        self.writer = PathLock(path, timeout, blocking, create=create)
+
+    @property
+    def path(self) -> Union[str, bytes]:
+        return self.writer.path
+
+    def read_lock(self, timeout: Optional[float] = None,
+                  blocking: Optional[bool] = None) -> AcquireReturnProxy:
+        """Acquire as a reader; a proxy for ``with``."""
+        return self.reader.acquire(timeout, blocking)
+
+    def write_lock(self, timeout: Optional[float] = None,
+                   blocking: Optional[bool] = None) -> AcquireReturnProxy:
+        """Acquire as the writer; a proxy for ``with``."""
+        return self.writer.acquire(timeout, blocking)
+
+    def release_read_lock(self, force: bool = False) -> None:
+        self.reader.release(force)
+
+    def release_write_lock(self, force: bool = False) -> None:
+        self.writer.release(force)
+
+    def __reduce__(self) -> Any:
+        w = self.writer
+        return (_remake_rw_lock, (w.path, w.timeout, w.blocking, w._create))
+
+    def __repr__(self) -> str:
+        return "<bakery.ReadWritePathLock %r>" % (self.path,)
+
+
+def _remake_rw_lock(path: PathType, timeout: float, blocking: bool,
+                    create: bool) -> ReadWritePathLock:
+    return ReadWritePathLock(path, timeout, blocking, create=create)
+
+
+_forks = [0]         # forks on the way to this process: bumped in each child
+
+
+def _count_fork() -> None:
+    _forks[0] += 1
+
+
+os.register_at_fork(after_in_child=_count_fork)

@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: MIT
+"""Signals while the main thread waits for a lock (Ctrl-C, a SIGALRM whose
+handler raises): the wait ends, the exception propagates with the lock not
+held and the waiter out of line, and the next one gets the lock at once; a
+handler that returns leaves the waiter's place in line as it was; an
+exception that comes just as the lock was taken does not leave it held.
+Each waiter is a child interpreter of its own, signalled for real while
+this process holds the lock."""
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+import bakery
+
+from support import (CHILD_TIMEOUT, FORK, LockTest, RegionTest, hold_until, join, take_in_turn,
+                     wait_until)
+OUTCOME_TIMEOUT = 60.0      # how long a signalled waiter may take to say how it ended
+
+# The waiter: reports "ready", waits in `with lock:`, then reports how it
+# ended, whether it holds the lock and whether it is still in line, and
+# waits for a line on stdin before it exits (the parent looks meanwhile).
+WAITER = r"""
+import os, signal, sys, threading, time
+import bakery
+
+region_name, mode, log = sys.argv[1], sys.argv[2], sys.argv[3]
+lock = bakery.Region(region_name).lock("l")
+handled = []
+
+
+def on_alarm(signum, frame):
+    raise TimeoutError("alarm")
+
+
+def on_usr1(signum, frame):
+    handled.append(signum)
+
+
+signal.signal(signal.SIGALRM, on_alarm)
+signal.signal(signal.SIGUSR1, on_usr1)
+if mode == "other-thread":
+    # SIGINT reaches another thread, whose C-level handler only sets
+    # Python's flag: the main thread's sleep is not interrupted
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+print("ready", flush=True)
+try:
+    with lock:
+        with open(log, "a") as f:
+            f.write("%d\n" % os.getpid())
+        outcome = "entered"
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+except TimeoutError:
+    outcome = "alarm"
+signal.signal(signal.SIGINT, signal.SIG_IGN)    # one that comes late: no matter
+info = lock.info()
+mine = [h for h in info["holders"] if h["pid"] == os.getpid()]
+queued = [q for q in info["queue"] if q["pid"] == os.getpid()]
+print(outcome, "holds" if mine else "free", "queued" if queued else "out",
+      "handled=%d" % len(handled), flush=True)
+sys.stdin.readline()
+"""
+
+
+class Waiter:
+    """A child interpreter running WAITER, and its lines."""
+
+    def __init__(self, test, mode="plain"):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", WAITER, test.name, mode, test.log],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, universal_newlines=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        test.addCleanup(self.finish)
+        self.pid = self.proc.pid
+        self.expect("ready")
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.strip())
+
+    def expect(self, what, timeout=CHILD_TIMEOUT):
+        """The child's next line, which starts with WHAT."""
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("child %d said nothing within %g s (waiting for %r)"
+                                 % (self.pid, timeout, what)) from None
+        if not line.startswith(what):
+            raise AssertionError("child %d said %r, not %r" % (self.pid, line, what))
+        return line
+
+    def finish(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("\n")
+                self.proc.stdin.flush()
+                self.proc.wait(CHILD_TIMEOUT)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+        return self.proc.returncode
+
+
+class SignalTest(LockTest):
+
+    def wait_in_line(self, waiter):
+        wait_until(lambda: (self.slot_of(waiter.pid) or {}).get("pass") == "waiting",
+                   "child %d to wait in line" % waiter.pid)
+
+    def interrupt_waiter(self, mode, signum, outcome):
+        """A waiter in line behind this process, signalled: it leaves the
+        line, the exception propagates, the lock is not held."""
+        self.lock.acquire()
+        try:
+            waiter = Waiter(self, mode)
+            self.wait_in_line(waiter)
+            os.kill(waiter.pid, signum)
+            self.assertEqual(waiter.expect(outcome, OUTCOME_TIMEOUT),
+                             outcome + " free out handled=0")
+            self.assertEqual(self.in_line(waiter.pid), 0)
+            self.assertEqual(self.lock.info()["waiters"], 0)
+        finally:
+            self.lock.release()
+        self.assert_free_for_a_third_party(self.lock)
+        self.assertEqual(waiter.finish(), 0)
+        with open(self.log) as f:
+            self.assertEqual(f.read(), "")          # the with body never ran
+
+    def test_ctrl_c_while_waiting(self):
+        self.interrupt_waiter("plain", signal.SIGINT, "KeyboardInterrupt")
+
+    def test_sigalrm_handler_that_raises(self):
+        self.interrupt_waiter("plain", signal.SIGALRM, "alarm")
+
+    def test_ctrl_c_caught_by_another_thread(self):
+        # the main thread's sleep is never interrupted: the wait looks at
+        # Python's handlers every BAKERY_ACQUIRE_POLL_MS all the same
+        self.interrupt_waiter("other-thread", signal.SIGINT, "KeyboardInterrupt")
+
+    def test_handler_that_returns_keeps_the_place_in_line(self):
+        self.lock.acquire()
+        try:
+            waiter = Waiter(self)
+            self.wait_in_line(waiter)
+            behind = FORK.Process(target=take_in_turn, args=(self.lock, self.log))
+            behind.start()
+            self.addCleanup(behind.join)
+            wait_until(lambda: self.lock.info()["waiters"] == 2, "a second waiter")
+            for _ in range(3):
+                os.kill(waiter.pid, signal.SIGUSR1)
+                time.sleep(0.1)
+            queue_pids = [q["pid"] for q in self.lock.info()["queue"]]
+            self.assertEqual(queue_pids, [waiter.pid, behind.pid])
+        finally:
+            self.lock.release()
+        self.assertEqual(waiter.expect("entered"), "entered free out handled=3")
+        self.assertEqual(join(behind), 0)
+        self.assertEqual(self.log_order(), [waiter.pid, behind.pid])
+        self.assertEqual(waiter.finish(), 0)
+
+    def test_ctrl_c_as_the_lock_is_handed_over(self):
+        # released, and the waiter signalled at once: the exception comes
+        # while it waits, or just after it took the lock; either way it
+        # propagates with the lock not held
+        for _ in range(5):
+            self.lock.acquire()
+            waiter = Waiter(self)
+            self.wait_in_line(waiter)
+            self.lock.release()
+            os.kill(waiter.pid, signal.SIGINT)
+            line = waiter.expect("")
+            self.assertIn(line, ("KeyboardInterrupt free out handled=0",
+                                 "entered free out handled=0"))
+            self.assertEqual(self.lock.info()["holders"], [])
+            self.assert_free_for_a_third_party(self.lock)
+            self.assertEqual(waiter.finish(), 0)
+
+
+class _Raiser:
+    """Handle.call as it returns into a signal handler that raises: the
+    call is made, its answer kept, then KeyboardInterrupt."""
+
+    def __init__(self, handle, times=1):
+        self.call, self.times = handle.call, times
+
+    def __call__(self, answer, fn, *args):
+        self.call(answer, fn, *args)
+        if self.times:
+            self.times -= 1
+            raise KeyboardInterrupt
+
+
+class TestExceptionAsTheCallReturns(RegionTest):
+    """An exception raised the moment the C call returned (CPython runs
+    signal handlers there): made to happen on purpose."""
+
+    def test_lock_taken_is_released_before_it_propagates(self):
+        lock = self.region.lock("l")
+        for enter in (lock.__enter__, lock.acquire, lambda: lock.acquire(blocking=False),
+                      lambda: lock.acquire(timeout=5), lock.read().__enter__):
+            lock._handle.call = _Raiser(lock._handle)
+            with self.assertRaises(KeyboardInterrupt):
+                enter()
+            del lock._handle.call
+            self.assertEqual(lock.info()["holders"], [])
+            self.assertIs(lock.acquire(blocking=False), True)
+            lock.release()
+
+    def test_release_interrupted_still_releases(self):
+        lock = self.region.lock("l")
+        with self.assertRaises(KeyboardInterrupt):
+            with lock:
+                lock._handle.call = _Raiser(lock._handle)
+        del lock._handle.call
+        self.assertEqual(lock.info()["holders"], [])
+
+    def test_owner_dead_is_kept_and_raised(self):
+        lock = self.region.lock("l")
+        killer = FORK.Process(target=_hold_and_die, args=(lock,))
+        killer.start()
+        self.assertEqual(join(killer), -signal.SIGKILL)
+        lock._handle.call = _Raiser(lock._handle)
+        with self.assertRaises(bakery.OwnerDead) as cm:
+            with lock:
+                self.fail("the with body ran")
+        del lock._handle.call
+        self.assertIsInstance(cm.exception.__cause__, KeyboardInterrupt)
+        self.assertEqual(lock.info()["state"], "owner-died")
+        self.assertEqual(len(lock.info()["holders"]), 1)   # held here: repair, then
+        cm.exception.lock.consistent()                      # consistent() releases
+        self.assertEqual(lock.info()["holders"], [])
+        self.assertEqual(lock.info()["state"], "ok")
+
+
+def _hold_and_die(lock):
+    lock.acquire()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class TestSignalsElsewhere(RegionTest):
+
+    def test_other_threads_wait_as_before(self):
+        # only the main thread runs handlers: another thread's wait ends
+        # when the lock is released, whatever the signals
+        lock = self.region.lock("l")
+        lock.acquire()
+        got = []
+        t = threading.Thread(target=lambda: got.append(lock.acquire(timeout=60)))
+        t.start()
+        wait_until(lambda: lock.info()["waiters"] == 1, "the thread to wait")
+        old = signal.signal(signal.SIGUSR1, lambda *a: None)
+        try:
+            signal.pthread_kill(t.ident, signal.SIGUSR1)
+            time.sleep(0.1)
+            self.assertEqual(lock.info()["waiters"], 1)
+        finally:
+            signal.signal(signal.SIGUSR1, old)
+            lock.release()
+        t.join()
+        self.assertEqual(got, [True])
+
+    def test_unraisable_hook_of_the_application_still_called(self):
+        seen = []
+        old = sys.unraisablehook
+        sys.unraisablehook = seen.append
+        try:
+            lock = self.region.lock("l")
+            held, release = threading.Event(), threading.Event()
+            t = threading.Thread(target=hold_until, args=(lock, held, release))
+            t.start()
+            held.wait()
+            threading.Timer(0.2, release.set).start()
+            with lock:                   # a wait: it wraps the hook
+                pass
+            t.join()
+
+            class Noisy:
+                def __del__(self):
+                    raise ValueError("from __del__")
+
+            Noisy()
+            self.assertEqual([type(u.exc_value) for u in seen], [ValueError])
+        finally:
+            sys.unraisablehook = old
+
+
+if __name__ == "__main__":
+    unittest.main()
