@@ -896,6 +896,15 @@ BAKERY_API int bakery_lock_queue(bakery_t *b, unsigned index, unsigned *slots,
  * entry may hold another lock). */
 BAKERY_API int bakery_lock_index(bakery_lock_t *l, unsigned *index);
 
+/*
+ * bakery_lock_info of the lock of path handle P (bakery_path_open): its
+ * holder, waiters, owner-died mark... into *OUT.  A lock that was taken
+ * back while idle since the handle last used it is made again first, as
+ * by a lock call.  Returns 0, EINVAL (NULL), or, for a lock made again,
+ * the errors of bakery_path_open (ENOMEM, EAGAIN, BAKERY_ELOCKS).
+ */
+BAKERY_API int bakery_path_lock_info(bakery_path_t *p, struct bakery_lock_info *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -484,6 +484,26 @@ int bakery_path_info(const bakery_path_t *p, struct bakery_path_info *out)
 	return 0;
 }
 
+/* ------------------------------------------------------------ renewing -- */
+
+/* CALL (with ARG) on P's current lock handle, pinned meanwhile; a lock
+ * another process removed is made again, and CALL runs once more on it. */
+static int on_renewed(bakery_path_t *p, int (*call)(bakery_lock_t *l, const void *arg),
+                      const void *arg)
+{
+	for (;;) {
+		struct lockref *r = entry_pin(p->e);
+		int err = call(r->l, arg);
+
+		/* removed by another process: made again, then once more */
+		if (err == BAKERY_EREMOVED && (err = entry_renew(p->e, r)) == 0)
+			err = BAKERY_EREMOVED;
+		lockref_put(r);
+		if (err != BAKERY_EREMOVED)
+			return err;
+	}
+}
+
 /* ---------------------------------------------------------- acquiring -- */
 
 /* How a lock call takes the lock. */
@@ -493,8 +513,10 @@ struct how {
 	const struct timespec *abstime;     /* NULL: no deadline */
 };
 
-static int lock_call(bakery_lock_t *l, const struct how *h)
+static int lock_call(bakery_lock_t *l, const void *arg)
 {
+	const struct how *h = arg;
+
 	if (h->abstime)
 		return h->shared ? bakery_clockrdlock(l, h->clock, h->abstime)
 		                 : bakery_clocklock(l, h->clock, h->abstime);
@@ -505,19 +527,7 @@ static int lock_call(bakery_lock_t *l, const struct how *h)
 
 static int path_acquire(bakery_path_t *p, const struct how *h)
 {
-	if (!p)
-		return EINVAL;
-	for (;;) {
-		struct lockref *r = entry_pin(p->e);
-		int err = lock_call(r->l, h);
-
-		/* removed by another process: made again, then once more */
-		if (err == BAKERY_EREMOVED && (err = entry_renew(p->e, r)) == 0)
-			err = BAKERY_EREMOVED;
-		lockref_put(r);
-		if (err != BAKERY_EREMOVED)
-			return err;
-	}
+	return p ? on_renewed(p, lock_call, h) : EINVAL;
 }
 
 int bakery_path_lock(bakery_path_t *p)
@@ -582,4 +592,41 @@ int bakery_path_unlock(bakery_path_t *p)
 int bakery_path_consistent(bakery_path_t *p)
 {
 	return p ? on_current(p, bakery_consistent) : EINVAL;
+}
+
+/* ------------------------------------------------------- introspection -- */
+
+struct info_query {
+	const char *name;          /* the path's lock...                 */
+	struct bakery_lock_info *out;   /* ...and where its info goes    */
+};
+
+/* bakery_lock_info of L, or BAKERY_EREMOVED if its entry no longer holds
+ * it (removed before or between the two calls: the name tells). */
+static int current_info(bakery_lock_t *l, const void *arg)
+{
+	const struct info_query *q = arg;
+	unsigned index;
+	int err = bakery_lock_index(l, &index);
+
+	if (!err)
+		err = bakery_lock_info(paths.b, index, q->out);
+	if (err == ENOENT || (!err && strcmp(q->out->name, q->name)))
+		err = BAKERY_EREMOVED;
+	return err;
+}
+
+int bakery_path_lock_info(bakery_path_t *p, struct bakery_lock_info *out)
+{
+	struct info_query q;
+	int old, err;
+
+	if (!p || !out)
+		return EINVAL;
+	q.name = p->e->name;
+	q.out = out;
+	old = cancel_off();     /* a lock made again: as bakery_path_open */
+	err = on_renewed(p, current_info, &q);
+	cancel_restore(old);
+	return err;
 }
