@@ -46,7 +46,7 @@ static const char help_text[] =
 	"        region is created if missing); `bakery run --help` lists OPTIONS\n"
 	"  bakery flock   [OPTIONS] FILE|DIR [--] COMMAND [ARG...]\n"
 	"  bakery flock   [OPTIONS] FILE|DIR -c SHELL-COMMAND\n"
-	"        flock(1)'s command line, on the lock of a file or directory;\n"
+	"        flock(1)'s command line, on the path lock of a file or directory;\n"
 	"        `bakery flock --help` lists OPTIONS\n"
 	"  bakery help | --help        this text\n"
 	"  bakery --version            the version\n"
@@ -67,7 +67,8 @@ static const char run_help[] =
 	"  -E, --conflict-exit-code N\n"
 	"                           exit code of a conflict (default 75)\n"
 	"  -c, --command CMD        run $SHELL -c CMD (/bin/sh if SHELL is unset)\n"
-	"  -F, --file PATH          the lock of the file or directory PATH\n"
+	"  -F, --file PATH          the path lock of the file or directory PATH (in\n"
+	"                           /bakery-paths-UID; Python's bakery.PathLock's)\n"
 	"  -s, --shared             take the lock as a reader, beside other readers\n"
 	"  -x, -e, --exclusive      take it alone (the default)\n"
 	"  -o, --close              processes the command starts do not keep the lock\n"
@@ -83,9 +84,10 @@ static const char run_help[] =
 
 /* The options of `bakery flock`, for `bakery flock --help`. */
 static const char flock_help[] =
-	"As flock(1), on a bakery lock of FILE or DIR (a file is created if\n"
-	"missing): fair, and kept while any process the command started runs\n"
-	"(unless -o).  Silent on a conflict, which exits 1 (or -E's code).\n"
+	"As flock(1), on the path lock of FILE or DIR (a file is created if\n"
+	"missing; in /bakery-paths-UID, the lock Python's bakery.PathLock takes):\n"
+	"fair, and kept while any process the command started runs (unless -o).\n"
+	"Silent on a conflict, which exits 1 (or -E's code).\n"
 	"  -s, --shared             a shared (read) lock\n"
 	"  -x, -e, --exclusive      an exclusive (write) lock (the default)\n"
 	"  -n, --nb, --nonblock, --nonblocking\n"

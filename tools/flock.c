@@ -9,10 +9,10 @@
  * -n too: -n wins; -w 0 is -n), -o, -E, -F (--no-fork), -c ($SHELL -c),
  * --verbose, -V.  As flock(1), it says nothing when the lock is busy or
  * -w expires, and exits 1 (or -E's code); its other exit codes are
- * flock(1)'s too (cli.h).  The lock is the file's (run_file.c); the job
- * is `bakery run`'s (run_job.c), so a job's lock is kept while any
- * process it started runs, unless -o, and the next holder is told when
- * a holder died inside (BAKERY_OWNER_DEAD=1).
+ * flock(1)'s too (cli.h).  The lock is the file's path lock (run_file.c);
+ * the job is `bakery run`'s (run_job.c), so a job's lock is kept while
+ * any process it started runs, unless -o, and the next holder is told
+ * when a holder died inside (BAKERY_OWNER_DEAD=1).
  *
  * Refused, with a message: the descriptor form (`flock 9`) and -u: a
  * bakery lock belongs to a live process, not to an open file.

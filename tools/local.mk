@@ -4,7 +4,7 @@ bin_PROGRAMS += tools/bakery
 
 tools_bakery_SOURCES = tools/bakery.c tools/cli.c tools/cli.h tools/status.c tools/list.c \
 	tools/reset.c tools/rm.c tools/run.c tools/run.h tools/flock.c tools/run_job.c \
-	tools/run_file.c tools/run_life.c tools/run_hold.c tools/run_exec.c
+	tools/run_file.c tools/run_lock.c tools/run_life.c tools/run_hold.c tools/run_exec.c
 tools_bakery_LDADD = lib/libbakery.la -lpthread -lrt
 
 # test-cli.sh's helper: a library user that leaves a lock not recoverable

@@ -7,7 +7,9 @@
  *   bakery run [OPTIONS] REGION LOCK -c SHELL-COMMAND
  *   bakery run [OPTIONS] --file PATH [--] COMMAND [ARG...]
  *
- * The region is created if it does not exist.  The lock is taken, COMMAND
+ * The region is created if it does not exist; with --file, the lock is the
+ * path lock of PATH (run_file.c), which has one holder, the library's
+ * algorithm, and the caller's own region.  The lock is taken, COMMAND
  * runs as a child, and the wrapper exits with the command's status.  How
  * the job goes: run_job.c; how the wrapper, its command and the command's
  * children hold the lock: run.h.
@@ -172,6 +174,27 @@ static int run_command(struct cli *c, const struct run_args *r, const struct cli
 	return 0;
 }
 
+/* --file PATH: the path lock of PATH, which has one holder and the
+ * library's algorithm, in the caller's own region of path locks. */
+static int file_args(struct cli *c, const struct run_args *r, const struct cli_args *a,
+                     struct run_opts *o)
+{
+	if (a->npos)
+		return cli_usage_error(c, "--file names the lock: no REGION LOCK with it");
+	if (r->algo)
+		return cli_usage_error(c, "--algo: the lock of a file (--file) is a path lock, "
+		                       "of the library's algorithm");
+	if (o->holders > 1)
+		return cli_usage_error(c, "--holders: the lock of a file (--file) is a path lock, "
+		                       "of one holder");
+	if (r->any_owner)
+		return cli_usage_error(c, "--any-owner: the lock of a file (--file) is a path "
+		                       "lock, in the caller's own region of path locks");
+	o->file = r->file;
+	snprintf(c->what, sizeof(c->what), "%s", o->file);
+	return 0;
+}
+
 static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 {
 	struct run_args r = { NULL };
@@ -202,12 +225,8 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 	memset(o, 0, sizeof(*o));
 	if ((err = run_values(c, &r, o)) || (err = run_command(c, &r, &a, o)))
 		return err;
-	if (r.file && a.npos)
-		return cli_usage_error(c, "--file names the lock: no REGION LOCK with it");
-	if (r.file) {
-		o->file = r.file;
-		return 0;
-	}
+	if (r.file)
+		return file_args(c, &r, &a, o);
 	o->region = a.pos[0];
 	o->lock = a.pos[1];
 	if ((err = cli_region_arg(c, o->region)) || (err = path_check(c, o->region)))

@@ -1,28 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * run.h - the parts of `bakery run` and `bakery flock`: their options
- * (run.c, flock.c), the job (run_job.c), the thread that holds the lock
- * (run_hold.c), the job's lifetime lock (run_life.c) and the command
- * (run_exec.c).
+ * (run.c, flock.c), the job (run_job.c), its lock, named or a file's
+ * (run_lock.c, run_file.c), the thread that holds it (run_hold.c), the
+ * job's lifetime lock (run_life.c) and the command (run_exec.c).
  *
  * A job holds two locks, taken in this order:
  *   - the bakery lock, held by a thread of the wrapper: it orders the jobs
  *     (first come, first served), admits readers together or k holders,
  *     and tells the next holder when a holder died inside (owner died);
  *   - the lifetime lock: an OFD lock (fcntl F_OFD_SETLKW) on a byte of the
- *     region's shared-memory object, opened anew by the wrapper (an open
- *     file description of its own) without O_CLOEXEC, so that the command
- *     and every process it starts inherit it, as flock(1)'s descriptor is
- *     inherited.  The kernel releases it when the last process that has
- *     the description closes it or dies, however it dies.
+ *     shared-memory object of the bakery lock's region (for a file's lock,
+ *     the user's region of path locks), opened anew by the wrapper (an
+ *     open file description of its own) without O_CLOEXEC, so that the
+ *     command and every process it starts inherit it, as flock(1)'s
+ *     descriptor is inherited.  The kernel releases it when the last
+ *     process that has the description closes it or dies, however it dies.
  * The next job takes the bakery lock first, so the order and the
  * owner-died report stay the bakery lock's; then it waits for the
  * lifetime lock, that is, until the last process the previous job started
  * is gone, even if the wrapper or the command was killed (bounded by its
  * -w deadline; with -n, busy is a conflict).  Readers take a read lock on
  * the byte, writers a write lock; a lock of k holders has k bytes (units),
- * each job holding one.  The byte is chosen by a hash of the lock's name,
- * so a lock removed and created again, or an entry of the lock table
+ * each job holding one.  The byte is chosen by a hash of the lock's name
+ * (for a file, its identity), not by its entry in the lock table: a lock
+ * removed and created again (a path lock taken back while idle, as the
+ * previous job's processes may leave it), or an entry of the table
  * reused, keeps waiting for the processes of the jobs before it (a hash
  * collision makes two locks wait for each other's leftovers, never lets
  * two jobs in).  With -o (--close) the command does not inherit it: the
@@ -82,7 +85,6 @@ struct run_codes {
 struct run_opts {
 	const char *region, *lock;
 	const char *file;          /* the lock of this file (--file, flock FILE) */
-	char region_buf[64];       /* the region derived from the file        */
 	enum bakery_algo algo;
 	unsigned holders;          /* --holders K; 0: join the lock as it is */
 	bool shared;               /* -s, --shared: take the lock as a reader */
@@ -115,21 +117,51 @@ int run_wait_values(struct cli *c, const char *wait, bool nonblock, const char *
 /* Set O->started to now, and O->deadline from O->timeout. */
 void run_start_clock(struct run_opts *o);
 
-/* ------------------------------------------------------------- jobs -- */
+/* ------------------------------------------------------- job's lock -- */
+
+/* The lock a job takes: a named lock of a region, or the path lock of a
+ * file or directory (bakery.h, "path locks"). */
+struct run_lock {
+	bakery_t *b;               /* a named lock's region...               */
+	bakery_lock_t *l;          /* ...and the lock                        */
+	bakery_path_t *p;          /* or a path lock (then B and L are NULL) */
+	const char *region;        /* the region's name and the lock's: where */
+	const char *name;          /* the job's lifetime lock is              */
+	struct bakery_path_info path;   /* a path lock's names                */
+};
 
 /* Open (creating them if missing) the region O->region and its lock
- * O->lock: 0, or an exit code after a message.  EAGAIN (a lock table held
- * by a stopped process) is tried again as long as the job would wait. */
-int run_named_open(struct cli *c, const struct run_opts *o, bakery_t **b, bakery_lock_t **l);
+ * O->lock into *K: 0, or an exit code after a message.  EAGAIN (a lock
+ * table held by a stopped process) is tried again as long as the job
+ * would wait. */
+int run_named_open(struct cli *c, const struct run_opts *o, struct run_lock *k);
 
-/* Open the lock of the file or directory O->file (run_file.c): 0, or an
- * exit code after a message.  Sets O->region and O->lock to the region
- * and the name the job's lifetime lock is keyed on. */
-int run_file_open(struct cli *c, struct run_opts *o, bakery_t **b, bakery_lock_t **l);
+/* Open the path lock of the file or directory O->file into *K (run_file.c;
+ * a missing file is created, as flock(1) does): 0, or an exit code after
+ * a message. */
+int run_file_open(struct cli *c, const struct run_opts *o, struct run_lock *k);
+
+/* The lock calls on K (run_lock.c), as for any lock: one call taking it as
+ * O says (waiting, trying, or until O's deadline; shared with -s), the
+ * unlock, the repair's bakery_consistent. */
+int run_lock_take(const struct run_lock *k, const struct run_opts *o);
+int run_lock_unlock(const struct run_lock *k);
+int run_lock_consistent(const struct run_lock *k);
+/* K's capacity (1 for a mutex and a path lock). */
+unsigned run_lock_units(const struct run_lock *k);
+/* bakery_lock_info of K: 0 or an error number. */
+int run_lock_info(const struct run_lock *k, struct bakery_lock_info *li);
+/* Close K's handles (all that are set). */
+void run_lock_close(struct run_lock *k);
+
+/* ------------------------------------------------------------- jobs -- */
 
 /* Take the lock O names, run the command, give the lock up: the exit code
  * (the command's, or one of O->codes, C's fail code). */
 int run_job(struct cli *c, struct run_opts *o);
+/* A conflict (the lock busy, the wait expired): WHY said on stderr
+ * unless O->quiet, and O's conflict code returned. */
+int run_conflict(const struct cli *c, const struct run_opts *o, const char *why);
 
 /* ----------------------------------------------------- lock thread -- */
 
@@ -143,7 +175,7 @@ enum run_verdict {
 
 /* The thread that takes the lock, holds it and gives it up. */
 struct run_holder {
-	bakery_lock_t *l;
+	const struct run_lock *k;
 	const struct run_opts *o;
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -157,12 +189,16 @@ struct run_holder {
 /* Start the thread and wait for its lock call: 0, EOWNERDEAD (held), or
  * the lock call's error (the thread has ended then).  EAGAIN (a lock
  * table held by a stopped process) is tried again until the deadline. */
-int run_hold_start(struct run_holder *h, bakery_lock_t *l, const struct run_opts *o);
+int run_hold_start(struct run_holder *h, const struct run_lock *k, const struct run_opts *o);
 /* Tell the thread what to do with the lock and wait for it to end. */
 void run_hold_finish(struct run_holder *h, enum run_verdict verdict);
 
 /* Has O's deadline passed?  (Never, without -w.) */
 bool run_deadline_passed(const struct run_opts *o);
+/* ERR is EAGAIN (a lock table or a slot held for 2 s by a stopped
+ * process) and the job would still wait: true after a pause, to try
+ * again; false otherwise. */
+bool run_retry(const struct run_opts *o, int err);
 
 /* -------------------------------------------------- lifetime lock -- */
 

@@ -3,56 +3,85 @@
  * run_file.c - the lock of a file or a directory, for `bakery run --file`
  * and `bakery flock`: the one place that knows how a path becomes a lock.
  *
- * Every path to the same file (links, relative or absolute) names the
- * same lock: the lock is found by the file's identity, its device and
- * inode.  The file is created if missing, as flock(1) does; a directory,
- * or a file the caller may not read, is locked all the same (only its
- * identity is needed).  Today each file has a region of its own, named
- * after that identity (/bakery-file-DEV-INO, lock "file").
+ * It is the library's path lock (bakery.h, "path locks"), the lock a C
+ * program takes with bakery_path_open and a Python one with
+ * bakery.PathLock: named by the file's identity (device, inode, and its
+ * birth time or generation), so that every path to the file names it and
+ * a file that gets a deleted one's inode number inherits nothing; kept
+ * with every other path lock of the user in one region
+ * (/bakery-paths-UID, or the one BAKERY_PATH_REGION names), whose idle
+ * entries are taken back, so that nothing is left behind per file.  A
+ * missing file is created, as flock(1) does; a directory, or a file the
+ * caller may not read, is locked all the same.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "run.h"
 
-#define FILE_LOCK_NAME "file"
-
-/* The identity of PATH, created (empty) if missing: 0 or an errno. */
-static int file_identity(const char *path, struct stat *st)
+/* The region bakery_path_open uses (bakery.h), for messages. */
+static void path_region_name(char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CREAT | O_NOCTTY | O_CLOEXEC, 0666);
-	int err = 0;
+	const char *env = secure_getenv(BAKERY_PATH_REGION_ENV);
 
-	if (fd < 0)
-		/* a directory (EISDIR), or a file we may not read: its
-		 * identity is enough */
-		return stat(path, st) == 0 ? 0 : errno;
-	if (fstat(fd, st) < 0)
-		err = errno;
-	close(fd);
-	return err;
+	if (env && *env)
+		snprintf(buf, size, "%s", env);
+	else
+		snprintf(buf, size, BAKERY_PATH_REGION_PREFIX "%lu", (unsigned long)geteuid());
 }
 
-int run_file_open(struct cli *c, struct run_opts *o, bakery_t **b, bakery_lock_t **l)
+/* bakery_path_open failed with ERR: a message and the exit code.  The
+ * errors of the file are its open(2)'s and statx(2)'s; the others are the
+ * region's, its table's or the process's. */
+static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 {
-	struct stat st;
-	int err = file_identity(o->file, &st);
+	char region[BAKERY_REGION_NAME_MAX + 2];
 
-	if (err) {
-		fprintf(stderr, "bakery: %s: %s: %s\n", c->cmd, o->file, strerror(err));
+	path_region_name(region, sizeof(region));
+	switch (err) {
+	case EAGAIN:
+		return run_conflict(c, o, "lock not acquired: the lock table of the path locks is "
+		                    "held by a stopped process");
+	case BAKERY_ELOCKS:
+		return cli_fail(c, "the region of path locks %s is full of locks in use or "
+		                "owner-died (`bakery status %s`)", region, region);
+	case EPERM:
+		return cli_fail(c, "the region of path locks %s belongs to another user: not "
+		                "joined, since its owner could break its exclusion", region);
+	case BAKERY_EBADREGION:
+	case BAKERY_EVERSION:
+		return cli_fail(c, "the region of path locks %s: %s", region, bakery_strerror(err));
+	case ENOMEM:
+	case EMFILE:
+	case ENFILE:
+	case ENOSPC:
+		return cli_fail(c, "%s", bakery_strerror(err));
+	default:
+		cli_fail(c, "%s", bakery_strerror(err));
 		return o->codes.no_file;
 	}
-	snprintf(o->region_buf, sizeof(o->region_buf), "/bakery-file-%llx-%llx",
-	         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-	o->region = o->region_buf;
-	o->lock = FILE_LOCK_NAME;
-	if (!*c->what)          /* flock names the file in its messages */
-		cli_set_what(c, o->region, o->lock);
-	return run_named_open(c, o, b, l);
+}
+
+int run_file_open(struct cli *c, const struct run_opts *o, struct run_lock *k)
+{
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	do
+		err = bakery_path_open(o->file, BAKERY_CREATE, &k->p);
+	while (run_retry(o, err));
+	if (err)
+		return path_open_fail(c, o, err);
+	bakery_path_info(k->p, &k->path);
+	k->region = k->path.region;
+	k->name = k->path.lock;
+	if (o->verbose)
+		fprintf(stderr, "bakery: %s %s: the path lock %s of %s\n", c->cmd, c->what,
+		        k->name, k->region);
+	return 0;
 }

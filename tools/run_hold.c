@@ -30,33 +30,30 @@ bool run_deadline_passed(const struct run_opts *o)
 	       (now.tv_sec == o->deadline.tv_sec && now.tv_nsec >= o->deadline.tv_nsec);
 }
 
-static int acquire_once(bakery_lock_t *l, const struct run_opts *o)
-{
-	if (o->wait == RUN_WAIT_FOREVER)
-		return o->shared ? bakery_rdlock(l) : bakery_lock(l);
-	if (o->wait == RUN_WAIT_NONE)
-		return o->shared ? bakery_tryrdlock(l) : bakery_trylock(l);
-	return o->shared ? bakery_clockrdlock(l, CLOCK_MONOTONIC, &o->deadline)
-	                 : bakery_clocklock(l, CLOCK_MONOTONIC, &o->deadline);
-}
-
-/* EAGAIN: the lock table or a slot was held for 2 s by a participant that
- * is stopped; tried again as long as the job would wait for the lock. */
-static int acquire(bakery_lock_t *l, const struct run_opts *o)
+bool run_retry(const struct run_opts *o, int err)
 {
 	const struct timespec pause = { 0, 20000000L };
+
+	if (err != EAGAIN || o->wait == RUN_WAIT_NONE || run_deadline_passed(o))
+		return false;
+	nanosleep(&pause, NULL);
+	return true;
+}
+
+static int acquire(const struct run_lock *k, const struct run_opts *o)
+{
 	int err;
 
-	while ((err = acquire_once(l, o)) == EAGAIN && o->wait != RUN_WAIT_NONE &&
-	       !run_deadline_passed(o))
-		nanosleep(&pause, NULL);
+	do
+		err = run_lock_take(k, o);
+	while (run_retry(o, err));
 	return err;
 }
 
 static void *holder_main(void *arg)
 {
 	struct run_holder *h = arg;
-	int err = acquire(h->l, h->o);
+	int err = acquire(h->k, h->o);
 
 	pthread_mutex_lock(&h->mu);
 	h->taken = true;
@@ -78,17 +75,17 @@ static void *holder_main(void *arg)
 	/* a reader cannot repair (EPERM): the owner-died mark stays for the
 	 * next writer */
 	if (err == EOWNERDEAD && !h->o->shared && h->verdict == RUN_RELEASE)
-		bakery_consistent(h->l);
-	bakery_unlock(h->l);
+		run_lock_consistent(h->k);
+	run_lock_unlock(h->k);
 	return NULL;
 }
 
-int run_hold_start(struct run_holder *h, bakery_lock_t *l, const struct run_opts *o)
+int run_hold_start(struct run_holder *h, const struct run_lock *k, const struct run_opts *o)
 {
 	sigset_t block, old;
 	int err;
 
-	h->l = l;
+	h->k = k;
 	h->o = o;
 	h->taken = h->decided = false;
 	pthread_mutex_init(&h->mu, NULL);

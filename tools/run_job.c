@@ -44,8 +44,7 @@ static bool lock_find(bakery_t *b, const char *name, struct bakery_lock_info *li
 	return false;
 }
 
-/* A conflict: said (unless quiet) and O's conflict code. */
-static int conflict(const struct cli *c, const struct run_opts *o, const char *why)
+int run_conflict(const struct cli *c, const struct run_opts *o, const char *why)
 {
 	if (!o->quiet)
 		fprintf(stderr, "bakery: %s %s: %s\n", c->cmd, c->what, why);
@@ -57,7 +56,7 @@ static int lock_open_fail(struct cli *c, bakery_t *b, const struct run_opts *o, 
 	struct bakery_lock_info li;
 
 	if (err == EAGAIN)
-		return conflict(c, o, "lock not acquired: the region's lock table is held by a "
+		return run_conflict(c, o, "lock not acquired: the region's lock table is held by a "
 		                "stopped process");
 	if (err == BAKERY_EALGO && lock_find(b, o->lock, &li) && o->holders &&
 	    li.capacity != o->holders)
@@ -72,36 +71,38 @@ static int lock_open_fail(struct cli *c, bakery_t *b, const struct run_opts *o, 
 	return cli_fail(c, "%s", bakery_strerror(err));
 }
 
-/* Open the lock O->lock of the region B: EAGAIN (a lock table held by a
- * stopped process) is tried again as long as the job would wait. */
+/* Open the lock O->lock of the region B (EAGAIN tried again: run_retry). */
 static int lock_open(bakery_t *b, const struct run_opts *o, bakery_lock_t **l)
 {
-	const struct timespec pause = { 0, 20000000L };
 	struct bakery_lock_config cfg;
 	int err;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.algo = o->algo;
 	cfg.holders = o->holders;
-	while ((err = bakery_lock_open_config(b, o->lock, &cfg, l)) == EAGAIN &&
-	       o->wait != RUN_WAIT_NONE && !run_deadline_passed(o))
-		nanosleep(&pause, NULL);
+	do
+		err = bakery_lock_open_config(b, o->lock, &cfg, l);
+	while (run_retry(o, err));
 	return err;
 }
 
-int run_named_open(struct cli *c, const struct run_opts *o, bakery_t **b, bakery_lock_t **l)
+int run_named_open(struct cli *c, const struct run_opts *o, struct run_lock *k)
 {
 	const struct bakery_config cfg = { .slots = RUN_REGION_SLOTS };
 	int err;
 
+	memset(k, 0, sizeof(*k));
 	if ((err = cli_open(c, o->region, BAKERY_CREATE | (o->any_owner ? BAKERY_ANY_OWNER : 0),
-	                    &cfg, b)))
+	                    &cfg, &k->b)))
 		return err;
-	if ((err = lock_open(*b, o, l))) {
-		err = lock_open_fail(c, *b, o, err);
-		bakery_close(*b);
+	if ((err = lock_open(k->b, o, &k->l))) {
+		err = lock_open_fail(c, k->b, o, err);
+		run_lock_close(k);
+		return err;
 	}
-	return err;
+	k->region = o->region;
+	k->name = o->lock;
+	return 0;
 }
 
 /* ---------------------------------------------------------- locking -- */
@@ -112,14 +113,14 @@ static int lock_fail(struct cli *c, const struct run_opts *o, int err)
 	char why[96];
 
 	if (err == EBUSY && o->wait == RUN_WAIT_NONE)
-		return conflict(c, o, "lock is busy (--nonblock)");
+		return run_conflict(c, o, "lock is busy (--nonblock)");
 	if (err == ETIMEDOUT || err == EBUSY) {
 		snprintf(why, sizeof(why), "lock not acquired: timed out after %g s of waiting",
 		         o->timeout);
-		return conflict(c, o, why);
+		return run_conflict(c, o, why);
 	}
 	if (err == EAGAIN)
-		return conflict(c, o, "lock not acquired: a stopped process holds up the "
+		return run_conflict(c, o, "lock not acquired: a stopped process holds up the "
 		                "region's tables");
 	if (err == ENOTSUP && o->shared)
 		return cli_fail(c, "this lock has no shared mode (a lock of several holders, "
@@ -144,20 +145,18 @@ static int life_fail(struct cli *c, const struct run_opts *o, int err, int signo
 	if (err == EBUSY || err == ETIMEDOUT) {
 		snprintf(why, sizeof(why), "lock not acquired: processes of a previous job still "
 		         "run (%s)", err == EBUSY ? "--nonblock" : "timed out");
-		return conflict(c, o, why);
+		return run_conflict(c, o, why);
 	}
 	return cli_fail(c, "the job's lifetime lock: %s", strerror(err));
 }
 
 /* Has a failed repair (not a death) left the lock owner-died?  The lock
  * is held: its state does not move under us. */
-static bool repair_failed(bakery_t *b, bakery_lock_t *l)
+static bool repair_failed(const struct run_lock *k)
 {
 	struct bakery_lock_info li;
-	unsigned index;
 
-	return bakery_lock_index(l, &index) == 0 && bakery_lock_info(b, index, &li) == 0 &&
-	       li.owner_dead == BAKERY_OWNER_DEAD_UNREPAIRED;
+	return run_lock_info(k, &li) == 0 && li.owner_dead == BAKERY_OWNER_DEAD_UNREPAIRED;
 }
 
 static void tell_owner_dead(const struct cli *c, const struct run_opts *o, bool failed)
@@ -230,18 +229,16 @@ static int job_run(struct cli *c, const struct run_opts *o, struct run_holder *h
 	return code;
 }
 
-static int job_locked(struct cli *c, bakery_t *b, bakery_lock_t *l, const struct run_opts *o)
+static int job_locked(struct cli *c, const struct run_lock *k, const struct run_opts *o)
 {
 	struct run_life life = { .fd = -1 };
 	struct run_holder h;
-	unsigned units = 1;
 	int err, signo = 0;
 	bool owner_dead;
 
-	bakery_lock_holders(l, &units);
-	if ((err = run_life_open(&life, o->region, o->lock, units, o)))
+	if ((err = run_life_open(&life, k->region, k->name, run_lock_units(k), o)))
 		return cli_fail(c, "the job's lifetime lock: %s", strerror(err));
-	err = run_hold_start(&h, l, o);
+	err = run_hold_start(&h, k, o);
 	if (err != 0 && err != EOWNERDEAD) {
 		run_life_close(&life);
 		return lock_fail(c, o, err);
@@ -256,22 +253,20 @@ static int job_locked(struct cli *c, bakery_t *b, bakery_lock_t *l, const struct
 		fprintf(stderr, "bakery: %s %s: got the lock in %.6f s\n", c->cmd, c->what,
 		        seconds_since(&o->started));
 	if (owner_dead)
-		tell_owner_dead(c, o, repair_failed(b, l));
+		tell_owner_dead(c, o, repair_failed(k));
 	return job_run(c, o, &h, &life, owner_dead);
 }
 
 int run_job(struct cli *c, struct run_opts *o)
 {
-	bakery_lock_t *l;
-	bakery_t *b;
+	struct run_lock k;
 	int err;
 
 	run_start_clock(o);
-	err = o->file ? run_file_open(c, o, &b, &l) : run_named_open(c, o, &b, &l);
+	err = o->file ? run_file_open(c, o, &k) : run_named_open(c, o, &k);
 	if (err)
 		return err;
-	err = job_locked(c, b, l, o);
-	bakery_lock_close(l);
-	bakery_close(b);
+	err = job_locked(c, &k, o);
+	run_lock_close(&k);
 	return err;
 }

@@ -6,7 +6,8 @@
 # runs, the wrapper and its command living and dying together, the
 # owner-died hand-over (also after a failed repair), `reset`, `recover`,
 # `rm` (which keeps a lock that owes a repair unless forced),
-# flock(1)'s options, `run --file`, shared mode (`run --shared`), locks
+# flock(1)'s options, `run --file` and `flock` (a file's path lock, the
+# one Python's bakery.PathLock takes), shared mode (`run --shared`), locks
 # of several holders (`run --holders`), and a stopped waiter passed.
 #
 # Uses jq or python3 to parse JSON; exits 77 (skipped) if neither is there.
@@ -24,7 +25,10 @@ junk=bakery-cli-junk-$$
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bakery-cli-test.XXXXXX")
 failures=0
 holder=
-file_regions=
+# the path locks of `run --file` and `flock`: a region of this test's own
+paths=/bakery-cli-paths-$$
+BAKERY_PATH_REGION=$paths
+export BAKERY_PATH_REGION
 # -c runs $SHELL: the tests' commands are POSIX sh, whatever the user's is
 SHELL=/bin/sh
 export SHELL
@@ -41,9 +45,7 @@ cleanup() {
 	done
 	"$bakery" unlink "$region" 2>/dev/null
 	"$bakery" unlink "$fresh" 2>/dev/null
-	for r in ${file_region:-} $file_regions; do
-		"$bakery" unlink "$r" 2>/dev/null
-	done
+	"$bakery" unlink "$paths" 2>/dev/null
 	rm -f "/dev/shm/$junk"
 	rmdir "/dev/shm/$junk.d" 2>/dev/null
 	rm -rf "$tmp"
@@ -215,6 +217,10 @@ test_usage_errors() {
 	error 125 "$bakery" run -o --no-fork "$region" lock -- true
 	error 125 "$bakery" run "$region" lock -w
 	error 125 "$bakery" run "$region" lock --file "$tmp/f" -- true
+	# a path lock has one holder, the library's algorithm, the caller's region
+	error 125 "$bakery" run --file "$tmp/f" --algo lamport -- true
+	error 125 "$bakery" run --file "$tmp/f" --holders 2 -- true
+	error 125 "$bakery" run --file "$tmp/f" --any-owner -- true
 	error 64 "$bakery" flock
 	error 64 "$bakery" flock "$tmp/f"
 	error 64 "$bakery" flock --bogus "$tmp/f" true
@@ -582,7 +588,7 @@ test_flock_options() {
 	run 0 "$bakery" run -a jayanti "$region" short -- true
 	same "-a" "$(lock_json short algorithm)" jayanti
 
-	# --file: the region is named after the file, whatever the path to it
+	# --file: the lock is the file's, whatever the path to it
 	mkdir "$tmp/d"
 	run 0 "$bakery" run --file "$tmp/d/lockfile" -- true
 	[ -e "$tmp/d/lockfile" ] || fail "--file did not create the file"
@@ -597,15 +603,11 @@ test_flock_options() {
 		n=$((n + 1))
 	done
 	error 75 "$bakery" run -n --file "$tmp/link" -- true
-	file_region=$(sed -n 's/^bakery: run \([^ ]*\) file: .*/\1/p' "$tmp/err")
+	same "--file: busy" "$(cat "$tmp/err")" "bakery: run $tmp/link: lock is busy (--nonblock)"
 	touch "$tmp/release"
 	wait "$holder" || fail "the --file holder exited $?"
 	holder=
 	run 0 "$bakery" run -n --file "$tmp/link" -- true
-	case $file_region in
-	/bakery-file-*) ;;
-	*) fail "--file region: '$file_region'" ;;
-	esac
 }
 
 # --- a job's lock lives as long as anything the job started ---------------
@@ -719,14 +721,6 @@ test_job_lifetime() {
 	holder=
 	run 1 "$bakery" flock -n "$tmp/life.lock" true
 	life_next "flock" flock "$tmp/life.lock"
-	file_regions="$file_regions $(file_region_of "$tmp/life.lock")"
-}
-
-# The region of the lock of file $1 (run_file.c).
-file_region_of() {
-	# shellcheck disable=SC2046 # two numbers
-	set -- $(stat -c '%d %i' "$1")
-	printf '/bakery-file-%x-%x\n' "$1" "$2"
 }
 
 # --- standard streams closed ----------------------------------------------
@@ -810,7 +804,6 @@ test_flock() {
 	touch "$tmp/release"
 	wait "$holder" || fail "the directory's holder exited $?"
 	holder=
-	file_regions="$file_regions $(file_region_of "$tmp/lockdir")"
 
 	# the command's status, silence and exit codes on a conflict
 	run 0 "$bakery" flock "$lockf" true
@@ -905,7 +898,128 @@ test_flock() {
 	error 66 "$bakery" flock "$tmp/nonesuch/f" true
 	error 69 "$bakery" flock "$lockf" /nonexistent/command
 	error 69 "$bakery" flock "$lockf" /dev/null
-	file_regions="$file_regions $(file_region_of "$lockf")"
+}
+
+# --- the lock of a file is its path lock --------------------------------------
+
+# path_lock_json NAME FIELD: FIELD of the path lock NAME in $paths.
+path_lock_json() {
+	saved=$region
+	region=$paths
+	lock_json "$@"
+	region=$saved
+}
+
+# The name of the path lock of FILE that `run --verbose --file FILE` took,
+# from its messages in $tmp/err.
+path_lock_taken() {
+	sed -n 's/^bakery: run .*: the path lock \(path:[^ ]*\) of .*/\1/p' "$tmp/err"
+}
+
+# Python's bakery package, on the library just built (python/test-python.sh)
+py() {
+	BAKERY_LIBRARY=$build/lib/.libs/libbakery.so PYTHONPATH=$src/python \
+		PYTHONDONTWRITEBYTECODE=1 python3 "$@"
+}
+
+py_usable() {
+	command -v python3 >/dev/null 2>&1 && [ -e "$build/lib/.libs/libbakery.so" ] &&
+		! grep -q libasan "$build/lib/.libs/libbakery.so" 2>/dev/null &&
+		py -c 'import bakery' 2>/dev/null
+}
+
+# `run --file` and `flock` take the file's path lock: in one region for
+# every path ($paths, as BAKERY_PATH_REGION names it), nothing made in
+# /dev/shm per file, named with the file's birth time (or generation), the
+# lock Python's bakery.PathLock takes; owner-died and its repair as for
+# any lock; a file that gets a deleted file's inode number inherits nothing.
+# shellcheck disable=SC2016
+test_path_locks() {
+	mkdir -p "$tmp/pl/dir"
+	ls /dev/shm >"$tmp/shm.before"
+	for f in "$tmp/pl/a" "$tmp/pl/b" "$tmp/pl/dir"; do
+		run 0 "$bakery" run --verbose --file "$f" -- true
+		name=$(path_lock_taken)
+		case $name in
+		path:*:"$(printf '%x' "$(stat -c %i "$f")")":[bg]*) ;;
+		*) fail "the path lock of $f: '$name'" ;;
+		esac
+		same "$f: its lock in $paths" "$(path_lock_json "$name" state)" ok
+	done
+	run 0 "$bakery" flock "$tmp/pl/dir" true
+	# no region of its own, as earlier versions made (/bakery-file-DEV-INO)
+	ls /dev/shm >"$tmp/shm.after"
+	for f in "$tmp/pl/a" "$tmp/pl/b" "$tmp/pl/dir"; do
+		own=$(printf 'bakery-file-%x-%x' "$(stat -c %d "$f")" "$(stat -c %i "$f")")
+		if ! grep -qx "$own" "$tmp/shm.before" && grep -qx "$own" "$tmp/shm.after"; then
+			fail "$f: a region of its own, /$own"
+		fi
+	done
+
+	# the holder dies: the next job is told, its failed repair is said,
+	# a repair clears the mark (bakery_path_consistent)
+	f=$tmp/pl/died
+	run 137 "$bakery" flock "$f" sh -c 'kill -9 $$'
+	run 3 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"; exit 3'
+	same "told after a death" "$(cat "$tmp/out")" 1
+	run 0 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
+	same "told after a failed repair" "$(cat "$tmp/out")" 1
+	grep -q "did not repair it" "$tmp/err" || fail "a failed repair, not said: $(cat "$tmp/err")"
+	run 0 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
+	same "repaired" "$(cat "$tmp/out")" ""
+
+	# a file that gets a deleted file's inode number inherits nothing
+	# (its lock is another: the birth time tells them apart)
+	f=$tmp/pl/old
+	run 0 "$bakery" run --verbose --file "$f" -- true
+	old=$(path_lock_taken)
+	ino=$(stat -c %i "$f")
+	run 137 "$bakery" run --file "$f" -- sh -c 'kill -9 $$'
+	same "the deleted file's lock" "$(path_lock_json "$old" state)" owner-died
+	rm "$f"
+	touch "$tmp/pl/new"
+	if [ "$(stat -c %i "$tmp/pl/new")" = "$ino" ]; then
+		run 0 "$bakery" run --verbose --file "$tmp/pl/new" -- \
+			sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
+		same "the inode number's new file: told" "$(cat "$tmp/out")" ""
+		[ "$(path_lock_taken)" != "$old" ] || fail "a reused inode number: the same lock $old"
+		same "the deleted file's lock, kept" "$(path_lock_json "$old" state)" owner-died
+	else
+		echo "test-cli: inode $ino not reused here: the stamps of the names were tested"
+	fi
+
+	# C and Python take the same lock
+	if ! py_usable; then
+		echo "test-cli: no python3 with the bakery package: C against Python skipped"
+		return
+	fi
+	f=$tmp/pl/py
+	rm -f "$tmp/held" "$tmp/release"
+	"$bakery" flock "$f" sh -c "touch '$tmp/held';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
+	holder=$!
+	wait_held
+	run 3 py -c 'import bakery, sys
+try:
+    bakery.PathLock(sys.argv[1]).acquire(blocking=False)
+except TimeoutError:
+    sys.exit(3)' "$f"
+	touch "$tmp/release"
+	wait "$holder" || fail "the flock holder exited $?"
+	rm -f "$tmp/held" "$tmp/release"
+	py -c 'import bakery, os, sys, time
+with bakery.PathLock(sys.argv[1]):
+    open(sys.argv[2], "w").close()
+    while not os.path.exists(sys.argv[3]):
+        time.sleep(0.05)' "$f" "$tmp/held" "$tmp/release" &
+	holder=$!
+	wait_held
+	run 1 "$bakery" flock -n "$f" true
+	error 75 "$bakery" run -n --file "$f" -- true
+	touch "$tmp/release"
+	wait "$holder" || fail "the Python holder exited $?"
+	holder=
+	run 0 "$bakery" flock -n "$f" true
 }
 
 # `bakery run`'s own spelling of flock's habits, and a path where a region
@@ -987,7 +1101,6 @@ test_sigpipe() {
 	"$bakery" flock --sigpipe-ok "$tmp/pipe.lock" yes 2>"$tmp/err" | head -n 1 >/dev/null
 	run 0 "$bakery" flock "$tmp/pipe.lock" true
 	same "flock --sigpipe-ok: the next job" "$(cat "$tmp/err")" ""
-	file_regions="$file_regions $(file_region_of "$tmp/pipe.lock")"
 }
 
 # Start `bakery run OPTIONS... REGION LOCK` in the background with a
@@ -1390,6 +1503,7 @@ test_job_lifetime
 test_closed_streams
 test_hostile_names
 test_flock
+test_path_locks
 test_run_habits
 test_failed_repair_told
 test_stopped_lock_table

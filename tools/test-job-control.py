@@ -152,10 +152,11 @@ def main():
     build = os.environ.get("top_builddir", ".")
     bakery = os.path.abspath(os.path.join(build, "tools", "bakery"))
     region = "/bakery-jobctl-%d" % os.getpid()
+    paths = "/bakery-jobctl-paths-%d" % os.getpid()     # flock's path lock
     tmp = tempfile.mkdtemp(prefix="bakery-jobctl.")
     lockfile = os.path.join(tmp, "lockfile")
     env = dict(os.environ, PS1=PROMPT, PS2="", TERM="dumb", HISTFILE="/dev/null",
-               PROMPT_COMMAND="")
+               PROMPT_COMMAND="", BAKERY_PATH_REGION=paths)
     sh = Shell(env)
     failures = 0
     try:
@@ -180,11 +181,8 @@ def main():
         failures += 1
     finally:
         sh.close()
-        os.spawnv(os.P_WAIT, bakery, [bakery, "unlink", region])
-        if os.path.exists(lockfile):
-            st = os.stat(lockfile)      # the file's region (run_file.c)
-            os.spawnv(os.P_WAIT, bakery, [bakery, "unlink", "/bakery-file-%x-%x"
-                                          % (st.st_dev, st.st_ino)])
+        for name in (region, paths):
+            os.spawnv(os.P_WAIT, bakery, [bakery, "unlink", name])
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         print("test-job-control: %d failure(s)" % failures)
