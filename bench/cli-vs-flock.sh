@@ -8,7 +8,11 @@
 # BAKERY (and OTHER-BAKERY, say the tool of another build, measured
 # alternately in the same session) run each scene REPEATS times (default
 # 3), flock(1) too; one line per scene and tool, with every repeat's
-# figure (a shared machine's figures vary: read ranges, not one number):
+# figure (a shared machine's figures vary: read ranges, not one number).
+# The tools: "new" (and "old") is `bakery run REGION LOCK`, a named lock in
+# a region of the scene's own; "file" is BAKERY's `bakery flock FILE`, the
+# file's path lock (in a region of path locks of the scene's own,
+# BAKERY_PATH_REGION); "flock" is flock(1) on the same file.
 #   order      20 jobs queued one after another behind a holder: how many
 #              entered out of arrival order (inversions), and how many -n
 #              tries made while the queue drained got in ahead of it
@@ -31,11 +35,19 @@ if [ $# -lt 1 ] || ! command -v flock >/dev/null 2>&1; then
 	echo "usage: cli-vs-flock.sh [-r REPEATS] BAKERY [OTHER-BAKERY] (needs flock(1))" >&2
 	exit 2
 fi
-tools="new:$1 flock:flock"
-[ $# -ge 2 ] && tools="new:$1 old:$2 flock:flock"
+main=$1
+tools="new:$main file:$main flock:flock"
+[ $# -ge 2 ] && tools="new:$main old:$2 file:$main flock:flock"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli-vs-flock.XXXXXX")
 region=/cli-vs-flock-$$
-trap 'rm -rf "$tmp"; for t in $tools; do [ "${t%%:*}" = flock ] || "${t#*:}" unlink "$region" 2>/dev/null; done' EXIT
+BAKERY_PATH_REGION=/cli-vs-flock-paths-$$
+export BAKERY_PATH_REGION
+trap 'rm -rf "$tmp"; "$main" unlink "$BAKERY_PATH_REGION" 2>/dev/null
+	for t in $tools; do [ "${t%%:*}" = flock ] || "${t#*:}" unlink "$region" 2>/dev/null; done' EXIT
+touch "$tmp/lockfile"
+# the name of the file's path lock, for `status`
+pathlock=$("$main" run --verbose --file "$tmp/lockfile" -- true 2>&1 |
+	sed -n 's/^bakery: run .*: the path lock \(path:[^ ]*\) of .*/\1/p')
 
 now() { date +%s%N; }
 secs() { echo "$1" | awk '{ printf "%.3f", $1 / 1e9 }'; }
@@ -51,10 +63,10 @@ locker() {
 		shift
 	done
 	shift
-	case $name in
 	# shellcheck disable=SC2086 # the options
+	case $name in
 	flock) flock $mode "$tmp/lockfile" "$@" ;;
-	# shellcheck disable=SC2086
+	file) "$bin" flock $mode "$tmp/lockfile" "$@" 2>/dev/null ;;
 	*) "$bin" run $mode -E 1 "$region" scene -- "$@" 2>/dev/null ;;
 	esac
 }
@@ -64,6 +76,10 @@ locker() {
 waiters() {
 	case ${1%%:*} in
 	flock) grep -c -- "-> .*:$(stat -c %i "$tmp/lockfile") " /proc/locks ;;
+	file) "${1#*:}" status "$BAKERY_PATH_REGION" --json 2>/dev/null | python3 -c '
+import json, sys
+print(sum(l["waiters"] for l in json.load(sys.stdin)["locks"] if l["name"] == sys.argv[1]))' \
+		"$pathlock" ;;
 	*) "${1#*:}" status "$region" --json 2>/dev/null | python3 -c '
 import json, sys
 print(sum(l["waiters"] for l in json.load(sys.stdin)["locks"] if l["name"] == "scene"))' ;;
@@ -168,6 +184,7 @@ holder_cmd() {
 	body="touch '$tmp/held'; exec sleep 60"
 	case ${1%%:*} in
 	flock) echo "flock '$tmp/lockfile' sh -c \"$body\"" ;;
+	file) echo "'${1#*:}' flock '$tmp/lockfile' sh -c \"$body\"" ;;
 	*) echo "'${1#*:}' run '$region' scene -- sh -c \"$body\"" ;;
 	esac
 }
@@ -178,6 +195,7 @@ for scene in order writer jobs-200 jobs-400 kill kill-wrap; do
 	done
 	for r in $(seq "$repeats"); do
 		# alternate: each repeat starts with the next tool
+		# shellcheck disable=SC2086 # the tools, a word each
 		set -- $tools
 		k=$(( (r - 1) % $# ))
 		while [ "$k" -gt 0 ]; do
@@ -187,6 +205,7 @@ for scene in order writer jobs-200 jobs-400 kill kill-wrap; do
 			k=$((k - 1))
 		done
 		for t in "$@"; do
+			# shellcheck disable=SC2034 # v is read by the eval below
 			case $scene in
 			order) v=$(scene_order "$t") ;;
 			writer) v=$(scene_writer "$t") ;;
