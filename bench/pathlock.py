@@ -13,7 +13,7 @@ all alike.
   flock-held          flock(LOCK_EX) + flock(LOCK_UN) on a descriptor kept
   stat                os.stat of the file, for reference
   region-per-file     what a lock per file cost before path locks, as
-                      `bakery run --file` names it: the region
+                      `bakery run --file` named it then: the region
                       /bakery-file-DEV-INODE opened, its lock taken and
                       released, the region closed (fewer rounds: it is slow)
   pathlock-distinct   `with bakery.PathLock(path):` on DISTINCT files, each

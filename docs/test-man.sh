@@ -38,7 +38,7 @@ for f in $(sed -n 's/^BAKERY_API [^(]*[ *]\(bakery_[a-z_]*\)(.*/\1/p' "$src/lib/
 	fi
 done
 # every subcommand of the tool has its entry in bakery.1's COMMANDS
-for c in create status list recover reset rm unlink run; do
+for c in create status list recover reset rm unlink run flock; do
 	if ! sed -n '/^\.SH COMMANDS/,/^\.SH OPTIONS/p' "$src/docs/bakery.1" | grep -q "^\.B $c\$"; then
 		echo "test-man: bakery.1 does not describe '$c'"
 		status=1

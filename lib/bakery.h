@@ -860,7 +860,9 @@ struct bakery_lock_info {
 	                              several: see holding)                */
 	unsigned waiters;          /* slots in the doorway or waiting       */
 	unsigned participants;     /* slots in the lock's active set        */
-	int      owner_dead;       /* previous holder died, not yet repaired */
+	int      owner_dead;       /* previous holder died, not yet repaired:
+	                              0, or BAKERY_OWNER_DEAD_DIED, or
+	                              BAKERY_OWNER_DEAD_UNREPAIRED     */
 	int      not_recoverable;
 	uint64_t acquisitions;     /* since creation, all participants      */
 	uint64_t recoveries;       /* dead slots cleared in this lock       */
@@ -875,6 +877,12 @@ struct bakery_lock_info {
 	enum bakery_lock_state state; /* as a status display shows it (above) */
 	unsigned reserved[7];      /* 0: the library zeroes them (room for more) */
 };
+/* bakery_lock_info's owner_dead: how the lock's last holder left it.
+ * DIED: it died holding the lock.  UNREPAIRED: it had been told EOWNERDEAD
+ * and left the lock (died, or its thread exited) without
+ * bakery_consistent(): the repair failed, after an earlier death. */
+#define BAKERY_OWNER_DEAD_DIED       1
+#define BAKERY_OWNER_DEAD_UNREPAIRED 2
 /* 0, ENOENT (no lock at this table index), EINVAL (index out of range). */
 BAKERY_API int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out);
 /*
@@ -892,6 +900,15 @@ BAKERY_API int bakery_lock_queue(bakery_t *b, unsigned index, unsigned *slots,
  * EINVAL, BAKERY_EREMOVED (the lock was removed since L was opened: the
  * entry may hold another lock). */
 BAKERY_API int bakery_lock_index(bakery_lock_t *l, unsigned *index);
+
+/*
+ * bakery_lock_info of the lock of path handle P (bakery_path_open): its
+ * holder, waiters, owner-died mark... into *OUT.  A lock that was taken
+ * back while idle since the handle last used it is made again first, as
+ * by a lock call.  Returns 0, EINVAL (NULL), or, for a lock made again,
+ * the errors of bakery_path_open (ENOMEM, EAGAIN, BAKERY_ELOCKS).
+ */
+BAKERY_API int bakery_path_lock_info(bakery_path_t *p, struct bakery_lock_info *out);
 
 #ifdef __cplusplus
 }

@@ -162,7 +162,8 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 	algo = CMM_LOAD_SHARED(e->algo);
 	out->algo = algo < BAKERY_ALGO_COUNT ? (enum bakery_algo)algo : BAKERY_ALGO_DEFAULT;
 	flags = CMM_LOAD_SHARED(e->flags);
-	out->owner_dead = !!(flags & LOCK_OWNER_DIED);
+	out->owner_dead = !(flags & LOCK_OWNER_DIED) ? 0 : (flags & LOCK_UNREPAIRED)
+	                  ? BAKERY_OWNER_DEAD_UNREPAIRED : BAKERY_OWNER_DEAD_DIED;
 	out->not_recoverable = !!(flags & LOCK_NOT_RECOVERABLE);
 	out->recoveries = CMM_LOAD_SHARED(e->recoveries);
 	out->owner_deaths = CMM_LOAD_SHARED(e->owner_deaths);

@@ -741,7 +741,7 @@ int bakery_consistent(bakery_lock_t *l)
 		err = CMM_LOAD_SHARED(r->mode) == REG_SHARED &&
 		      (CMM_LOAD_SHARED(l->b->locks[l->index].flags) & LOCK_OWNER_DIED) ? EPERM : EINVAL;
 	else {
-		uatomic_and(&l->b->locks[l->index].flags, ~LOCK_OWNER_DIED);
+		uatomic_and(&l->b->locks[l->index].flags, ~(LOCK_OWNER_DIED | LOCK_UNREPAIRED));
 		CMM_STORE_SHARED(r->holder_inconsistent, 0);
 	}
 	if (pinned)

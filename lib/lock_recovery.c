@@ -40,6 +40,25 @@ static bool lock_entry_ready(struct bakery *b, unsigned lock, const struct algo_
 	return true;
 }
 
+/* Mark the lock owner-died by a dead writer: UNREPAIRED if that writer
+ * had been told EOWNERDEAD and not called bakery_consistent (a failed
+ * repair), cleared if it had not (a new death).  One atomic step, so
+ * that the two bits are never seen apart. */
+static void mark_owner_died(struct bakery_shm_lock *e, bool unrepaired)
+{
+	uint32_t old = CMM_LOAD_SHARED(e->flags), seen;
+
+	for (;;) {
+		uint32_t new = (old | LOCK_OWNER_DIED | LOCK_UNREPAIRED) &
+		               (unrepaired ? ~0u : ~LOCK_UNREPAIRED);
+
+		seen = uatomic_cmpxchg(&e->flags, old, new);
+		if (seen == old)
+			return;
+		old = seen;
+	}
+}
+
 /* Owner-died bookkeeping shared by all algorithms.  A reader that died
  * inside changed nothing: its share comes back without the mark. */
 static void note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
@@ -51,7 +70,7 @@ static void note_dead_slot(struct bakery *b, unsigned lock, unsigned slot)
 		if (CMM_LOAD_SHARED(r->mode) == REG_SHARED) {
 			uatomic_inc(&e->reader_deaths);
 		} else {
-			uatomic_or(&e->flags, LOCK_OWNER_DIED);
+			mark_owner_died(e, CMM_LOAD_SHARED(r->holder_inconsistent) != 0);
 			uatomic_inc(&e->owner_deaths);
 		}
 	}

@@ -484,15 +484,16 @@ int bakery_path_info(const bakery_path_t *p, struct bakery_path_info *out)
 	return 0;
 }
 
-/* ---------------------------------------------------------- acquiring -- */
+/* ------------------------------------------------------------ renewing -- */
 
-/* OPTS on P's current lock handle (bakery_acquire), made again first if
- * another process removed it. */
-static int path_acquire(bakery_path_t *p, const struct bakery_acquire_opts *opts)
+/* CALL (with ARG) on P's current lock handle, pinned meanwhile; a lock
+ * another process removed is made again, and CALL runs once more on it. */
+static int on_renewed(bakery_path_t *p, int (*call)(bakery_lock_t *l, const void *arg),
+                      const void *arg)
 {
 	for (;;) {
 		struct lockref *r = entry_pin(p->e);
-		int err = bakery_acquire(r->l, opts);
+		int err = call(r->l, arg);
 
 		/* removed by another process: made again, then once more */
 		if (err == BAKERY_EREMOVED && (err = entry_renew(p->e, r)) == 0)
@@ -501,6 +502,20 @@ static int path_acquire(bakery_path_t *p, const struct bakery_acquire_opts *opts
 		if (err != BAKERY_EREMOVED)
 			return err;
 	}
+}
+
+/* ---------------------------------------------------------- acquiring -- */
+
+static int acquire_call(bakery_lock_t *l, const void *opts)
+{
+	return bakery_acquire(l, opts);
+}
+
+/* OPTS on P's current lock handle (bakery_acquire), made again first if
+ * another process removed it. */
+static int path_acquire(bakery_path_t *p, const struct bakery_acquire_opts *opts)
+{
+	return on_renewed(p, acquire_call, opts);
 }
 
 int bakery_path_acquire(bakery_path_t *p, const struct bakery_acquire_opts *opts)
@@ -574,4 +589,41 @@ int bakery_path_unlock(bakery_path_t *p)
 int bakery_path_consistent(bakery_path_t *p)
 {
 	return p ? on_current(p, bakery_consistent) : EINVAL;
+}
+
+/* ------------------------------------------------------- introspection -- */
+
+struct info_query {
+	const char *name;          /* the path's lock...                 */
+	struct bakery_lock_info *out;   /* ...and where its info goes    */
+};
+
+/* bakery_lock_info of L, or BAKERY_EREMOVED if its entry no longer holds
+ * it (removed before or between the two calls: the name tells). */
+static int current_info(bakery_lock_t *l, const void *arg)
+{
+	const struct info_query *q = arg;
+	unsigned index;
+	int err = bakery_lock_index(l, &index);
+
+	if (!err)
+		err = bakery_lock_info(paths.b, index, q->out);
+	if (err == ENOENT || (!err && strcmp(q->out->name, q->name)))
+		err = BAKERY_EREMOVED;
+	return err;
+}
+
+int bakery_path_lock_info(bakery_path_t *p, struct bakery_lock_info *out)
+{
+	struct info_query q;
+	int old, err;
+
+	if (!p || !out)
+		return EINVAL;
+	q.name = p->e->name;
+	q.out = out;
+	old = cancel_off();     /* a lock made again: as bakery_path_open */
+	err = on_renewed(p, current_info, &q);
+	cancel_restore(old);
+	return err;
 }

@@ -101,6 +101,8 @@ enum lock_entry_state {
 #define LOCK_OWNER_DIED       0x1u
 #define LOCK_NOT_RECOVERABLE  0x2u
 #define LOCK_SHARED_SEEN      0x4u   /* test build: a shared passage was taken */
+#define LOCK_UNREPAIRED       0x8u   /* with OWNER_DIED: the holder that left it
+                                        had been told and did not repair */
 
 struct bakery_shm_lock {
 	uint32_t state;            /* enum lock_entry_state */

@@ -7,11 +7,14 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -39,12 +42,12 @@ static const char help_text[] =
 	"  bakery run     [OPTIONS] REGION LOCK [--] COMMAND [ARG...]\n"
 	"  bakery run     [OPTIONS] REGION LOCK -c SHELL-COMMAND\n"
 	"  bakery run     [OPTIONS] -F|--file PATH [--] COMMAND [ARG...]\n"
-	"        hold LOCK while COMMAND runs (the region is created if missing)\n"
-	"        -a, --algo ALGO   -n, --nonblock   -w, --wait, --timeout SEC\n"
-	"        -E, --conflict-exit-code N (default 75)\n"
-	"        -s, --shared (a reader, beside other readers: BAKERY_SHARED=1)\n"
-	"        --holders K  (a new lock admits K holders at once; default 1)\n"
-	"        --any-owner  (join a region of another user; refused otherwise)\n"
+	"        hold LOCK while COMMAND, and every process it starts, runs (the\n"
+	"        region is created if missing); `bakery run --help` lists OPTIONS\n"
+	"  bakery flock   [OPTIONS] FILE|DIR [--] COMMAND [ARG...]\n"
+	"  bakery flock   [OPTIONS] FILE|DIR -c SHELL-COMMAND\n"
+	"        flock(1)'s command line, on the path lock of a file or directory;\n"
+	"        `bakery flock --help` lists OPTIONS\n"
 	"  bakery help | --help        this text\n"
 	"  bakery --version            the version\n"
 	"\n"
@@ -52,6 +55,58 @@ static const char help_text[] =
 	"or the library default for a new lock).  See bakery(1) for exit codes.\n"
 	"A region whose object belongs to another user (not you, not root) is\n"
 	"joined only with --any-owner: its owner could break its exclusion.\n";
+
+/* The options of `bakery run`, for `bakery run --help`. */
+static const char run_help[] =
+	"Hold LOCK of REGION (both created if missing) while COMMAND runs, and as\n"
+	"long as any process it started runs (unless -o); exit with its status.\n"
+	"  -n, --nonblock, --nb, --nonblocking\n"
+	"                           do not wait: a busy lock is a conflict\n"
+	"  -w, --wait, --timeout SEC\n"
+	"                           give up after SEC seconds (-n wins over it)\n"
+	"  -E, --conflict-exit-code N\n"
+	"                           exit code of a conflict (default 75)\n"
+	"  -c, --command CMD        run $SHELL -c CMD (/bin/sh if SHELL is unset)\n"
+	"  -F, --file PATH          the path lock of the file or directory PATH (in\n"
+	"                           /bakery-paths-UID; Python's bakery.PathLock's)\n"
+	"  -s, --shared             take the lock as a reader, beside other readers\n"
+	"  -x, -e, --exclusive      take it alone (the default)\n"
+	"  -o, --close              processes the command starts do not keep the lock\n"
+	"      --no-fork            exec COMMAND in the wrapper's place\n"
+	"      --sigpipe-ok         a command killed by SIGPIPE ended normally\n"
+	"  -a, --algo ALGO          lamport, boulangerie, black-white, jayanti\n"
+	"      --holders K          a new lock admits K holders at once\n"
+	"      --verbose            say how long the lock took, and what runs\n"
+	"      --any-owner          join a region of another user (refused otherwise)\n"
+	"  -h, --help               this text\n"
+	"Exit: the command's status; 75 conflict, 125 bakery failed, 126 and 127\n"
+	"the command could not be run.  See bakery(1).\n";
+
+/* The options of `bakery flock`, for `bakery flock --help`. */
+static const char flock_help[] =
+	"As flock(1), on the path lock of FILE or DIR (a file is created if\n"
+	"missing; in /bakery-paths-UID, the lock Python's bakery.PathLock takes):\n"
+	"fair, and kept while any process the command started runs (unless -o).\n"
+	"Silent on a conflict, which exits 1 (or -E's code).\n"
+	"  -s, --shared             a shared (read) lock\n"
+	"  -x, -e, --exclusive      an exclusive (write) lock (the default)\n"
+	"  -n, --nb, --nonblock, --nonblocking\n"
+	"                           do not wait: a busy lock is a conflict\n"
+	"  -w, --wait, --timeout SEC\n"
+	"                           give up after SEC seconds (0: as -n; -n wins)\n"
+	"  -o, --close              processes the command starts do not keep the lock\n"
+	"  -E, --conflict-exit-code N\n"
+	"                           exit code of a conflict (default 1)\n"
+	"  -F, --no-fork            exec COMMAND in bakery's place\n"
+	"  -c, --command CMD        run $SHELL -c CMD (/bin/sh if SHELL is unset)\n"
+	"      --sigpipe-ok         a command killed by SIGPIPE ended normally\n"
+	"      --verbose            say how long the lock took, and what runs\n"
+	"  -h, --help               this text\n"
+	"  -V, --version            the version\n"
+	"Not taken: -u and a descriptor (`flock 9`): a bakery lock belongs to a\n"
+	"process, not to a descriptor.  Exit: the command's status; 1 conflict,\n"
+	"64 bad usage, 66 FILE cannot be opened, 69 COMMAND cannot be run, 71\n"
+	"bakery failed.  See bakery(1).\n";
 
 /* ---------------------------------------------------------------- create -- */
 
@@ -122,8 +177,8 @@ static int cmd_create(struct cli *c, int argc, char **argv)
 {
 	const char *slots = NULL, *locks = NULL, *mode = NULL;
 	const struct cli_opt opts[] = {
-		{ "slots", 's', &slots, NULL }, { "locks", 'l', &locks, NULL },
-		{ "mode", 'm', &mode, NULL }, { NULL, 0, NULL, NULL }
+		{ "slots", 's', &slots, NULL, NULL }, { "locks", 'l', &locks, NULL, NULL },
+		{ "mode", 'm', &mode, NULL, NULL }, { NULL, 0, NULL, NULL, NULL }
 	};
 	struct bakery_config cfg;
 	struct cli_args a;
@@ -148,7 +203,7 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
 {
 	bool any_owner = false;
 	const struct cli_opt opts[] = {
-		{ "any-owner", 0, NULL, &any_owner }, { NULL, 0, NULL, NULL }
+		{ "any-owner", 0, NULL, &any_owner, NULL }, { NULL, 0, NULL, NULL, NULL }
 	};
 	struct cli_args a;
 	unsigned n = 0;
@@ -194,7 +249,9 @@ static int unlink_check(struct cli *c, const char *region)
 static int cmd_unlink(struct cli *c, int argc, char **argv)
 {
 	bool force = false;
-	const struct cli_opt opts[] = { { "force", 'f', NULL, &force }, { NULL, 0, NULL, NULL } };
+	const struct cli_opt opts[] = {
+		{ "force", 'f', NULL, &force, NULL }, { NULL, 0, NULL, NULL, NULL }
+	};
 	struct cli_args a;
 	int err;
 
@@ -213,47 +270,77 @@ static int cmd_unlink(struct cli *c, int argc, char **argv)
 struct subcommand {
 	const char *name;
 	const char *usage;
+	const char *help;
 	int (*fn)(struct cli *c, int argc, char **argv);
 };
 
 static const struct subcommand subcommands[] = {
-	{ "create",  "create REGION [-s|--slots N] [-l|--locks N] [-m|--mode MODE]", cmd_create },
-	{ "status",  "status REGION [-j|--json]", cmd_status },
-	{ "list",    "list [-j|--json]", cmd_list },
-	{ "recover", "recover [--any-owner] REGION", cmd_recover },
-	{ "reset",   "reset [--any-owner] REGION LOCK", cmd_reset },
-	{ "rm",      "rm [--any-owner] REGION LOCK [-f|--force]", cmd_rm },
-	{ "unlink",  "unlink REGION [-f|--force]", cmd_unlink },
+	{ "create",  "create REGION [-s|--slots N] [-l|--locks N] [-m|--mode MODE]", NULL,
+	  cmd_create },
+	{ "status",  "status REGION [-j|--json]", NULL, cmd_status },
+	{ "list",    "list [-j|--json]", NULL, cmd_list },
+	{ "recover", "recover [--any-owner] REGION", NULL, cmd_recover },
+	{ "reset",   "reset [--any-owner] REGION LOCK", NULL, cmd_reset },
+	{ "rm",      "rm [--any-owner] REGION LOCK [-f|--force]", NULL, cmd_rm },
+	{ "unlink",  "unlink REGION [-f|--force]", NULL, cmd_unlink },
 	{ "run",     "run [OPTIONS] REGION LOCK [--] COMMAND [ARG...] | "
 	             "run [OPTIONS] REGION LOCK -c SHELL-COMMAND | "
-	             "run [OPTIONS] -F|--file PATH [--] COMMAND [ARG...]", cmd_run },
+	             "run [OPTIONS] -F|--file PATH [--] COMMAND [ARG...]", run_help, cmd_run },
+	{ "flock",   "flock [OPTIONS] FILE|DIR [--] COMMAND [ARG...] | "
+	             "flock [OPTIONS] FILE|DIR -c SHELL-COMMAND", flock_help, cmd_flock },
 };
+
+/* The exit codes of subcommand NAME: run keeps 1 and 2 free for the
+ * command's own statuses; flock has flock(1)'s. */
+static void exit_codes(const char *name, struct cli *c)
+{
+	c->fail_code = EXIT_FAIL;
+	c->usage_code = EXIT_USAGE;
+	if (!strcmp(name, "run"))
+		c->fail_code = c->usage_code = EXIT_RUN_FAIL;
+	if (!strcmp(name, "flock")) {
+		c->fail_code = EXIT_FLOCK_FAIL;
+		c->usage_code = EXIT_FLOCK_USAGE;
+		c->pos_name = "FILE";
+	}
+}
 
 static int dispatch(const char *name, int argc, char **argv)
 {
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
 		const struct subcommand *s = &subcommands[i];
-		bool run = !strcmp(s->name, "run");
-		struct cli c = {
-			.cmd = s->name, .usage = s->usage,
-			/* run keeps 1 and 2 free for the command's own statuses */
-			.fail_code = run ? EXIT_RUN_FAIL : EXIT_FAIL,
-			.usage_code = run ? EXIT_RUN_FAIL : EXIT_USAGE,
-		};
+		struct cli c = { .cmd = s->name, .usage = s->usage, .help = s->help };
 
-		if (!strcmp(name, s->name))
+		if (!strcmp(name, s->name)) {
+			exit_codes(s->name, &c);
 			return s->fn(&c, argc, argv);
+		}
 	}
 	fprintf(stderr, "bakery: unknown command '%s' (try 'bakery --help')\n", name);
 	return EXIT_USAGE;
 }
 
-/* The tool's version, and the library's when a different one is loaded. */
-static void print_version(void)
+/* Descriptors 0, 1 and 2 open, onto /dev/null if they were closed
+ * (`bakery run ... 2>&-`, as cron wrappers and daemons leave them): a
+ * descriptor the tool or the library opens must never become a standard
+ * stream, or a message meant for stderr would land in a region, and the
+ * command would inherit it as one.  False if that cannot be done. */
+static bool standard_streams_open(void)
 {
-	printf("bakery (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-	if (strcmp(bakery_version(), PACKAGE_VERSION) != 0)
-		printf("running with libbakery %s\n", bakery_version());
+	for (int fd = 0; fd < 3; fd++) {
+		int nul;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free descriptor: FD itself */
+		nul = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (nul != fd) {
+			if (nul >= 0)
+				close(nul);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* A full disk or a closed pipe must not look like success. */
@@ -270,6 +357,8 @@ int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : NULL;
 
+	if (!standard_streams_open())
+		return EXIT_RUN_FAIL;   /* nowhere safe to say it */
 	if (!name) {
 		fprintf(stderr, "bakery: no command given (try 'bakery --help')\n");
 		return EXIT_USAGE;
@@ -279,7 +368,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		print_version();
+		cli_print_version(NULL);
 		return 0;
 	}
 	/* the subcommand sees its name as ARGV[0], as getopt_long wants */

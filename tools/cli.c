@@ -143,6 +143,14 @@ int cli_open(const struct cli *c, const char *region, unsigned flags,
 	return err ? cli_open_fail(c, region, err) : 0;
 }
 
+void cli_print_version(const char *cmd)
+{
+	printf("bakery%s%s (%s) %s\n", cmd ? " " : "", cmd ? cmd : "", PACKAGE_NAME,
+	       PACKAGE_VERSION);
+	if (strcmp(bakery_version(), PACKAGE_VERSION) != 0)
+		printf("running with libbakery %s\n", bakery_version());
+}
+
 int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
                      cli_lock_act act)
 {
@@ -156,8 +164,8 @@ int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt 
 	/* the command's own options, then --any-owner, which all of them take */
 	for (; opts && opts[n].name && n < CLI_MAX_OPTS - 1; n++)
 		all[n] = opts[n];
-	all[n++] = (struct cli_opt){ "any-owner", 0, NULL, &any_owner };
-	all[n] = (struct cli_opt){ NULL, 0, NULL, NULL };
+	all[n++] = (struct cli_opt){ "any-owner", 0, NULL, &any_owner, NULL };
+	all[n] = (struct cli_opt){ NULL, 0, NULL, NULL, NULL };
 	if ((err = cli_parse(c, argc, argv, all, NULL, 2, false, &a)))
 		return err < 0 ? 0 : err;
 	if ((err = cli_region_arg(c, a.pos[0])))
@@ -172,27 +180,30 @@ int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt 
 
 /* ------------------------------------------------------------- options -- */
 
-/* getopt_long's tables for OPTS: long options in LONGOPTS, and
+/* getopt_long's tables for OPTS: long options in LONGOPTS (not for an
+ * entry whose name is "", a second short letter of an option), and
  * "+:" then each short letter (with ':' if it takes a value) in SHORTS. */
 static void opt_tables(const struct cli_opt *opts, struct option *longopts, char *shorts)
 {
-	size_t n = 0, k = 0;
+	size_t n = 0, k = 0, nlong = 0;
 
 	shorts[k++] = '+';      /* stop at the first positional argument */
 	shorts[k++] = ':';      /* a missing value is ':', not '?' */
 	shorts[k++] = 'h';
 	for (; opts[n].name && n < CLI_MAX_OPTS; n++) {
-		longopts[n] = (struct option){ opts[n].name, opts[n].value ? required_argument
-		                                                           : no_argument,
-		                               NULL, 0x100 + (int)n };
+		if (*opts[n].name)
+			longopts[nlong++] = (struct option){ opts[n].name,
+			                                     opts[n].value ? required_argument
+			                                                   : no_argument,
+			                                     NULL, 0x100 + (int)n };
 		if (opts[n].short_name) {
 			shorts[k++] = opts[n].short_name;
 			if (opts[n].value)
 				shorts[k++] = ':';
 		}
 	}
-	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
-	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+	longopts[nlong++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[nlong] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[k] = '\0';
 }
 
@@ -212,6 +223,8 @@ static int opt_apply(struct cli *c, char **argv, const struct cli_opt *opts, int
 		return cli_usage_error(c, "unknown option '-%c'", optopt);
 	if (!o)
 		return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
+	if (o->clears)
+		*o->clears = false;
 	if (o->flag)
 		*o->flag = true;
 	else
@@ -243,7 +256,7 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
 		if (!dashdash)
 			ch = getopt_long(argc, argv, shorts, longopts, NULL);
 		if (ch == 'h') {
-			printf("usage: bakery %s\n", c->usage);
+			printf("usage: bakery %s\n%s", c->usage, c->help ? c->help : "");
 			return -1;
 		}
 		if (ch != -1) {
@@ -269,6 +282,7 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
 	}
 	max = no_pos && *no_pos ? 0 : maxpos;
 	if (out->npos < max)
-		return cli_usage_error(c, "missing %s", out->npos == 0 ? "REGION" : "LOCK");
+		return cli_usage_error(c, "missing %s", out->npos == 0 && c->pos_name ? c->pos_name
+		                       : out->npos == 0 ? "REGION" : "LOCK");
 	return 0;
 }

@@ -24,24 +24,37 @@
 #define EXIT_RUN_NOEXEC   126  /* run: the command could not be executed        */
 #define EXIT_RUN_NOTFOUND 127  /* run: the command was not found                */
 
+/* flock's exit codes (sysexits.h, as flock(1) uses them), and its conflict
+ * code: the same in `bakery flock`. */
+#define EXIT_FLOCK_CONFLICT 1   /* -n found the lock busy, or -w expired        */
+#define EXIT_FLOCK_USAGE    64  /* EX_USAGE: bad command line                   */
+#define EXIT_FLOCK_NOFILE   66  /* EX_NOINPUT: the file cannot be opened        */
+#define EXIT_FLOCK_NOEXEC   69  /* EX_UNAVAILABLE: the command cannot be run    */
+#define EXIT_FLOCK_FAIL     71  /* EX_OSERR: bakery itself failed               */
+
 /* The subcommand being run, for messages: "bakery: CMD WHAT: message". */
 struct cli {
 	const char *cmd;           /* "status", "run", ...                        */
 	const char *usage;         /* its synopsis, for --help and usage errors   */
+	const char *help;          /* its options, for --help (or NULL)           */
+	const char *pos_name;      /* its first argument, if not REGION           */
 	char what[256];            /* the region (and lock) it works on, or ""    */
 	int fail_code;             /* exit code for a failed operation            */
 	int usage_code;            /* exit code for a bad command line            */
 };
 
 /* One option of a subcommand: "--NAME VALUE", "--NAME=VALUE", "--NAME",
- * and, with a SHORT letter, "-X VALUE", "-XVALUE" or "-X" (getopt_long). */
+ * and, with a SHORT letter, "-X VALUE", "-XVALUE" or "-X" (getopt_long).
+ * NAME "" gives a short letter only (a second letter of an option). */
 struct cli_opt {
 	const char *name;
 	char short_name;           /* 0: long form only                           */
 	const char **value;        /* takes a value, stored here                  */
 	bool *flag;                /* or takes none and sets this                 */
+	bool *clears;              /* and clears this (or NULL): -s and -x, the
+	                              last one given wins                         */
 };
-#define CLI_MAX_OPTS 16
+#define CLI_MAX_OPTS 24
 
 /* The command line of a subcommand once parsed. */
 struct cli_args {
@@ -78,6 +91,10 @@ int cli_usage_error(const struct cli *c, const char *fmt, ...)
 int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
               const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out);
 
+/* Print the tool's version ("bakery CMD (libbakery) 1.2.3", without CMD
+ * if NULL), and the library's when a different one is loaded. */
+void cli_print_version(const char *cmd);
+
 /* A region name given on the command line: 0, or a usage error (empty). */
 int cli_region_arg(struct cli *c, const char *region);
 
@@ -102,6 +119,7 @@ int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt 
 int cmd_status(struct cli *c, int argc, char **argv);
 int cmd_list(struct cli *c, int argc, char **argv);
 int cmd_run(struct cli *c, int argc, char **argv);
+int cmd_flock(struct cli *c, int argc, char **argv);
 int cmd_reset(struct cli *c, int argc, char **argv);
 int cmd_rm(struct cli *c, int argc, char **argv);
 

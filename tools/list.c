@@ -91,7 +91,9 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 int cmd_list(struct cli *c, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_opt opts[] = { { "json", 'j', NULL, &json }, { NULL, 0, NULL, NULL } };
+	const struct cli_opt opts[] = {
+		{ "json", 'j', NULL, &json, NULL }, { NULL, 0, NULL, NULL, NULL }
+	};
 	struct dirent **names;
 	struct region_row r;
 	struct cli_args a;

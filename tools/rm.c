@@ -46,7 +46,9 @@ static int remove_lock(struct cli *c, bakery_t *b, const char *name)
 
 int cmd_rm(struct cli *c, int argc, char **argv)
 {
-	const struct cli_opt opts[] = { { "force", 'f', NULL, &force }, { NULL, 0, NULL, NULL } };
+	const struct cli_opt opts[] = {
+		{ "force", 'f', NULL, &force, NULL }, { NULL, 0, NULL, NULL, NULL }
+	};
 
 	return cli_lock_command(c, argc, argv, opts, remove_lock);
 }

@@ -19,27 +19,41 @@
 
 #include "run.h"
 
-static int acquire(bakery_lock_t *l, const struct run_opts *o)
+bool run_deadline_passed(const struct run_opts *o)
 {
-	struct timespec at;
-	time_t whole = (time_t)o->timeout;
+	struct timespec now;
 
-	if (o->wait == RUN_WAIT_FOREVER)
-		return o->shared ? bakery_rdlock(l) : bakery_lock(l);
-	if (o->wait == RUN_WAIT_NONE)
-		return o->shared ? bakery_tryrdlock(l) : bakery_trylock(l);
-	clock_gettime(CLOCK_MONOTONIC, &at);
-	at.tv_nsec += (long)((o->timeout - (double)whole) * 1e9);
-	at.tv_sec += whole + at.tv_nsec / 1000000000L;
-	at.tv_nsec %= 1000000000L;
-	return o->shared ? bakery_clockrdlock(l, CLOCK_MONOTONIC, &at)
-	                 : bakery_clocklock(l, CLOCK_MONOTONIC, &at);
+	if (o->wait != RUN_WAIT_FOR)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > o->deadline.tv_sec ||
+	       (now.tv_sec == o->deadline.tv_sec && now.tv_nsec >= o->deadline.tv_nsec);
+}
+
+bool run_retry(const struct run_opts *o, int err)
+{
+	const struct timespec pause = { 0, 20000000L };
+
+	if (err != EAGAIN || o->wait == RUN_WAIT_NONE || run_deadline_passed(o))
+		return false;
+	nanosleep(&pause, NULL);
+	return true;
+}
+
+static int acquire(const struct run_lock *k, const struct run_opts *o)
+{
+	int err;
+
+	do
+		err = run_lock_take(k, o);
+	while (run_retry(o, err));
+	return err;
 }
 
 static void *holder_main(void *arg)
 {
 	struct run_holder *h = arg;
-	int err = acquire(h->l, h->o);
+	int err = acquire(h->k, h->o);
 
 	pthread_mutex_lock(&h->mu);
 	h->taken = true;
@@ -52,22 +66,26 @@ static void *holder_main(void *arg)
 	while (!h->decided)
 		pthread_cond_wait(&h->cv, &h->mu);
 	pthread_mutex_unlock(&h->mu);
-	if (h->verdict == RUN_ABANDON)
-		return NULL;    /* the library's thread-exit path: owner died */
+	/* the library's thread-exit path: owner died (a writer that did
+	 * not run its command leaves the mark it found, as a writer must
+	 * not unlock without bakery_consistent; a reader never repairs) */
+	if (h->verdict == RUN_ABANDON ||
+	    (h->verdict == RUN_GIVE_BACK && err == EOWNERDEAD && !h->o->shared))
+		return NULL;
 	/* a reader cannot repair (EPERM): the owner-died mark stays for the
 	 * next writer */
-	if (err == EOWNERDEAD && !h->o->shared)
-		bakery_consistent(h->l);
-	bakery_unlock(h->l);
+	if (err == EOWNERDEAD && !h->o->shared && h->verdict == RUN_RELEASE)
+		run_lock_consistent(h->k);
+	run_lock_unlock(h->k);
 	return NULL;
 }
 
-int run_hold_start(struct run_holder *h, bakery_lock_t *l, const struct run_opts *o)
+int run_hold_start(struct run_holder *h, const struct run_lock *k, const struct run_opts *o)
 {
 	sigset_t block, old;
 	int err;
 
-	h->l = l;
+	h->k = k;
 	h->o = o;
 	h->taken = h->decided = false;
 	pthread_mutex_init(&h->mu, NULL);

@@ -6,8 +6,11 @@
  * Everything comes from the introspection calls of bakery.h.  The values
  * are a snapshot that may be stale as soon as it is printed: participants
  * keep running while we read.  Lock names come from shared memory, which
- * any participant can scribble on, so they are escaped on the way out and
- * never trusted to be printable.
+ * any participant can scribble on, and command names from /proc, which
+ * any process sets as it likes (prctl(PR_SET_NAME)): both are escaped on
+ * the way out and never trusted to be printable (a terminal escape
+ * sequence in a command name must not reach the screen of whoever runs
+ * `bakery status`).
  *
  * A lock may have several holders at once (readers in shared mode, or the
  * holders of a lock of capacity k): they are the slots whose furthest
@@ -268,6 +271,14 @@ static const char *printable(const char *name, char *buf, size_t size)
 	return buf;
 }
 
+/* The command name of SI's owner, shown printable, into BUF. */
+static const char *shown_command(const struct bakery_slot_info *si, char *buf, size_t size)
+{
+	char raw[32];
+
+	return printable(command_name(si, raw, sizeof(raw)), buf, size);
+}
+
 /* ----------------------------------------------------------------- table -- */
 
 static void human_header(const struct snapshot *s, const char *region)
@@ -331,7 +342,8 @@ static void human_locks(const struct snapshot *s)
 		snprintf(holder, sizeof(holder), h ? "%ld" : "-", h ? (long)h->pid : 0L);
 		printf("%-*s  %-11s %8u %7u %7u %8s %-15s %7u %12u %12llu %10llu %12llu %13llu %6llu "
 		       "%6llu  %s\n", w, printable(li->name, buf, sizeof(buf)), algo_word(li->algo),
-		       li->capacity, li->holding, li->readers, holder, h ? command_name(h, comm, sizeof(comm)) : "-",
+		       li->capacity, li->holding, li->readers, holder,
+		       h ? shown_command(h, comm, sizeof(comm)) : "-",
 		       li->waiters, li->participants, (unsigned long long)li->acquisitions,
 		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 		       (unsigned long long)li->reader_deaths, (unsigned long long)li->aborts,
@@ -357,7 +369,7 @@ static void human_lines(const struct snapshot *s)
 
 			if (w)
 				printf("%s %ld (%s)", k ? "," : "", (long)w->pid,
-				       command_name(w, comm, sizeof(comm)));
+				       shown_command(w, comm, sizeof(comm)));
 			else
 				printf("%s ? (slot %u)", k ? "," : "", line->slots[k]);
 		}
@@ -554,7 +566,9 @@ static void room_note(const struct cli *c, const char *region, uint64_t size)
 int cmd_status(struct cli *c, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_opt opts[] = { { "json", 'j', NULL, &json }, { NULL, 0, NULL, NULL } };
+	const struct cli_opt opts[] = {
+		{ "json", 'j', NULL, &json, NULL }, { NULL, 0, NULL, NULL, NULL }
+	};
 	struct snapshot snap;
 	struct cli_args a;
 	bakery_t *b;

@@ -6,7 +6,8 @@
 # runs, the wrapper and its command living and dying together, the
 # owner-died hand-over (also after a failed repair), `reset`, `recover`,
 # `rm` (which keeps a lock that owes a repair unless forced),
-# flock(1)'s options, `run --file`, shared mode (`run --shared`), locks
+# flock(1)'s options, `run --file` and `flock` (a file's path lock, the
+# one Python's bakery.PathLock takes), shared mode (`run --shared`), locks
 # of several holders (`run --holders`), and a stopped waiter passed.
 #
 # Uses jq or python3 to parse JSON; exits 77 (skipped) if neither is there.
@@ -16,12 +17,21 @@ build=${top_builddir:-.}
 src=${top_srcdir:-.}
 bakery=$build/tools/bakery
 unrepaired=$build/tools/test-unrepaired
+participant=$build/tools/test-participant
+abs_bakery=$(cd "$build" && pwd)/tools/bakery
 region=/bakery-cli-test-$$
 fresh=/bakery-cli-fresh-$$
 junk=bakery-cli-junk-$$
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bakery-cli-test.XXXXXX")
 failures=0
 holder=
+# the path locks of `run --file` and `flock`: a region of this test's own
+paths=/bakery-cli-paths-$$
+BAKERY_PATH_REGION=$paths
+export BAKERY_PATH_REGION
+# -c runs $SHELL: the tests' commands are POSIX sh, whatever the user's is
+SHELL=/bin/sh
+export SHELL
 
 cleanup() {
 	if [ -n "$holder" ]; then
@@ -35,9 +45,7 @@ cleanup() {
 	done
 	"$bakery" unlink "$region" 2>/dev/null
 	"$bakery" unlink "$fresh" 2>/dev/null
-	if [ -n "${file_region:-}" ]; then
-		"$bakery" unlink "$file_region" 2>/dev/null
-	fi
+	"$bakery" unlink "$paths" 2>/dev/null
 	rm -f "/dev/shm/$junk"
 	rmdir "/dev/shm/$junk.d" 2>/dev/null
 	rm -rf "$tmp"
@@ -203,12 +211,24 @@ test_usage_errors() {
 	error 125 "$bakery" run "$region" lock --algo nonesuch -- true
 	error 125 "$bakery" run "$region" lock --timeout -1 -- true
 	error 125 "$bakery" run "$region" lock --timeout soon -- true
-	error 125 "$bakery" run -n -w 1 "$region" lock -- true
 	error 125 "$bakery" run -E 256 "$region" lock -- true
 	error 125 "$bakery" run -c 'true' "$region" lock extra
-	error 125 "$bakery" run -x "$region" lock -- true
+	error 125 "$bakery" run -u "$region" lock -- true
+	error 125 "$bakery" run -o --no-fork "$region" lock -- true
 	error 125 "$bakery" run "$region" lock -w
 	error 125 "$bakery" run "$region" lock --file "$tmp/f" -- true
+	# a path lock has one holder, the library's algorithm, the caller's region
+	error 125 "$bakery" run --file "$tmp/f" --algo lamport -- true
+	error 125 "$bakery" run --file "$tmp/f" --holders 2 -- true
+	error 125 "$bakery" run --file "$tmp/f" --any-owner -- true
+	error 64 "$bakery" flock
+	error 64 "$bakery" flock "$tmp/f"
+	error 64 "$bakery" flock --bogus "$tmp/f" true
+	error 64 "$bakery" flock -w soon "$tmp/f" true
+	error 64 "$bakery" flock -E 256 "$tmp/f" true
+	error 64 "$bakery" flock -o -F "$tmp/f" true
+	error 64 "$bakery" flock -c true "$tmp/f" extra
+	[ -e "$tmp/f" ] && fail "a refused flock created its file"
 }
 
 test_missing_region() {
@@ -568,7 +588,7 @@ test_flock_options() {
 	run 0 "$bakery" run -a jayanti "$region" short -- true
 	same "-a" "$(lock_json short algorithm)" jayanti
 
-	# --file: the region is named after the file, whatever the path to it
+	# --file: the lock is the file's, whatever the path to it
 	mkdir "$tmp/d"
 	run 0 "$bakery" run --file "$tmp/d/lockfile" -- true
 	[ -e "$tmp/d/lockfile" ] || fail "--file did not create the file"
@@ -583,15 +603,504 @@ test_flock_options() {
 		n=$((n + 1))
 	done
 	error 75 "$bakery" run -n --file "$tmp/link" -- true
-	file_region=$(sed -n 's/^bakery: run \([^ ]*\) file: .*/\1/p' "$tmp/err")
+	same "--file: busy" "$(cat "$tmp/err")" "bakery: run $tmp/link: lock is busy (--nonblock)"
 	touch "$tmp/release"
 	wait "$holder" || fail "the --file holder exited $?"
 	holder=
 	run 0 "$bakery" run -n --file "$tmp/link" -- true
-	case $file_region in
-	/bakery-file-*) ;;
-	*) fail "--file region: '$file_region'" ;;
-	esac
+}
+
+# --- a job's lock lives as long as anything the job started ---------------
+
+# Start `bakery run|flock ... -- sh -c SCRIPT` where the command starts a
+# grandchild that appends a tick (its time in ns) to $tmp/ticks 12 times
+# (or $life_ticks), 0.1 s apart, then waits for it; returns once it runs: the wrapper's pid
+# in $holder, the command's in $tmp/cmd.pid, the grandchild's in
+# $tmp/gc.pid.  With life_end='exit 0', the command does not wait for it.
+# life_hold WRAPPER-ARGS...
+# shellcheck disable=SC2016
+life_hold() {
+	rm -f "$tmp/held" "$tmp/cmd.pid" "$tmp/gc.pid" "$tmp/ticks"
+	"$bakery" "$@" -- sh -c "echo \$\$ >'$tmp/cmd.pid';
+		( i=0; while [ \$i -lt ${life_ticks:-12} ]; do date +%s%N >>'$tmp/ticks'; sleep 0.1;
+			i=\$((i + 1)); done ) &
+		echo \$! >'$tmp/gc.pid'; touch '$tmp/held'; ${life_end:-wait}" 2>"$tmp/hold.err" &
+	holder=$!
+	wait_held
+}
+
+# The next job (WRAPPER-ARGS...): it must start after the grandchild's last
+# tick, see no tick while inside (an occupancy check of its own), and find
+# the grandchild gone; the grandchild must have ticked all its ticks.
+# life_next WHAT WRAPPER-ARGS...
+# shellcheck disable=SC2016
+life_next() {
+	what=$1
+	shift
+	"$bakery" "$@" -- sh -c "date +%s%N >'$tmp/start'; a=\$(wc -l <'$tmp/ticks');
+		sleep 0.3; b=\$(wc -l <'$tmp/ticks'); echo \"\$a \$b\"" >"$tmp/out" 2>"$tmp/err" ||
+		fail "$what: the next job exited $?: $(cat "$tmp/err")"
+	read -r before after <"$tmp/out"
+	same "$what: ticks while the next job was inside" "$after" "$before"
+	same "$what: the grandchild's ticks" "$(wc -l <"$tmp/ticks")" "${life_ticks:-12}"
+	[ "$(cat "$tmp/start")" -gt "$(tail -n 1 "$tmp/ticks")" ] ||
+		fail "$what: the next job started before the grandchild's last tick"
+	if running "$(cat "$tmp/gc.pid")"; then
+		fail "$what: the grandchild still ran when the next job ended"
+	fi
+}
+
+# Whatever is killed, the wrapper (SIGKILL, SIGTERM) or the command
+# (SIGKILL), the next job waits for the grandchild the job started; -o
+# lets it go; readers' grandchildren keep writers out; flock the same.
+test_job_lifetime() {
+	for how in wrapper-KILL wrapper-TERM command-KILL; do
+		life_hold run "$region" life
+		case $how in
+		wrapper-*) kill -"${how#wrapper-}" "$holder" ;;
+		command-*) kill -"${how#command-}" "$(cat "$tmp/cmd.pid")" ;;
+		esac
+		wait "$holder"
+		holder=
+		life_next "$how" run "$region" life
+		grep -q "BAKERY_OWNER_DEAD=1" "$tmp/err" || fail "$how: not told: $(cat "$tmp/err")"
+	done
+	# the command ends by itself, its grandchild goes on: as flock(1)
+	life_end='exit 0'
+	life_hold run "$region" life
+	life_end=
+	wait "$holder" || fail "a command that left a grandchild exited $?"
+	holder=
+	life_next "a grandchild left running" run -w 30 "$region" life
+	# a busy -n and an expired -w are conflicts while the grandchild runs
+	rm -f "$tmp/ran"
+	life_ticks=40
+	life_hold run "$region" life
+	kill -9 "$holder"
+	wait "$holder" 2>/dev/null
+	holder=
+	error 75 "$bakery" run -n "$region" life -- touch "$tmp/ran"
+	grep -q "processes of a previous job" "$tmp/err" || fail "-n: $(cat "$tmp/err")"
+	error 75 "$bakery" run -w 0.3 "$region" life -- touch "$tmp/ran"
+	[ -e "$tmp/ran" ] && fail "a job ran beside the previous job's grandchild"
+	life_next "after -n and -w gave up" run "$region" life
+	life_ticks=12
+	# -o: the grandchild does not keep the lock
+	life_hold run -o "$region" life
+	kill -9 "$holder"
+	wait "$holder" 2>/dev/null
+	holder=
+	run 0 "$bakery" run -n "$region" life -- true
+	running "$(cat "$tmp/gc.pid")" || fail "-o: the grandchild was gone already"
+	n=0
+	while running "$(cat "$tmp/gc.pid")" && [ "$n" -lt 400 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	# a reader's grandchild keeps a writer out, not a reader
+	life_hold run -s "$region" shared-life
+	kill -9 "$holder"
+	wait "$holder" 2>/dev/null
+	holder=
+	run 0 "$bakery" run -s -n "$region" shared-life -- true
+	life_next "a reader's grandchild" run "$region" shared-life
+	# a lock of 2 holders: a unit kept by a grandchild, one by a job
+	life_hold run --holders 2 "$region" pool-life
+	kill -9 "$holder"
+	wait "$holder" 2>/dev/null
+	holder=
+	start_holder unit pool-life
+	error 75 "$bakery" run -n "$region" pool-life -- true
+	grep -q "processes of a previous job" "$tmp/err" || fail "units: $(cat "$tmp/err")"
+	life_next "a unit's grandchild" run "$region" pool-life
+	release_all "$started"
+	# flock's spelling
+	life_hold flock "$tmp/life.lock"
+	kill -9 "$holder"
+	wait "$holder" 2>/dev/null
+	holder=
+	run 1 "$bakery" flock -n "$tmp/life.lock" true
+	life_next "flock" flock "$tmp/life.lock"
+}
+
+# --- standard streams closed ----------------------------------------------
+
+# The tool itself, not libtool's wrapper script: a shell, which would take
+# a closed descriptor 2 for the script it reads and pass it on.
+if [ -x "$build/tools/.libs/bakery" ]; then
+	direct() {
+		LD_LIBRARY_PATH="$build/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+			"$build/tools/.libs/bakery" "$@"
+	}
+else
+	direct() { "$bakery" "$@"; }
+fi
+
+# With 0, 1 or 2 closed, nothing the tool writes lands in a region, and the
+# command gets /dev/null there, not a descriptor of the tool's.
+test_closed_streams() {
+	hold closed
+	for redirect in '2>&-' '>&-' '<&-' '<&- >&- 2>&-'; do
+		{ eval "direct run -n \"\$region\" closed -- true $redirect"; } 2>/dev/null
+		same "busy run with $redirect" "$?" 75
+		run 0 "$bakery" status "$region"
+		run 0 "$bakery" run -n "$region" other -- true
+	done
+	touch "$tmp/release"
+	wait "$holder" || fail "the holder exited $?"
+	holder=
+	direct run "$region" closed -- sh -c "readlink /proc/\$\$/fd/2 >'$tmp/fd2'" 2>&-
+	same "the command's stderr" "$(cat "$tmp/fd2")" /dev/null
+	same "state after runs with closed streams" "$(lock_json closed state)" ok
+}
+
+# --- strings from shared memory and /proc are shown printable --------------
+
+test_hostile_names() {
+	esc=$(printf '\033')
+	rm -f "$tmp/release"
+	"$participant" "$region" evil "$(printf '\033[2J\033]0;x\007')" "$tmp/release" \
+		>"$tmp/part.out" &
+	part=$!
+	n=0
+	while [ ! -s "$tmp/part.out" ] && [ "$n" -lt 400 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	"$bakery" run "$region" evil -- true &
+	waiter=$!
+	wait_waiters evil 1
+	run 0 "$bakery" status "$region"
+	if LC_ALL=C grep -q "[$esc$(printf '\007')]" "$tmp/out"; then
+		fail "status prints a terminal escape sequence: $(od -c "$tmp/out" | head -5)"
+	fi
+	grep -qF '?[2J?]0;x?' "$tmp/out" || fail "status: the command name is not shown escaped"
+	run 0 "$bakery" list
+	LC_ALL=C grep -q "[$esc]" "$tmp/out" && fail "list prints a terminal escape sequence"
+	same "JSON holder_command" "$(lock_json evil holder_command)" \
+		"$(printf '\033[2J\033]0;x\007' | cut -c1-15)"
+	touch "$tmp/release"
+	wait "$part" || fail "the participant exited $?"
+	wait "$waiter" || fail "the waiter exited $?"
+}
+
+# --- a directory, and flock's habits -----------------------------------------
+
+# shellcheck disable=SC2016
+test_flock() {
+	lockf=$tmp/flock.lock
+	rm -f "$tmp/ran"
+	mkdir -p "$tmp/lockdir"
+	# a directory is locked as a file is
+	run 0 "$bakery" run --file "$tmp/lockdir" -- true
+	run 0 "$bakery" flock "$tmp/lockdir" true
+	rm -f "$tmp/held" "$tmp/release"
+	"$bakery" flock "$tmp/lockdir" sh -c "touch '$tmp/held';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
+	holder=$!
+	wait_held
+	run 1 "$bakery" flock -n "$tmp/lockdir" true
+	same "flock -n on a held directory is silent" "$(cat "$tmp/err")" ""
+	touch "$tmp/release"
+	wait "$holder" || fail "the directory's holder exited $?"
+	holder=
+
+	# the command's status, silence and exit codes on a conflict
+	run 0 "$bakery" flock "$lockf" true
+	run 3 "$bakery" flock "$lockf" sh -c 'exit 3'
+	run 143 "$bakery" flock "$lockf" sh -c 'kill -TERM $$'
+	rm -f "$tmp/held" "$tmp/release"
+	"$bakery" flock "$lockf" -c "touch '$tmp/held';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" 2>"$tmp/hold.err" &
+	holder=$!
+	wait_held
+	for opt in -n --nb --nonblock --nonblocking '-w 0' '-w 0.2' '--wait 0.2' '--timeout 0.2'; do
+		# shellcheck disable=SC2086 # the option and its value
+		run 1 "$bakery" flock $opt "$lockf" touch "$tmp/ran"
+		same "flock $opt: silent" "$(cat "$tmp/err")" ""
+	done
+	run 7 "$bakery" flock -n -E 7 "$lockf" true
+	run 0 "$bakery" flock -E 0 --conflict-exit-code 0 -w 0.1 "$lockf" true
+	started=$(date +%s)
+	run 1 "$bakery" flock -n -w 20 "$lockf" true          # -n wins
+	[ $(($(date +%s) - started)) -lt 10 ] || fail "flock -n -w 20 waited"
+	run 1 "$bakery" flock -s -n "$lockf" true
+	[ -e "$tmp/ran" ] && fail "a flock command ran while the lock was held"
+	touch "$tmp/release"
+	wait "$holder" || fail "the flock holder exited $?"
+	holder=
+
+	# -s, -x, -e: readers together; the last of -s and -x wins
+	run 0 "$bakery" flock -s "$lockf" sh -c 'echo "$BAKERY_SHARED"'
+	same "flock -s" "$(cat "$tmp/out")" 1
+	for opts in -x -e --exclusive '-s -x' '-s -e'; do
+		# shellcheck disable=SC2086
+		run 0 "$bakery" flock $opts "$lockf" sh -c 'echo "${BAKERY_SHARED:-0}"'
+		same "flock $opts" "$(cat "$tmp/out")" 0
+	done
+	run 0 "$bakery" flock -x -s "$lockf" sh -c 'echo "${BAKERY_SHARED:-0}"'
+	same "flock -x -s" "$(cat "$tmp/out")" 1
+
+	# -c runs $SHELL -c, /bin/sh when SHELL is unset
+	run 0 env SHELL=/bin/sh "$bakery" flock "$lockf" -c 'echo "$0"'
+	same "-c with SHELL=/bin/sh" "$(cat "$tmp/out")" /bin/sh
+	if [ -x /bin/bash ]; then
+		run 0 env SHELL=/bin/bash "$bakery" flock "$lockf" -c 'echo "$0"'
+		same "-c with SHELL=/bin/bash" "$(cat "$tmp/out")" /bin/bash
+		run 0 env SHELL=/bin/bash "$bakery" run -c 'echo "$0"' "$region" shell
+		same "run -c with SHELL=/bin/bash" "$(cat "$tmp/out")" /bin/bash
+	fi
+	run 0 env -u SHELL "$bakery" flock "$lockf" --command 'echo "$0"'
+	same "-c with SHELL unset" "$(cat "$tmp/out")" /bin/sh
+
+	# -o: a process the command leaves running does not keep the lock;
+	# without it, it does (as flock(1))
+	run 0 "$bakery" flock "$lockf" -c "sleep 3 >/dev/null 2>&1 & echo \$! >'$tmp/bg.pid'"
+	run 1 "$bakery" flock -n "$lockf" true
+	kill "$(cat "$tmp/bg.pid")"
+	n=0
+	while running "$(cat "$tmp/bg.pid")" && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	run 0 "$bakery" flock -w 10 "$lockf" true
+	run 0 "$bakery" flock -o "$lockf" -c "sleep 3 >/dev/null 2>&1 & echo \$! >'$tmp/bg.pid'"
+	run 0 "$bakery" flock -n "$lockf" true
+	kill "$(cat "$tmp/bg.pid")"
+
+	# -F: the command runs in bakery's place, and keeps the lock
+	rm -f "$tmp/held" "$tmp/release" "$tmp/self"
+	"$bakery" flock -F "$lockf" sh -c "echo \$\$ >'$tmp/self'; touch '$tmp/held';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
+	holder=$!
+	wait_held
+	same "flock -F: the command's pid" "$(cat "$tmp/self")" "$holder"
+	run 1 "$bakery" flock -n "$lockf" true
+	touch "$tmp/release"
+	wait "$holder" || fail "flock -F's command exited $?"
+	holder=
+	run 5 "$bakery" flock -F "$lockf" sh -c 'exit 5'
+
+	# --verbose, -V, --help, and what is refused
+	run 0 "$bakery" flock --verbose "$lockf" true
+	if ! grep -q "got the lock" "$tmp/err" || ! grep -q "running true" "$tmp/err"; then
+		fail "flock --verbose: $(cat "$tmp/err")"
+	fi
+	run 0 "$bakery" flock -V
+	grep -q '^bakery flock (libbakery) [0-9]' "$tmp/out" || fail "flock -V: $(cat "$tmp/out")"
+	run 0 "$bakery" flock --help
+	for opt in -s -x -e -n -w -o -E -F -c --verbose -V; do
+		grep -q -- "${opt}[ ,]" "$tmp/out" || fail "flock --help does not show $opt"
+	done
+	error 64 "$bakery" flock 9
+	grep -q "descriptor" "$tmp/err" || fail "flock 9: $(cat "$tmp/err")"
+	error 64 "$bakery" flock -u "$lockf" true
+	error 66 "$bakery" flock "$tmp/nonesuch/f" true
+	error 69 "$bakery" flock "$lockf" /nonexistent/command
+	error 69 "$bakery" flock "$lockf" /dev/null
+}
+
+# --- the lock of a file is its path lock --------------------------------------
+
+# path_lock_json NAME FIELD: FIELD of the path lock NAME in $paths.
+path_lock_json() {
+	saved=$region
+	region=$paths
+	lock_json "$@"
+	region=$saved
+}
+
+# The name of the path lock of FILE that `run --verbose --file FILE` took,
+# from its messages in $tmp/err.
+path_lock_taken() {
+	sed -n 's/^bakery: run .*: the path lock \(path:[^ ]*\) of .*/\1/p' "$tmp/err"
+}
+
+# Python's bakery package, on the library just built (python/test-python.sh)
+py() {
+	BAKERY_LIBRARY=$build/lib/.libs/libbakery.so PYTHONPATH=$src/python \
+		PYTHONDONTWRITEBYTECODE=1 python3 "$@"
+}
+
+py_usable() {
+	command -v python3 >/dev/null 2>&1 && [ -e "$build/lib/.libs/libbakery.so" ] &&
+		! grep -q libasan "$build/lib/.libs/libbakery.so" 2>/dev/null &&
+		py -c 'import bakery' 2>/dev/null
+}
+
+# `run --file` and `flock` take the file's path lock: in one region for
+# every path ($paths, as BAKERY_PATH_REGION names it), nothing made in
+# /dev/shm per file, named with the file's birth time (or generation), the
+# lock Python's bakery.PathLock takes; owner-died and its repair as for
+# any lock; a file that gets a deleted file's inode number inherits nothing.
+# shellcheck disable=SC2016
+test_path_locks() {
+	mkdir -p "$tmp/pl/dir"
+	ls /dev/shm >"$tmp/shm.before"
+	for f in "$tmp/pl/a" "$tmp/pl/b" "$tmp/pl/dir"; do
+		run 0 "$bakery" run --verbose --file "$f" -- true
+		name=$(path_lock_taken)
+		case $name in
+		path:*:"$(printf '%x' "$(stat -c %i "$f")")":[bg]*) ;;
+		*) fail "the path lock of $f: '$name'" ;;
+		esac
+		same "$f: its lock in $paths" "$(path_lock_json "$name" state)" ok
+	done
+	run 0 "$bakery" flock "$tmp/pl/dir" true
+	# no region of its own, as earlier versions made (/bakery-file-DEV-INO)
+	ls /dev/shm >"$tmp/shm.after"
+	for f in "$tmp/pl/a" "$tmp/pl/b" "$tmp/pl/dir"; do
+		own=$(printf 'bakery-file-%x-%x' "$(stat -c %d "$f")" "$(stat -c %i "$f")")
+		if ! grep -qx "$own" "$tmp/shm.before" && grep -qx "$own" "$tmp/shm.after"; then
+			fail "$f: a region of its own, /$own"
+		fi
+	done
+
+	# the holder dies: the next job is told, its failed repair is said,
+	# a repair clears the mark (bakery_path_consistent)
+	f=$tmp/pl/died
+	run 137 "$bakery" flock "$f" sh -c 'kill -9 $$'
+	run 3 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"; exit 3'
+	same "told after a death" "$(cat "$tmp/out")" 1
+	run 0 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
+	same "told after a failed repair" "$(cat "$tmp/out")" 1
+	grep -q "did not repair it" "$tmp/err" || fail "a failed repair, not said: $(cat "$tmp/err")"
+	run 0 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
+	same "repaired" "$(cat "$tmp/out")" ""
+
+	# a file that gets a deleted file's inode number inherits nothing
+	# (its lock is another: the birth time tells them apart)
+	f=$tmp/pl/old
+	run 0 "$bakery" run --verbose --file "$f" -- true
+	old=$(path_lock_taken)
+	ino=$(stat -c %i "$f")
+	run 137 "$bakery" run --file "$f" -- sh -c 'kill -9 $$'
+	same "the deleted file's lock" "$(path_lock_json "$old" state)" owner-died
+	rm "$f"
+	touch "$tmp/pl/new"
+	if [ "$(stat -c %i "$tmp/pl/new")" = "$ino" ]; then
+		run 0 "$bakery" run --verbose --file "$tmp/pl/new" -- \
+			sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
+		same "the inode number's new file: told" "$(cat "$tmp/out")" ""
+		[ "$(path_lock_taken)" != "$old" ] || fail "a reused inode number: the same lock $old"
+		same "the deleted file's lock, kept" "$(path_lock_json "$old" state)" owner-died
+	else
+		echo "test-cli: inode $ino not reused here: the stamps of the names were tested"
+	fi
+
+	# C and Python take the same lock
+	if ! py_usable; then
+		echo "test-cli: no python3 with the bakery package: C against Python skipped"
+		return
+	fi
+	f=$tmp/pl/py
+	rm -f "$tmp/held" "$tmp/release"
+	"$bakery" flock "$f" sh -c "touch '$tmp/held';
+		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
+	holder=$!
+	wait_held
+	run 3 py -c 'import bakery, sys
+try:
+    bakery.PathLock(sys.argv[1]).acquire(blocking=False)
+except TimeoutError:
+    sys.exit(3)' "$f"
+	touch "$tmp/release"
+	wait "$holder" || fail "the flock holder exited $?"
+	rm -f "$tmp/held" "$tmp/release"
+	py -c 'import bakery, os, sys, time
+with bakery.PathLock(sys.argv[1]):
+    open(sys.argv[2], "w").close()
+    while not os.path.exists(sys.argv[3]):
+        time.sleep(0.05)' "$f" "$tmp/held" "$tmp/release" &
+	holder=$!
+	wait_held
+	run 1 "$bakery" flock -n "$f" true
+	error 75 "$bakery" run -n --file "$f" -- true
+	touch "$tmp/release"
+	wait "$holder" || fail "the Python holder exited $?"
+	holder=
+	run 0 "$bakery" flock -n "$f" true
+}
+
+# `bakery run`'s own spelling of flock's habits, and a path where a region
+# is expected.
+test_run_habits() {
+	run 0 "$bakery" run --help
+	for opt in -n -w -E -c -F -s -x -o --algo --holders --no-fork --sigpipe-ok; do
+		grep -q -- "${opt}[ ,]" "$tmp/out" || fail "run --help does not show $opt"
+	done
+	run 0 "$bakery" run -x "$region" habits -- true
+	run 0 "$bakery" run -e "$region" habits -- true
+	run 0 "$bakery" run --nb "$region" habits -- true
+	hold habits
+	started=$(date +%s)
+	run 75 "$bakery" run -n -w 20 "$region" habits -- true      # -n wins
+	[ $(($(date +%s) - started)) -lt 10 ] || fail "run -n -w 20 waited"
+	touch "$tmp/release"
+	wait "$holder" || fail "the holder exited $?"
+	holder=
+	# a path for REGION: said, and nothing created
+	error 125 "$bakery" run "$tmp/x.lock" cmd -- true
+	grep -q -- "--file" "$tmp/err" || fail "no hint of --file: $(cat "$tmp/err")"
+	touch "$tmp/x.lock"
+	(cd "$tmp" && "$abs_bakery" run x.lock echo hi) >"$tmp/out" 2>"$tmp/err"
+	same "run FILE COMMAND" "$?" 125
+	grep -q "bakery flock x.lock" "$tmp/err" || fail "no hint of flock: $(cat "$tmp/err")"
+	if [ -e /dev/shm/x.lock ]; then
+		fail "a region named after the file was created"
+		"$bakery" unlink x.lock
+	fi
+}
+
+# --- messages and exit codes ---------------------------------------------------
+
+# After a death, a failed repair is told as such to the next job.
+test_failed_repair_told() {
+	hold retold
+	kill_holder
+	run 1 "$bakery" run "$region" retold -- sh -c 'exit 1'
+	run 0 "$bakery" run "$region" retold -- true
+	grep -q "did not repair" "$tmp/err" || fail "failed repair not told: $(cat "$tmp/err")"
+	grep -q "the previous holder died" "$tmp/err" && fail "told a death: $(cat "$tmp/err")"
+	hold retold
+	kill_holder
+	run 0 "$bakery" run "$region" retold -- true
+	grep -q "the previous holder died" "$tmp/err" || fail "death not told: $(cat "$tmp/err")"
+}
+
+# A process stopped while it creates a lock holds the region's lock table:
+# `run -w N` waits N s for it and exits with the conflict code; -n at once
+# (after the library's own 2 s).
+test_stopped_lock_table() {
+	rm -f "$tmp/release" "$tmp/ran"
+	BAKERY_STOP_AT=lock-create "$participant" "$region" first stopper "$tmp/release" \
+		>/dev/null &
+	stopper=$!
+	wait_stopped "$stopper"
+	started=$(date +%s)
+	error 75 "$bakery" run -w 3 "$region" second -- touch "$tmp/ran"
+	took=$(($(date +%s) - started))
+	[ "$took" -ge 3 ] || fail "run -w 3 gave up after $took s"
+	error 9 "$bakery" run -n -E 9 "$region" second -- touch "$tmp/ran"
+	[ -e "$tmp/ran" ] && fail "a command ran without its lock"
+	kill -CONT "$stopper"
+	touch "$tmp/release"
+	wait "$stopper" || fail "the stopped participant exited $?"
+	run 0 "$bakery" run -w 20 "$region" second -- true
+}
+
+# `producer | head`: the producer dies of SIGPIPE inside the lock, which is
+# then left owner-died; --sigpipe-ok makes that a normal end.
+test_sigpipe() {
+	"$bakery" run "$region" pipe -- yes 2>"$tmp/err" | head -n 1 >/dev/null
+	same "SIGPIPE: state" "$(lock_json pipe state)" owner-died
+	run 0 "$bakery" run "$region" pipe -- true
+	"$bakery" run --sigpipe-ok "$region" pipe -- yes 2>"$tmp/err" | head -n 1 >/dev/null
+	same "--sigpipe-ok: state" "$(lock_json pipe state)" ok
+	same "--sigpipe-ok: nothing said" "$(cat "$tmp/err")" ""
+	"$bakery" flock --sigpipe-ok "$tmp/pipe.lock" yes 2>"$tmp/err" | head -n 1 >/dev/null
+	run 0 "$bakery" flock "$tmp/pipe.lock" true
+	same "flock --sigpipe-ok: the next job" "$(cat "$tmp/err")" ""
 }
 
 # Start `bakery run OPTIONS... REGION LOCK` in the background with a
@@ -850,24 +1359,33 @@ test_completion() {
 			_bakery; printf "%s\n" "${COMPREPLY[@]}"' bash "$completion" "$@"
 	}
 	offered=$(complete_words bakery "")
-	for sub in create status list recover reset rm unlink run; do
+	for sub in create status list recover reset rm unlink run flock; do
 		printf '%s\n' "$offered" | grep -qx "$sub" || fail "completion: no '$sub'"
 	done
-	offered=$(complete_words bakery run --n)
-	same "completion of run --n" "$offered" "--nonblock"
+	offered=$(complete_words bakery run --nonb)
+	same "completion of run --nonb" "$offered" "$(printf '%s\n' --nonblock --nonblocking)"
 	offered=$(complete_words bakery run --algo j)
 	same "completion of --algo" "$offered" "jayanti"
 	offered=$(complete_words bakery run --sh)
 	same "completion of run --sh" "$offered" "--shared"
 	offered=$(complete_words bakery run --ho)
 	same "completion of run --ho" "$offered" "--holders"
+	offered=$(complete_words bakery run --sig)
+	same "completion of run --sig" "$offered" "--sigpipe-ok"
+	offered=$(complete_words bakery flock --no)
+	same "completion of flock --no" "$offered" "$(printf '%s\n' --nonblock --nonblocking --no-fork)"
+	mkdir -p "$tmp/compl" && touch "$tmp/compl/lockfile"
+	offered=$(complete_words bakery flock -n "$tmp/compl/lo")
+	same "completion of flock's FILE" "$offered" "$tmp/compl/lockfile"
+	offered=$(complete_words bakery flock -F "$tmp/compl/lo")
+	same "completion after flock -F (no value)" "$offered" "$tmp/compl/lockfile"
 	offered=$(complete_words bakery rm --f)
 	same "completion of rm --f" "$offered" "--force"
 }
 
 test_help_and_unlink() {
 	run 0 "$bakery" --help
-	for sub in create status list recover reset rm unlink run; do
+	for sub in create status list recover reset rm unlink run flock; do
 		grep -q "bakery $sub" "$tmp/out" || fail "--help does not mention $sub"
 	done
 	run 0 "$bakery" help
@@ -981,6 +1499,15 @@ test_more_jobs_than_slots
 test_status_queue
 test_refused_run_creates_nothing
 test_flock_options
+test_job_lifetime
+test_closed_streams
+test_hostile_names
+test_flock
+test_path_locks
+test_run_habits
+test_failed_repair_told
+test_stopped_lock_table
+test_sigpipe
 test_shared_overlap
 test_shared_exclusion
 test_holders

@@ -198,6 +198,25 @@ static void *exit_holding(void *arg)
 	pthread_exit(NULL);
 }
 
+/* A thread of ours takes the lock and exits holding it. */
+static void thread_dies_holding(bakery_lock_t *l)
+{
+	pthread_t th;
+
+	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, l), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+}
+
+/* The fixture of a test in which a thread dies holding the lock: by design
+ * the region handle stays mapped for good once a thread died holding one
+ * of its locks (registry.c), which is not a leak to report. */
+static void fixture_open_for_deaths(struct unit_fixture *f, int algo)
+{
+	leak_expected_begin();
+	fixture_open(f, algo);
+	leak_expected_end();
+}
+
 /* Lines of /proc/self/maps: the process's mappings. */
 static unsigned mappings(void)
 {
@@ -215,10 +234,7 @@ static unsigned mappings(void)
 /* One thread dies holding the lock; we recover it. */
 static void death_and_recovery(struct unit_fixture *f)
 {
-	pthread_t th;
-
-	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f->l), 0);
-	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	thread_dies_holding(f->l);
 	ck_assert_int_eq(bakery_lock(f->l), EOWNERDEAD);
 	ck_assert_int_eq(bakery_consistent(f->l), 0);
 	ck_assert_int_eq(bakery_unlock(f->l), 0);
@@ -252,20 +268,42 @@ END_TEST
 START_TEST(thread_exit_while_holding)
 {
 	struct unit_fixture f;
-	pthread_t th;
 
-	/* by design the region handle stays mapped for good once a thread died
-	 * holding one of its locks (registry.c): not a leak to report */
-	leak_expected_begin();
-	fixture_open(&f, _i);
-	leak_expected_end();
-	ck_assert_int_eq(pthread_create(&th, NULL, exit_holding, f.l), 0);
-	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	fixture_open_for_deaths(&f, _i);
+	thread_dies_holding(f.l);
 	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
 	ck_assert_int_eq(unit_fixture_info(&f).owner_deaths, 1);
 	ck_assert_int_eq(bakery_consistent(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	ck_assert_int_eq(bakery_lock(f.l), 0);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	unit_fixture_close(&f);
+}
+END_TEST
+
+/* How the last holder left an owner-died lock: dead (DIED), or told and
+ * gone without bakery_consistent (UNREPAIRED: a failed repair); a repair
+ * clears both, and a new death after a failed repair is a death again. */
+START_TEST(failed_repair_told_from_death)
+{
+	struct unit_fixture f;
+
+	fixture_open_for_deaths(&f, _i);
+	thread_dies_holding(f.l);
+	ck_assert_int_eq(bakery_recover(f.b, NULL), 0);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, BAKERY_OWNER_DEAD_DIED);
+	/* told, gone without repairing */
+	thread_dies_holding(f.l);
+	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, BAKERY_OWNER_DEAD_UNREPAIRED);
+	/* and after that one, a plain death */
+	ck_assert_int_eq(bakery_consistent(f.l), 0);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, 0);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	thread_dies_holding(f.l);
+	ck_assert_int_eq(bakery_lock(f.l), EOWNERDEAD);
+	ck_assert_int_eq(unit_fixture_info(&f).owner_dead, BAKERY_OWNER_DEAD_DIED);
+	ck_assert_int_eq(bakery_consistent(f.l), 0);
 	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	unit_fixture_close(&f);
 }
@@ -284,6 +322,7 @@ static Suite *owner_dead_suite(void)
 	tcase_add_loop_test(tc, blocked_waiter_wakes_when_holder_dies, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, thread_exit_while_holding, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, thread_deaths_leave_no_mappings, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, failed_repair_told_from_death, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }

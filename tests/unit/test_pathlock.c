@@ -6,6 +6,8 @@
  *   - the calls and their errors; a directory is locked as a file is;
  *   - bakery_path_acquire's options: a try, a deadline, a cancel word and
  *     a signal end the wait with the lock not held;
+ *   - a path lock's bakery_lock_info: its holder, how its owner-died mark
+ *     came (a death, a failed repair), and of a lock taken back;
  *   - processes exclude each other through different paths to one file
  *     (occupancy check);
  *   - a renamed file keeps its lock, a replaced file gets a new one, a file
@@ -431,6 +433,77 @@ START_TEST(path_acquire_takes_the_options)
 
 	holder_stop(&h, pid);
 	ck_assert_int_eq(try_path(file), 0);
+	ck_assert_int_eq(bakery_path_close(p), 0);
+	test_dir_remove(dir);
+}
+END_TEST
+
+/* A process that takes PATH's lock, is told its holder died, and dies
+ * too without repairing (a failed repair). */
+static int die_told(void *arg)
+{
+	bakery_path_t *p;
+
+	if (bakery_path_open(arg, 0, &p) || bakery_path_lock(p) != EOWNERDEAD)
+		return 1;
+	kill(getpid(), SIGKILL);
+	return 2;
+}
+
+static struct bakery_lock_info path_lock_info(bakery_path_t *p)
+{
+	struct bakery_lock_info li;
+	int rc = bakery_path_lock_info(p, &li);
+
+	ck_assert_msg(rc == 0, "bakery_path_lock_info: %s", bakery_strerror(rc));
+	return li;
+}
+
+/* bakery_path_lock_info: the lock's name, holder and owner-died mark, a
+ * death told from a failed repair; a lock removed since the handle's last
+ * call is made again, and its info is the new lock's. */
+START_TEST(the_lock_info_of_a_path)
+{
+	char region[TK_NAME_SIZE], dir[PATH_MAX], f[PATH_MAX];
+	struct bakery_path_info info;
+	struct bakery_lock_info li;
+	bakery_lock_t *l;
+	bakery_path_t *p;
+	bakery_t *b;
+
+	paths_region(region, "pathinfo");
+	test_dir(dir, sizeof(dir), false);
+	file_in(f, sizeof(f), dir, "f");
+	p = path_open(f, BAKERY_CREATE);
+	ck_assert_int_eq(bakery_path_lock_info(NULL, &li), EINVAL);
+	ck_assert_int_eq(bakery_path_lock_info(p, NULL), EINVAL);
+	ck_assert_int_eq(bakery_path_info(p, &info), 0);
+	li = path_lock_info(p);
+	ck_assert_str_eq(li.name, info.lock);
+	ck_assert_int_eq(li.holder, -1);
+	ck_assert_int_eq(bakery_path_lock(p), 0);
+	ck_assert_int_ge(path_lock_info(p).holder, 0);
+	ck_assert_int_eq(bakery_path_unlock(p), 0);
+
+	/* a death, then a failed repair, then a repair */
+	kill_a_holder_of(f);
+	ck_assert_int_eq(path_lock_info(p).state, BAKERY_LOCK_OWNER_DIED);
+	ck_assert_int_eq(tk_reap(tk_fork(die_told, f), 20), 128 + SIGKILL);
+	ck_assert_int_eq(bakery_path_lock(p), EOWNERDEAD);
+	ck_assert_int_eq(path_lock_info(p).owner_dead, BAKERY_OWNER_DEAD_UNREPAIRED);
+	ck_assert_int_eq(bakery_path_consistent(p), 0);
+	ck_assert_int_eq(path_lock_info(p).owner_dead, 0);
+	ck_assert_int_eq(bakery_path_unlock(p), 0);
+
+	/* removed by hand: made again, and it is the new lock's info */
+	ck_assert_int_eq(bakery_open(info.region, 0, NULL, &b), 0);
+	ck_assert_int_eq(bakery_lock_unlink(b, info.lock), 0);
+	li = path_lock_info(p);
+	ck_assert_str_eq(li.name, info.lock);
+	ck_assert_uint_eq(li.acquisitions, 0);
+	ck_assert_int_eq(bakery_lock_lookup(b, info.lock, BAKERY_ALGO_DEFAULT, &l), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_path_close(p), 0);
 	test_dir_remove(dir);
 }
@@ -1034,6 +1107,7 @@ static Suite *pathlock_suite(void)
 	tcase_add_test(tc, calls_and_errors);
 	tcase_add_test(tc, a_directory_is_locked);
 	tcase_add_test(tc, path_acquire_takes_the_options);
+	tcase_add_test(tc, the_lock_info_of_a_path);
 	tcase_add_test(tc, processes_exclude_each_other_through_any_path);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(ti, 60);
