@@ -61,7 +61,7 @@ static bool region_is_directory(const char *region)
 }
 
 /* "user NAME (uid N)" for the owner of REGION's object, into BUF. */
-static void region_owner(const char *region, char *buf, size_t size)
+void cli_region_owner(const char *region, char *buf, size_t size)
 {
 	char path[sizeof(CLI_SHM_DIR) + BAKERY_REGION_NAME_MAX + 2];
 	struct passwd *pw;
@@ -86,7 +86,7 @@ int cli_open_fail(const struct cli *c, const char *region, int err)
 	if ((err == EINVAL || err == BAKERY_EBADREGION) && region_is_directory(region))
 		return cli_fail(c, "a directory in " CLI_SHM_DIR ", not a region");
 	if (err == EPERM) {
-		region_owner(region, owner, sizeof(owner));
+		cli_region_owner(region, owner, sizeof(owner));
 		return cli_fail(c, "the region belongs to %s, not to you: not joined, since its "
 		                "owner could break its exclusion (--any-owner to share it)", owner);
 	}

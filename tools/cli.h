@@ -72,6 +72,8 @@ int cli_fail(const struct cli *c, const char *fmt, ...)
  * --any-owner); returns C->usage_code for a bad name, C->fail_code for the
  * rest. */
 int cli_open_fail(const struct cli *c, const char *region, int err);
+/* "user NAME (uid N)" for the owner of REGION's object, into BUF. */
+void cli_region_owner(const char *region, char *buf, size_t size);
 /* A bad command line: one line on stderr, returns C->usage_code. */
 int cli_usage_error(const struct cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

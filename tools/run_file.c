@@ -40,7 +40,7 @@ static void path_region_name(char *buf, size_t size)
  * region's, its table's or the process's. */
 static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 {
-	char region[BAKERY_REGION_NAME_MAX + 2];
+	char region[BAKERY_REGION_NAME_MAX + 2], owner[128];
 
 	path_region_name(region, sizeof(region));
 	switch (err) {
@@ -51,8 +51,10 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 		return cli_fail(c, "the region of path locks %s is full of locks in use or "
 		                "owner-died (`bakery status %s`)", region, region);
 	case EPERM:
-		return cli_fail(c, "the region of path locks %s belongs to another user: not "
-		                "joined, since its owner could break its exclusion", region);
+		cli_region_owner(region, owner, sizeof(owner));
+		return cli_fail(c, "the region of path locks %s belongs to %s, not to you: not "
+		                "joined, since its owner could break its exclusion (remove it, or "
+		                "name another with " BAKERY_PATH_REGION_ENV ")", region, owner);
 	case BAKERY_EBADREGION:
 	case BAKERY_EVERSION:
 		return cli_fail(c, "the region of path locks %s: %s", region, bakery_strerror(err));

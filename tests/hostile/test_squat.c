@@ -17,9 +17,10 @@
  *   root's region (0666), opened by nobody
  *                          opens: root's regions are trusted
  *   `bakery run` on nobody's region, and `bakery run --file` whose
- *   region name nobody created first
+ *   path region (/bakery-paths-UID) nobody created first
  *                          refused (exit 125), the message names nobody
- *                          and the option; with --any-owner it runs
+ *                          and the way out (--any-owner for a region,
+ *                          BAKERY_PATH_REGION for the path region)
  */
 #include "config.h"
 
@@ -225,29 +226,26 @@ START_TEST(tool_refuses_squat)
 }
 END_TEST
 
-START_TEST(tool_refuses_squatted_file_lock)
+/* `bakery run --file` keeps its lock in the caller's path region, named
+ * after its user id (/bakery-paths-UID, or BAKERY_PATH_REGION): another user
+ * can compute that name and create it first. */
+START_TEST(tool_refuses_squatted_path_region)
 {
-	struct squat *s = tk_shared(sizeof(*s));
+	struct squat *s = squatted("squatpaths", 0666);
 	char file[] = "/tmp/bktest-squatfile-XXXXXX", err[1024];
-	char *argv[] = { "bakery", "run", "--file", file, "--", "true", NULL };
-	struct stat st;
+	char *plain[] = { "bakery", "run", "--file", file, "--", "true", NULL };
 	int fd;
 
 	if (!getenv("top_builddir"))
 		return;
 	fd = mkstemp(file);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fstat(fd, &st), 0);
 	close(fd);
-	/* the name `bakery run --file` derives from the file: another user
-	 * can compute it and create it first */
-	snprintf(s->name, sizeof(s->name), "/bakery-file-%llx-%llx",
-	         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-	bakery_unlink(s->name);
-	s->mode = 0666;
-	ck_assert_int_eq(tk_reap(tk_fork(squatter, s), 10), 0);
-	ck_assert_int_eq(tool(err, sizeof(err), argv), 125);
-	ck_assert_msg(strstr(err, "nobody"), "message: %s", err);
+	ck_assert_int_eq(setenv(BAKERY_PATH_REGION_ENV, s->name, 1), 0);
+	ck_assert_int_eq(tool(err, sizeof(err), plain), 125);
+	ck_assert_msg(strstr(err, "nobody") && strstr(err, BAKERY_PATH_REGION_ENV),
+	              "message: %s", err);
+	unsetenv(BAKERY_PATH_REGION_ENV);
 	ck_assert_int_eq(bakery_unlink(s->name), 0);
 	unlink(file);
 }
@@ -264,7 +262,7 @@ static Suite *squat_suite(void)
 	tcase_add_test(tc, squat_refused_between_users);
 	tcase_add_test(tc, roots_region_trusted);
 	tcase_add_test(tc, tool_refuses_squat);
-	tcase_add_test(tc, tool_refuses_squatted_file_lock);
+	tcase_add_test(tc, tool_refuses_squatted_path_region);
 	suite_add_tcase(s, tc);
 	return s;
 }
