@@ -334,7 +334,9 @@ START_TEST(test_recover_completes_all)
 	ck_assert(tk_wait_flag(&a->ready, 1, 10));
 	scene_start(&s, V, NULL, 1);            /* the holder */
 	scene_wait_holding(&s, V);
-	scene_start_mode(&s, W1, NULL, 0, CRASH_MODE_CLOCK_MONO, 0.1);
+	/* W1's deadline outlasts the test's look at it: under load, a 0.1 s
+	 * wait could end before the test saw it queued */
+	scene_start_mode(&s, W1, NULL, 0, CRASH_MODE_CLOCK_MONO, 2.0);
 	scene_wait_waiting(&s, W1);
 	a->go = 1;
 	ck_assert_int_eq(tk_reap(p, 10), 0);
