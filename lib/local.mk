@@ -17,6 +17,8 @@ bakery_sources = \
 	lib/guard.h \
 	lib/token.h \
 	lib/region.h \
+	lib/recovery_ops.h \
+	lib/revoke.h \
 	lib/registry.h \
 	lib/passage.h \
 	lib/wait.h \
@@ -34,6 +36,7 @@ bakery_sources = \
 	lib/guard.c \
 	lib/token.c \
 	lib/region.c \
+	lib/revoke.c \
 	lib/registry.c \
 	lib/wait.c \
 	lib/slotwait.c \

@@ -15,6 +15,7 @@
 
 #include "table.h"
 #include "lock_recovery.h"
+#include "recovery_ops.h"
 #include "order.h"
 #include "pass.h"
 

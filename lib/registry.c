@@ -3,9 +3,9 @@
  * registry.c - participant slots and their kernel-attested liveness tokens.
  *
  * A thread owns a slot for as long as it holds the slot's token, a robust
- * futex word (token.c), unless the slot is revoked while the thread is idle
- * (below: the slot then names another token).  The kernel marks it FUTEX_OWNER_DIED when its
- * holder thread ends without giving it back (SIGKILL, crash, thread exit),
+ * futex word (token.c), unless the slot is revoked while the thread is
+ * idle (revoke.c: the slot then names another token).  The kernel marks it
+ * FUTEX_OWNER_DIED when its holder thread ends without giving it back (SIGKILL, crash, thread exit),
  * whatever PID namespace it ran in and however soon its PID is reused: the
  * proof of death is the kernel's, not a PID comparison.  Whoever then takes
  * the token gets EOWNERDEAD exactly once and owns the recovery; if that
@@ -33,6 +33,7 @@
 
 #include "fd.h"
 #include "futex.h"
+#include "recovery_ops.h"
 #include "region.h"
 #include "registry.h"
 
@@ -114,27 +115,6 @@ static void tls_init(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
-/* ------------------------------------------------------------- identity -- */
-
-static uint64_t proc_start_time(void)
-{
-	char buf[1024], *p;
-	unsigned long long start = 0;
-	int fd = bakery__fd_open("/proc/self/stat", O_RDONLY, 0);
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		       &start);
-	fclose(f);
-	return start;
-}
-
 /* ------------------------------------------------------------- recovery -- */
 
 /*
@@ -209,141 +189,6 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 		slot_clear(b, slot, true);
 }
 
-/* ----------------------------------------------------------- revocation -- */
-
-/*
- * Slots of idle owners, revoked under pressure (bakery__slot_reclaim_idle,
- * called by a thread that has waited for a slot).  A slot's generation is
- * even while settled and odd while a revocation is under way; the token
- * the slot names (struct bakery_shm_slot.token) changes only under an odd
- * generation.  The handshake is that of removing a lock (lockadmin.c) and
- * is modelled in tests/model/revoke.pml:
- *
- *   owner (record_pin, at a lock call that finds it holds no lock of the
- *   region, and before giving its slot back): busy word of ITS TOKEN := 1,
- *   compiler barrier, load the slot's generation: its own, go on (the slot
- *   stays its own while the word reads 1); odd, wait for the end; another,
- *   the slot was revoked: give the old token back (a spare now) and claim
- *   a slot again.  The busy word lives with the token, not the slot, so
- *   that neither it nor its clearing ever lands on registers the slot's
- *   next owner uses.
- *
- *   reclaimer (slot_revoke), holding a spare token: names the spare as the
- *   slot's revoker, CAS generation g -> g + 1, membarrier, then reads the
- *   owner's busy word and its registers in every lock: anything in use,
- *   back to g; all idle, the slot names the spare and the generation
- *   moves to g + 2 (the commit): the slot is the reclaimer's.
- *
- * A reclaimer that dies leaves an odd generation and its token owner-died:
- * whoever finds it (the owner's next call, a recoverer, a reap, another
- * reclaimer) takes that token and undoes the revocation, or, if the slot
- * already names it, finishes it and recovers the slot as a dead owner's.
- */
-
-/* Is token I held by a thread that has not died? */
-static bool token_live(struct bakery *b, unsigned i)
-{
-	return token_held_live(CMM_LOAD_SHARED(*token_word(b, i)));
-}
-
-/*
- * An honest revocation lasts one membarrier and a scan of the registers:
- * milliseconds.  A revoker that takes longer is stopped, traced or starved
- * of CPU, in our PID namespace or another (its token's TID tells nothing
- * here): the owner's lock call waits for it as for a lock, until its
- * deadline; the owner's exit or bakery_close for REVOKE_WAIT_NS at most.
- * Only a revoker token proven forged (bakery__token_holder_missing) is
- * BAKERY_EBADREGION.  The revoker wakes nobody at its end: the owner looks
- * again after REVOKE_NAP_MIN_NS, then twice as long each time up to
- * REVOKE_NAP_MAX_NS.
- */
-#define REVOKE_WAIT_NS    2000000000L
-#define REVOKE_NAP_MIN_NS     100000L
-#define REVOKE_NAP_MAX_NS   10000000L
-
-/* One nap of a wait for SLOT's odd generation G to move, within DL. */
-static void revocation_nap(struct bakery *b, unsigned slot, uint32_t g,
-                           const struct deadline *dl, long *nap)
-{
-	struct futex_word w = futex_word(&b->slots[slot].gen, g);
-	struct timespec until;
-	clockid_t clock;
-
-	deadline_cap(dl, *nap, &clock, &until);
-	bakery__futex_sleep(&w, 1, clock, &until, NULL);
-	if (*nap < REVOKE_NAP_MAX_NS)
-		*nap *= 2;
-}
-
-/* Give back a token that we took and that is not a slot's any
- * more: a spare.  Its busy word is reset for its next holder. */
-static void spare_put_back(struct bakery *b, unsigned tok, struct token_hold *h)
-{
-	CMM_STORE_SHARED(*token_busy_word(b, tok), 0);
-	bakery__token_give(h);
-}
-
-/* SLOT's revocation to generation G + 1 was left by its revoker RV, whose
- * token is not held by a live thread: settle it, its token in hand. */
-static void revocation_finish_dead(struct bakery *b, unsigned slot, uint32_t g, unsigned rv)
-{
-	struct bakery_shm_slot *s = &b->slots[slot];
-	struct token_hold h;
-	int r = bakery__token_try(b, rv, &h);
-
-	if (r != 0 && r != EOWNERDEAD)
-		return;         /* someone else has it: look again */
-	if (CMM_LOAD_SHARED(s->gen) == g && CMM_LOAD_SHARED(s->token) == rv) {
-		/* committed but for the generation: the slot was the
-		 * revoker's, and its owner is dead */
-		uatomic_cmpxchg(&s->gen, g, g + 1);
-		slot_recover_dead(b, slot);
-		bakery__token_give(&h);
-		return;
-	}
-	if (CMM_LOAD_SHARED(s->gen) == g)
-		uatomic_cmpxchg(&s->gen, g, g - 1);     /* undone: the owner keeps it */
-	if (r == EOWNERDEAD && CMM_LOAD_SHARED(s->token) == rv)
-		bakery__token_abandon(&h);      /* the slot's now: its recovery is due */
-	else
-		spare_put_back(b, rv, &h);
-}
-
-/* Make SLOT's generation even: settle what a dead revoker left, or wait
- * for a live one to end its revocation, within DL (NULL: no wait).  0;
- * while a revoker not proven gone is at work, EAGAIN (no DL), EBUSY
- * (WAIT_NONE), ETIMEDOUT, ECANCELED or EINTR (bakery__wait_over); BAKERY_EBADREGION (its token is forged).  The
- * revocation is then left as it is. */
-static int revocation_settle(struct bakery *b, unsigned slot, const struct deadline *dl)
-{
-	struct bakery_shm_slot *s = &b->slots[slot];
-	long nap = REVOKE_NAP_MIN_NS;
-	uint32_t g;
-
-	while (((g = CMM_LOAD_SHARED(s->gen)) & 1) && !region_lost(b)) {
-		unsigned rv;
-		int over;
-
-		/* the odd generation before the revoker it names (load->load;
-		 * the revoker stores its name before its cmpxchg) */
-		cmm_smp_rmb();
-		rv = CMM_LOAD_SHARED(s->revoker);
-		if (rv >= 2u * b->nslots)
-			uatomic_cmpxchg(&s->gen, g, g - 1);     /* corrupted: undone */
-		else if (!token_live(b, rv))
-			revocation_finish_dead(b, slot, g, rv);
-		else if (!dl)
-			return EAGAIN;
-		else if (bakery__token_holder_missing(b, rv))
-			return BAKERY_EBADREGION;
-		else if ((over = bakery__wait_over(dl)))
-			return over;    /* EBUSY, ETIMEDOUT, ECANCELED, EINTR */
-		else
-			revocation_nap(b, slot, g, dl, &nap);
-	}
-	return 0;
-}
-
 /*
  * The one recovery worker.  Take SLOT's token unless a live thread holds
  * it; if its holder died, clear what it left in every lock; then, if
@@ -367,7 +212,7 @@ static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finis
 	/* With the token in hand: is it still the slot's?  A revocation under
 	 * way ends first; one that committed left it a spare, whose holder
 	 * (a revoked owner) died with nothing of the slot's to recover. */
-	if (revocation_settle(b, slot, NULL)) {
+	if (bakery__revocation_settle(b, slot, NULL, slot_recover_dead)) {
 		/* a live revoker's: not ours to take; a death stays marked
 		 * for later */
 		if (r == EOWNERDEAD)
@@ -377,7 +222,7 @@ static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finis
 		return EBUSY;
 	}
 	if (slot_token_index(b, slot) != tok) {
-		spare_put_back(b, tok, h);
+		bakery__spare_put_back(b, tok, h);
 		return EBUSY;
 	}
 	/* read with the token held: nobody else frees it meanwhile */
@@ -424,7 +269,8 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 
 	if (CMM_LOAD_SHARED(s->state) == SLOT_FREE)
 		return false;
-	if (revocation_settle(b, i, NULL))      /* a dead revoker's, most likely */
+	/* a dead revoker's, most likely */
+	if (bakery__revocation_settle(b, i, NULL, slot_recover_dead))
 		return false;
 	/* without a slot of our own, the one whose token we hold names the
 	 * finisher */
@@ -467,14 +313,6 @@ static void hwm_raise(struct bakery *b, unsigned slot)
 	}
 }
 
-/* The slot is ours now: who we are, for display. */
-static void slot_sign(struct bakery_shm_slot *s)
-{
-	s->pid = getpid();
-	s->tid = (int32_t)syscall(SYS_gettid);
-	s->start_time = proc_start_time();
-}
-
 /* Try to take SLOT for record T: 0 if we now own it (token held in
  * T->token, its index and the slot's generation in T, state ACTIVE),
  * EBUSY if it is not free, or what kept us from holding its token. */
@@ -500,7 +338,7 @@ static int slot_try_take(struct bakery *b, unsigned slot, struct thread_slot *t)
 	 * its own any more */
 	t->gen = (CMM_LOAD_SHARED(s->gen) | 1u) + 1u;
 	CMM_STORE_SHARED(s->gen, t->gen);
-	slot_sign(s);
+	bakery__slot_sign(s);
 	hwm_raise(b, slot);
 	uatomic_set(&s->state, SLOT_ACTIVE);
 	return 0;
@@ -610,16 +448,16 @@ bool bakery__registry_holds_lock(struct bakery *b)
 static void record_drop_revoked(struct thread_slot *t)
 {
 	record_unlink(t);
-	spare_put_back(t->b, t->tok, &t->token);
+	bakery__spare_put_back(t->b, t->tok, &t->token);
 	bakery__region_put(t->b);
 	free(t);
 }
 
 /*
  * Mark T's token busy, then make sure its slot is still T's: the owner's
- * half of the revocation handshake (above).  0: it is, and stays T's while
- * the busy word reads 1; ESTALE: it was revoked; a revocation of it that
- * did not end within DL (revocation_settle's answers: the busy word says
+ * half of the revocation handshake (revoke.c).  0: it is, and stays T's
+ * while the busy word reads 1; ESTALE: it was revoked; a revocation of it
+ * that did not end within DL (bakery__revocation_settle's answers: the busy word says
  * 1 meanwhile, so that the revoker gives up when it looks): the slot is
  * not to be used now.  (A region cut short under us reads zeros: the slot
  * counts as ours, the callers see the loss.)
@@ -633,13 +471,13 @@ static int record_pin(struct thread_slot *t, const struct deadline *dl)
 	CMM_STORE_SHARED(*t->busy_word, 1);
 	/* the busy store before the generation load (store->load) with a
 	 * compiler barrier only, so that a lock call pays one load: the
-	 * reclaimer's membarrier (slot_revoke) makes it a full barrier when
+	 * reclaimer's membarrier (bakery__slot_revoke) makes it a full barrier when
 	 * it matters, so that either it sees us busy or we see its odd
 	 * generation */
 	cmm_barrier();
 	if (caa_likely(CMM_LOAD_SHARED(*gen) == t->gen) || region_lost(b))
 		return 0;
-	err = revocation_settle(b, t->slot, dl);
+	err = bakery__revocation_settle(b, t->slot, dl, slot_recover_dead);
 	if (!err && CMM_LOAD_SHARED(*gen) == t->gen)
 		return 0;       /* the revocation gave up: still ours */
 	CMM_STORE_SHARED(*t->busy_word, 0);
@@ -879,120 +717,6 @@ int bakery__slot_self_busy(struct bakery *b, unsigned *slot)
 	return 0;
 }
 
-/* -------------------------------------------------------- reclamation -- */
-
-/* Does a slot name token I, as its token or as its revoker's? */
-static bool token_named(struct bakery *b, unsigned i)
-{
-	for (unsigned s = 0; s < b->nslots; s++) {
-		const struct bakery_shm_slot *sl = &b->slots[s];
-
-		if (CMM_LOAD_SHARED(sl->token) == i ||
-		    ((CMM_LOAD_SHARED(sl->gen) & 1) && CMM_LOAD_SHARED(sl->revoker) == i))
-			return true;
-	}
-	return false;
-}
-
-/* Take a spare token (one no slot names) for T: 0, or BAKERY_ESLOTS.  The
- * n spares come first (the likeliest to be unnamed). */
-static int spare_take(struct bakery *b, struct thread_slot *t)
-{
-	unsigned n = 2u * b->nslots;
-
-	for (unsigned k = 0; k < n; k++) {
-		unsigned i = (k + b->nslots) % n;
-		int r;
-
-		if (token_live(b, i) || token_named(b, i))
-			continue;
-		r = bakery__token_try(b, i, &t->token);
-		if (r != 0 && r != EOWNERDEAD)
-			continue;
-		/* with it in hand nobody names it anew (naming a token takes
-		 * it first); named meanwhile, it is not ours to use, and an
-		 * owner-died mark on it is a slot's recovery still due */
-		if (token_named(b, i)) {
-			if (r == EOWNERDEAD)
-				bakery__token_abandon(&t->token);
-			else
-				bakery__token_give(&t->token);
-			continue;
-		}
-		t->tok = i;
-		t->busy_word = token_busy_word(b, i);
-		CMM_STORE_SHARED(*t->busy_word, 0);
-		return 0;
-	}
-	return BAKERY_ESLOTS;
-}
-
-/* Is the owner of SLOT, holding token TOK, idle: alive, not inside a lock
- * call, none of its registers in use? */
-static bool slot_idle(struct bakery *b, unsigned slot, unsigned tok)
-{
-	if (!token_live(b, tok) || CMM_LOAD_SHARED(*token_busy_word(b, tok)))
-		return false;
-	/* the busy word before the registers (load->load; pairs with the
-	 * write barrier in bakery__record_busy_end) */
-	cmm_smp_rmb();
-	return b->recovery->slot_idle(b, slot);
-}
-
-bool bakery__slots_idle_owned(struct bakery *b)
-{
-	for (unsigned s = 0; s < b->nslots; s++) {
-		const struct bakery_shm_slot *sl = &b->slots[s];
-
-		if (CMM_LOAD_SHARED(sl->state) != SLOT_ACTIVE || (CMM_LOAD_SHARED(sl->gen) & 1) ||
-		    !slot_idle(b, s, slot_token_index(b, s)))
-			return false;
-	}
-	return true;
-}
-
-/* Revoke SLOT for T, which holds a spare token: 0 (the slot is T's),
- * EBUSY, or ENOTSUP (membarrier refused to this process).  The reclaimer's
- * half of the handshake (above). */
-static int slot_revoke(struct bakery *b, unsigned slot, struct thread_slot *t)
-{
-	struct bakery_shm_slot *s = &b->slots[slot];
-	uint32_t g = CMM_LOAD_SHARED(s->gen);
-	unsigned tok = slot_token_index(b, slot);
-
-	/* a first look, without the membarrier: an owner at work is left */
-	if ((g & 1) || CMM_LOAD_SHARED(s->state) != SLOT_ACTIVE || !slot_idle(b, slot, tok))
-		return EBUSY;
-	CMM_STORE_SHARED(s->revoker, t->tok);
-	/* our name before the odd generation that points to it (the
-	 * cmpxchg is a full barrier) */
-	if (uatomic_cmpxchg(&s->gen, g, g + 1) != g)
-		return EBUSY;
-	CRASH_POINT("revoke-odd");
-	/* the odd generation before the owner's busy word and registers
-	 * (store->load), here by cmm_smp_mb and, through the membarrier,
-	 * against the owner's busy store and generation load (record_pin) */
-	cmm_smp_mb();
-	if (bakery__barrier_everywhere()) {
-		/* without it the owner's half is unsound: nothing is revoked */
-		uatomic_set(&s->gen, g);
-		return bakery__barrier_refused() ? ENOTSUP : EBUSY;
-	}
-	if (CMM_LOAD_SHARED(s->state) != SLOT_ACTIVE || slot_token_index(b, slot) != tok ||
-	    !slot_idle(b, slot, tok)) {
-		uatomic_set(&s->gen, g);        /* in use: put it back */
-		return EBUSY;
-	}
-	CMM_STORE_SHARED(s->token, t->tok);
-	CRASH_POINT("revoke-named");
-	slot_sign(s);
-	/* the new token's name before the generation that commits it
-	 * (store->store: a full barrier) */
-	t->gen = g + 2;
-	uatomic_set(&s->gen, t->gen);
-	return 0;
-}
-
 int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t;
@@ -1006,13 +730,14 @@ int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot)
 	old = cancel_off();
 	pthread_once(&tls_once, tls_init);
 	t = calloc(1, sizeof(*t));
-	if (!t || spare_take(b, t)) {
+	if (!t || bakery__spare_take(b, &t->token, &t->tok)) {
 		free(t);
 		goto out;
 	}
+	t->busy_word = token_busy_word(b, t->tok);
 	bound = slots_bound(b);
 	for (unsigned i = 0; i < bound && err == BAKERY_ESLOTS; i++) {
-		int r = slot_revoke(b, i, t);
+		int r = bakery__slot_revoke(b, i, t->tok, &t->gen);
 
 		if (r == 0)
 			t->slot = i;
@@ -1020,7 +745,7 @@ int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot)
 			err = r;
 	}
 	if (err) {
-		spare_put_back(b, t->tok, &t->token);
+		bakery__spare_put_back(b, t->tok, &t->token);
 		free(t);
 		goto out;
 	}

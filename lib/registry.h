@@ -8,6 +8,7 @@
 
 #include "deadline.h"
 #include "region.h"
+#include "revoke.h"
 #include "token.h"
 
 /* "No slot": a caller without a slot of its own (registry reap, proxy
@@ -155,28 +156,6 @@ static inline bool bakery__holds_through_other_handle(struct bakery *b, unsigned
 /* Does any thread of this process hold a lock of B? */
 BAKERY_HIDDEN bool bakery__registry_holds_lock(struct bakery *b);
 
-/*
- * The per-lock half of crash recovery, as the registry sees it: registered
- * in each handle at open (api.c: lock_recovery.c's), so that the registry,
- * which proves deaths and owns the slots, reaches per-lock state without
- * calling up into the lock layer.  SLOT's token is held by the caller.
- */
-struct recovery_ops {
-	/* Clear SLOT's part in every lock (DEAD: its owner died holding the
-	 * token; record an owner death where it held the lock). */
-	void (*clear_slot)(struct bakery *b, unsigned slot, bool dead);
-	/* Drive SLOT's pending proxy passages without blocking, as the
-	 * finisher HELPER; true when none is left. */
-	bool (*finish_proxies)(struct bakery *b, unsigned slot, unsigned helper);
-	/* Is a proxy passage of SLOT still pending in some lock? */
-	bool (*proxies_pending)(struct bakery *b, unsigned slot);
-	/* Does SLOT's owner hold a lock? */
-	bool (*holds_lock)(struct bakery *b, unsigned slot);
-	/* Is SLOT out of every lock: no stage, doorway, ticket, proxy
-	 * passage or pass of it (a slot that may be revoked)? */
-	bool (*slot_idle)(struct bakery *b, unsigned slot);
-};
-
 enum liveness { SLOT_ALIVE, SLOT_GONE };
 /* Is the owner of SLOT alive?  A proven death is recovered on the spot
  * (this writes: the dead owner's registers in every lock are cleared), so
@@ -185,22 +164,6 @@ BAKERY_HIDDEN enum liveness bakery__slot_recover_if_dead(struct bakery *b, unsig
 /* Reap every dead slot and drive pending proxy passages (HELPER: the
  * caller's slot, or BAKERY_NO_SLOT); returns how many slots were freed. */
 BAKERY_HIDDEN unsigned bakery__registry_reap(struct bakery *b, unsigned helper);
-/* The index of the token that stands for SLOT now (struct
- * bakery_shm_slot.token), range-checked: a corrupted index reads as the
- * slot's first token, which is harmless (a wrong word to sleep on). */
-static inline unsigned slot_token_index(struct bakery *b, unsigned slot)
-{
-	uint32_t t = CMM_LOAD_SHARED(b->slots[slot].token);
-
-	return t < 2u * b->nslots ? t : slot;
-}
-
-/* The futex word of slot's liveness token (for futex_waitv). */
-static inline uint32_t *slot_token_word(struct bakery *b, unsigned slot)
-{
-	return token_word(b, slot_token_index(b, slot));
-}
-
 /* What slot_recover_if_marked found. */
 enum owner_mark {
 	OWNER_UNMARKED,         /* SLOT's token is not marked owner-died */

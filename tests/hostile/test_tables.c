@@ -344,7 +344,7 @@ END_TEST
 /* A slot's token index past the slot tokens (the lock table's, or
  * garbage), or the revoker's of a slot being revoked: refused by
  * bakery_open; a handle opened before keeps working, and the slot is
- * claimed and repaired (registry.c reads the index range-checked). */
+ * claimed and repaired (revoke.h reads the index range-checked). */
 START_TEST(slot_token_index_out_of_range)
 {
 	char name[TK_NAME_SIZE];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_slot_reclaim.c - slots of threads that sleep in the application are
- * reclaimed under pressure (lib/registry.c, revocation): in a region of 2
+ * reclaimed under pressure (lib/revoke.c, lib/registry.c): in a region of 2
  * slots taken by two processes that locked once and then sleep, a third
  * process's lock call gets a slot and the lock; a revoked sleeper that
  * wakes and locks again gets a slot again (taking the other sleeper's) and
