@@ -11,8 +11,10 @@
 #                     uncontended, from C and from Python, against flock (a minute)
 noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench bench/bakery-pathbench
 # ab.sh: a benchmark against two builds in alternation; profile-lockpath.sh:
-# the instructions of an uncontended lock+unlock, function by function
-EXTRA_DIST += bench/plot.gp bench/ab.sh bench/profile-lockpath.sh docs/performance.md \
+# the instructions of an uncontended lock+unlock, function by function;
+# cli-vs-flock.sh: bakery run and bakery flock beside flock(1)
+EXTRA_DIST += bench/plot.gp bench/ab.sh bench/profile-lockpath.sh bench/cli-vs-flock.sh \
+	docs/performance.md \
 	docs/bench-throughput.svg docs/bench-cpu.svg docs/bench-uncontended.svg \
 	docs/bench-wait.svg
 CLEANFILES += bench/results.csv bench/results-quick.csv

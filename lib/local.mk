@@ -54,6 +54,9 @@ bakery_sources = \
 	lib/testhooks.c \
 	lib/algo/algo.h \
 	lib/algo/common.h \
+	lib/algo/order.h \
+	lib/algo/black_white_order.h \
+	lib/algo/jayanti_order.h \
 	lib/algo/common.c \
 	lib/algo/lamport.c \
 	lib/algo/boulangerie.c \
