@@ -218,10 +218,11 @@ int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
  * entry say is about the lock that took the entry.) */
 bool bakery__lock_held_by_caller(const struct bakery_lock *l)
 {
-	unsigned self;
+	bool pinned;
+	struct thread_slot *t = bakery__slot_current(l->b, false, &pinned);
 
-	return bakery__slot_self_busy(l->b, &self) == 0 && !lock_handle_stale(l) &&
-	       CMM_LOAD_SHARED(reg_of(l->b, l->index, self)->stage) == BAKERY_PASS_CRITICAL;
+	return t && !lock_handle_stale(l) &&
+	       CMM_LOAD_SHARED(reg_of(l->b, l->index, t->slot)->stage) == BAKERY_PASS_CRITICAL;
 }
 
 int bakery_lock_close(bakery_lock_t *l)
@@ -260,24 +261,15 @@ static int lock_usable(const struct bakery_lock *l, bool shared)
 	return 0;
 }
 
-/*
- * Our slot in B, claimed (waiting for one if need be) and kept ours for
- * this lock call: a slot revoked while we were idle is noticed here
- * (registry.c), and another one claimed.  bakery__slot_busy_end ends it.
- */
-static int slot_enter(struct bakery *b, const struct deadline *dl, unsigned *self)
+/* A lock call that did not take the lock: its slot is left (the lock
+ * call's pin ends; a slot waiter may get it). */
+static __attribute__((cold, noinline)) void lock_call_failed(struct bakery *b)
 {
-	/* the common case: our slot, still ours */
-	int err = bakery__slot_enter(b, self);
+	bool pinned;
+	struct thread_slot *t = bakery__slot_current(b, false, &pinned);
 
-	if (caa_likely(!err))
-		return 0;
-	/* revoked (claim another), or none free (wait for one) */
-	if (err == ESTALE || err == BAKERY_ESLOTS || err == EAGAIN)
-		do
-			err = bakery__slot_self_wait(b, self, dl);
-		while (err == ESTALE);
-	return err;
+	if (t)
+		bakery__slot_leave(b, t);
 }
 
 /* A place in line not taken yet: nobody seen ahead (no predecessor: slot 0
@@ -535,7 +527,9 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 
 	if (err)
 		return err;
-	err = slot_enter(l->b, dl, &self);
+	/* our slot, claimed (waiting for one if need be) and kept ours for
+	 * this lock call: a slot revoked while we were idle is noticed here */
+	err = bakery__slot_enter_until(l->b, dl, &self);
 	if (err)
 		return err;
 	while (caa_unlikely((err = lock_acquire_in_slot(l, dl, shared, self)) == ENTRY_MOVED) &&
@@ -544,7 +538,7 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 	/* holding the lock (EOWNERDEAD too) keeps the slot ours until the
 	 * unlock */
 	if (err && err != EOWNERDEAD)
-		bakery__slot_busy_end(l->b);
+		lock_call_failed(l->b);
 	return err;
 }
 
@@ -646,41 +640,29 @@ int bakery_timedrdlock(bakery_lock_t *l, const struct timespec *abstime)
 
 /* ------------------------------------------------------------ releasing -- */
 
-/* held_reg when by our own count we hold nothing of the region: the slot
- * may not even be ours any more.  Only registers that say otherwise
- * (written by someone else: a corrupted region) need a look, with the slot
- * kept ours meanwhile (*PINNED); the caller then ends that with
- * bakery__record_busy_end. */
-static __attribute__((cold)) struct bakery_shm_reg *
-held_reg_unpinned(struct bakery_lock *l, struct thread_slot **rec, bool *pinned)
-{
-	struct bakery_shm_reg *r;
-	unsigned self;
-
-	if (bakery__slot_self_peek(l->b, &self) || bakery__slot_busy_begin(l->b) ||
-	    !(*rec = bakery__slot_record_busy(l->b)))
-		return NULL;
-	*pinned = true;
-	r = reg_of(l->b, l->index, (*rec)->slot);
-	if (CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL)
-		return r;
-	bakery__record_busy_end(*rec);
-	*pinned = false;
-	return NULL;
-}
-
-/* The calling thread's registers in L if it holds L, else NULL. */
+/*
+ * The calling thread's registers in L if it holds L, else NULL.  *REC: its
+ * record.  By our own count we may hold nothing of the region (the slot
+ * may not even be ours any more): then only registers that say otherwise
+ * (written by someone else: a corrupted region) need a look, with the
+ * slot pinned meanwhile (*PINNED; the caller ends that with
+ * bakery__slot_leave).
+ */
 static inline struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thread_slot **rec,
                                               bool *pinned)
 {
 	struct bakery_shm_reg *r;
 
-	*pinned = false;
-	*rec = bakery__slot_record_busy(l->b);
+	*rec = bakery__slot_current(l->b, true, pinned);
 	if (caa_unlikely(!*rec))
-		return held_reg_unpinned(l, rec, pinned);
+		return NULL;
 	r = reg_of(l->b, l->index, (*rec)->slot);
-	return CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL ? r : NULL;
+	if (caa_likely(CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL))
+		return r;
+	if (*pinned)
+		bakery__slot_leave(l->b, *rec);
+	*pinned = false;
+	return NULL;
 }
 
 /* EPERM, unless the registers that said so were the SIGBUS guard's zero
@@ -713,10 +695,8 @@ int bakery_unlock(bakery_lock_t *l)
 		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
 	}
 	passage_release(l, &p);
-	bakery__record_busy_end(rec);
-	/* a thread is waiting for a slot: ours may go back (slotwait.c) */
-	if (caa_unlikely(CMM_LOAD_SHARED(p.b->hdr->slot_wanted)))
-		bakery__slot_give_back_if_wanted(p.b);
+	/* a thread waiting for a slot may get ours (slotwait.c) */
+	bakery__slot_leave(rec->b, rec);
 	/* released in our view; the others' may be gone with the region */
 	return region_lost(p.b) ? region_lost_error(p.b) : 0;
 }
@@ -745,6 +725,6 @@ int bakery_consistent(bakery_lock_t *l)
 		CMM_STORE_SHARED(r->holder_inconsistent, 0);
 	}
 	if (pinned)
-		bakery__record_busy_end(rec);
+		bakery__slot_leave(l->b, rec);
 	return err;
 }

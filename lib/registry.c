@@ -707,6 +707,16 @@ struct thread_slot *bakery__slot_record_busy_slow(struct bakery *b)
 	return t && t->busy ? t : NULL;
 }
 
+struct thread_slot *bakery__slot_pin(struct bakery *b)
+{
+	unsigned self;
+
+	/* no claim: a thread without a slot in B has nothing to pin */
+	if (bakery__slot_self_peek(b, &self) || bakery__slot_busy_begin(b))
+		return NULL;
+	return bakery__slot_record_busy(b);
+}
+
 int bakery__slot_self_busy(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t = bakery__slot_record_busy(b);

@@ -157,7 +157,9 @@ static int slot_wait(struct bakery *b, unsigned *slot, const struct deadline *dl
 	return err;
 }
 
-int bakery__slot_self_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
+/* Our slot in B, kept ours, after bakery__slot_enter failed (see
+ * bakery__slot_enter_until): ESTALE asks again. */
+static int slot_self_wait(struct bakery *b, unsigned *slot, const struct deadline *dl)
 {
 	int err = bakery__slot_enter(b, slot);
 
@@ -169,6 +171,16 @@ int bakery__slot_self_wait(struct bakery *b, unsigned *slot, const struct deadli
 		return err;
 	err = slot_wait(b, slot, dl);
 	return err ? err : bakery__slot_busy_begin_until(b, dl);
+}
+
+int bakery__slot_enter_wait(struct bakery *b, const struct deadline *dl, int err, unsigned *slot)
+{
+	if (err != ESTALE && err != BAKERY_ESLOTS && err != EAGAIN)
+		return err;
+	do
+		err = slot_self_wait(b, slot, dl);
+	while (err == ESTALE);
+	return err;
 }
 
 void bakery__slot_give_back_if_wanted(struct bakery *b)
