@@ -225,27 +225,23 @@ static void waiters_dec(struct bakery_shm_reg *r, enum await_on on)
 		uatomic_dec(&r->door_waiters);
 }
 
-static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
-                        enum await_on on)
+/* await_spin's answer when the waiter is to sleep (0 and errors are
+ * await_common's own answers). */
+#define AWAIT_SLEEP (-1)
+
+/*
+ * The spin before a sleep: 0 once COND holds, or a try's answer
+ * (busy_unless_gone), or AWAIT_SLEEP.  A sleeper costs its waker a system
+ * call and itself a wake-up of tens of microseconds, and the next waiter
+ * then tends to sleep too.  While everyone in line can be running (fewer
+ * tickets ahead than CPUs), spin for about one wake-up; with more, someone
+ * ahead is not running, and a long spin only takes the CPU it needs.
+ */
+static int await_spin(struct passage *p, unsigned j, await_fn cond, void *arg, bool transient)
 {
-	bool transient = on == ON_DOORWAY;
 	struct bakery *b = p->b;
-	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
-
-	/* A sleeper costs its waker a system call and itself a wake-up of
-	 * tens of microseconds, and the next waiter then tends to sleep too.
-	 * While everyone in line can be running (fewer tickets ahead than
-	 * CPUs), spin for about one wake-up; with more, someone ahead is not
-	 * running, and a long spin only takes the CPU it needs. */
 	int spins = !transient && p->crowd < online_cpus() ? LONG_SPIN_POLLS : SPIN_POLLS;
-	struct pass_watch watch = { .started = false };
-	unsigned naps = 0;
 
-	/* passed: our view is stale and we will not enter (lock.c's
-	 * pass_close says so); end the algorithm's loop without waiting and
-	 * without an abort of our own (the passer has cleared our ticket) */
-	if (caa_unlikely(bakery__pass_was_passed(p)))
-		return 0;
 	for (int i = 0; i < spins; i++) {
 		if (cond(b, p->lock, j, arg))
 			return 0;
@@ -261,18 +257,82 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 			continue;
 		caa_cpu_relax();
 	}
-	if (p->dl->mode == WAIT_NONE)
-		return busy_unless_gone(p, j, cond, arg);
-	for (;;) {
-		struct futex_word w[5];         /* four, and a cancel word */
-		unsigned n = 0;
-		int err;
-		/* the futex values are read before the condition: a change
-		 * after this point makes the sleep return at once */
-		uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
-		uint32_t also = p->also ? CMM_LOAD_SHARED(*p->also) : 0;
-		bool orphan;
+	return p->dl->mode == WAIT_NONE ? busy_unless_gone(p, j, cond, arg) : AWAIT_SLEEP;
+}
 
+/* The values of the words a sleep on j's registers watches, read before
+ * the condition: a change after that makes the sleep return at once. */
+struct await_seen {
+	uint32_t seq, also;
+};
+
+static void await_seen_read(const struct passage *p, const struct bakery_shm_reg *r,
+                            struct await_seen *seen)
+{
+	seen->seq = CMM_LOAD_SHARED(r->seq);
+	seen->also = p->also ? CMM_LOAD_SHARED(*p->also) : 0;
+}
+
+/*
+ * One sleep on j's registers (counted in as a waiter of ON), unless COND
+ * holds once we are counted: watched are j's sequence word, its token (or
+ * an orphan's poll), the passage's other word (ALSO) and its own pass
+ * word (a passer's CLEARED wakes us).
+ */
+static void await_sleep(struct passage *p, unsigned j, await_fn cond, void *arg,
+                        enum await_on on, const struct await_seen *seen, unsigned *naps)
+{
+	struct bakery *b = p->b;
+	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
+	struct futex_word w[5];         /* four, and a cancel word */
+	unsigned n = 0;
+	uint32_t tok;
+
+	waiters_inc(r, on);
+	if (p->also_waiters)
+		uatomic_inc(p->also_waiters);
+	/* Our waiter count before our re-read of the registers
+	 * (store->load), pairing with the writer's store_mb(). */
+	cmm_smp_mb();
+	tok = token_arm(b, j);
+	w[n++] = futex_word(&r->seq, seen->seq);
+	if (tok)
+		w[n++] = futex_word(slot_token_word(b, j), tok);
+	if (p->also)
+		w[n++] = futex_word(p->also, seen->also);
+	if (p->pass_published)
+		w[n++] = futex_word(&p->mine->pass, PASS_WAITING);
+	if (!cond(b, p->lock, j, arg)) {
+		futex_sleep(w, n, p->dl,
+		            bakery__pass_sleep_cap(p, j, tok ? SLEEP_CAP_NS : ORPHAN_POLL_NS), naps);
+		CRASH_POINT("wait-woken");
+		death_pass_on(b, j);
+	}
+	if (p->also_waiters)
+		uatomic_dec(p->also_waiters);
+	waiters_dec(r, on);
+}
+
+static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
+                        enum await_on on)
+{
+	struct bakery *b = p->b;
+	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
+	struct pass_watch watch = { .started = false };
+	unsigned naps = 0;
+	int err;
+
+	/* passed: our view is stale and we will not enter (lock.c's
+	 * pass_close says so); end the algorithm's loop without waiting and
+	 * without an abort of our own (the passer has cleared our ticket) */
+	if (caa_unlikely(bakery__pass_was_passed(p)))
+		return 0;
+	if ((err = await_spin(p, j, cond, arg, on == ON_DOORWAY)) != AWAIT_SLEEP)
+		return err;
+	for (;;) {
+		struct await_seen seen;
+
+		await_seen_read(p, r, &seen);
 		if (region_lost(b))
 			return region_lost_error(b);
 		/* passed while we slept: as above */
@@ -283,32 +343,7 @@ static int await_common(struct passage *p, unsigned j, await_fn cond, void *arg,
 		/* j's turn came and it has not taken it for G: pass it (its
 		 * registers are clear then, and cond holds below) */
 		bakery__pass_consider(p, j, &watch);
-		waiters_inc(r, on);
-		if (p->also_waiters)
-			uatomic_inc(p->also_waiters);
-		/* Our waiter count before our re-read of the registers
-		 * (store->load), pairing with the writer's store_mb(). */
-		cmm_smp_mb();
-		tok = token_arm(b, j);
-		orphan = !tok;
-		w[n++] = futex_word(&r->seq, seq);
-		if (tok)
-			w[n++] = futex_word(slot_token_word(b, j), tok);
-		if (p->also)
-			w[n++] = futex_word(p->also, also);
-		/* our own pass word: a passer's CLEARED wakes us */
-		if (p->pass_published)
-			w[n++] = futex_word(&p->mine->pass, PASS_WAITING);
-		if (!cond(b, p->lock, j, arg)) {
-			futex_sleep(w, n, p->dl, bakery__pass_sleep_cap(p, j, orphan ? ORPHAN_POLL_NS
-			                                                            : SLEEP_CAP_NS),
-			            &naps);
-			CRASH_POINT("wait-woken");
-			death_pass_on(b, j);
-		}
-		if (p->also_waiters)
-			uatomic_dec(p->also_waiters);
-		waiters_dec(r, on);
+		await_sleep(p, j, cond, arg, on, &seen, &naps);
 		if (cond(b, p->lock, j, arg))
 			return 0;
 	}
