@@ -133,6 +133,50 @@ static void futex_sleep(struct futex_word *w, unsigned n, const struct deadline 
 }
 
 /*
+ * What one sleep watches, built by the calls below and nothing else: a
+ * word of the line (a register's sequence word, a lock-wide word) with the
+ * value read before the condition, a slot's token armed with its waiters
+ * bit (token_arm), the waiter's own pass word once it is passable (a
+ * passer's CLEARED wakes it).  One place is kept for the wait's cancel
+ * word, which futex_sleep adds.
+ */
+struct watch {
+	struct futex_word w[FUTEX_WORDS_MAX];
+	unsigned n;
+};
+
+/* Room left in S, the cancel word's place kept. */
+static inline unsigned watch_room(const struct watch *s)
+{
+	return FUTEX_WORDS_MAX - 1 - s->n;
+}
+
+static inline void watch_word(struct watch *s, uint32_t *word, uint32_t seen)
+{
+	s->w[s->n++] = futex_word(word, seen);
+}
+
+/* Slot J's token as token_arm returned it: TOK, or nothing when 0 (no
+ * live holder to sleep on). */
+static inline void watch_token(struct watch *s, struct bakery *b, unsigned j, uint32_t tok)
+{
+	if (tok)
+		watch_word(s, slot_token_word(b, j), tok);
+}
+
+static inline void watch_own_pass(struct watch *s, const struct passage *p)
+{
+	if (p->pass_published)
+		watch_word(s, &p->mine->pass, PASS_WAITING);
+}
+
+/* Sleep on S (futex_sleep). */
+static void watch_sleep(struct watch *s, const struct deadline *dl, long cap_ns, unsigned *naps)
+{
+	futex_sleep(s->w, s->n, dl, cap_ns, naps);
+}
+
+/*
  * Arm the liveness token of slot J for a wake-up on its owner's death.
  * Returns the word value to sleep on, or 0 if there is no live owner to
  * wait for (it died: recovered here; or the slot has no owner).
@@ -284,10 +328,10 @@ static void await_sleep(struct passage *p, unsigned j, await_fn cond, void *arg,
 {
 	struct bakery *b = p->b;
 	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
-	struct futex_word w[5];         /* four, and a cancel word */
-	unsigned n = 0;
+	struct watch s;
 	uint32_t tok;
 
+	s.n = 0;
 	waiters_inc(r, on);
 	if (p->also_waiters)
 		uatomic_inc(p->also_waiters);
@@ -295,15 +339,13 @@ static void await_sleep(struct passage *p, unsigned j, await_fn cond, void *arg,
 	 * (store->load), pairing with the writer's store_mb(). */
 	cmm_smp_mb();
 	tok = token_arm(b, j);
-	w[n++] = futex_word(&r->seq, seen->seq);
-	if (tok)
-		w[n++] = futex_word(slot_token_word(b, j), tok);
+	watch_word(&s, &r->seq, seen->seq);
+	watch_token(&s, b, j, tok);
 	if (p->also)
-		w[n++] = futex_word(p->also, seen->also);
-	if (p->pass_published)
-		w[n++] = futex_word(&p->mine->pass, PASS_WAITING);
+		watch_word(&s, p->also, seen->also);
+	watch_own_pass(&s, p);
 	if (!cond(b, p->lock, j, arg)) {
-		futex_sleep(w, n, p->dl,
+		watch_sleep(&s, p->dl,
 		            bakery__pass_sleep_cap(p, j, tok ? SLEEP_CAP_NS : ORPHAN_POLL_NS), naps);
 		CRASH_POINT("wait-woken");
 		death_pass_on(b, j);
@@ -366,10 +408,9 @@ int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *
 
 /* ---------------------------------------------------- many slots ahead -- */
 
-/* futex_waitv takes at most 128 words: the lock-wide one, our own pass
- * word, a cancel word and as many tokens as fit.  A death among slots past
- * them is seen at the next exit or at the sleep cap. */
-#define AWAIT_WORDS_MAX FUTEX_WORDS_MAX
+/* futex_waitv takes at most 128 words (struct watch): the lock-wide one,
+ * our own pass word, a cancel word and as many tokens as fit.  A death
+ * among slots past them is seen at the next exit or at the sleep cap. */
 
 static unsigned park_threshold(void);
 
@@ -398,20 +439,12 @@ void bakery__reg_signal_entry(struct bakery_shm_reg *reg)
 		bakery__futex_wake_all(&reg->seq);
 }
 
-/* Arm the tokens of AHEAD[0..n) into W, at most ROOM; the number of words
- * filled.  A token found dead is recovered (token_arm) and not slept on. */
-static unsigned tokens_arm(struct passage *p, const unsigned *ahead, unsigned n,
-                           struct futex_word *w, unsigned room)
+/* Arm the tokens of AHEAD[0..n) into S, as many as it has room for.  A
+ * token found dead is recovered (token_arm) and not slept on. */
+static void tokens_arm(struct passage *p, const unsigned *ahead, unsigned n, struct watch *s)
 {
-	unsigned filled = 0;
-
-	for (unsigned i = 0; i < n && filled < room; i++) {
-		uint32_t tok = token_arm(p->b, ahead[i]);
-
-		if (tok)
-			w[filled++] = futex_word(slot_token_word(p->b, ahead[i]), tok);
-	}
-	return filled;
+	for (unsigned i = 0; i < n && watch_room(s) > 0; i++)
+		watch_token(s, p->b, ahead[i], token_arm(p->b, ahead[i]));
 }
 
 /* The slots ahead and their pass watches.  FIRST[0..nfirst) is the first
@@ -455,17 +488,13 @@ static long ahead_sleep_cap(struct passage *p, const struct any_line *l)
 }
 
 /* The words of one sleep: the lock-wide one (value ALSO), our pass word
- * once we are passable (a passer's CLEARED wakes us), the tokens ahead. */
-static unsigned any_words(struct passage *p, const struct any_line *l, uint32_t also,
-                          struct futex_word *w)
+ * once we are passable, the tokens ahead. */
+static void any_words(struct passage *p, const struct any_line *l, uint32_t also,
+                      struct watch *s)
 {
-	unsigned nw = 0;
-
-	w[nw++] = futex_word(p->also, also);
-	if (p->pass_published)
-		w[nw++] = futex_word(&p->mine->pass, PASS_WAITING);
-	/* one word left for futex_sleep's cancel word */
-	return nw + tokens_arm(p, l->ahead, *l->n, w + nw, AWAIT_WORDS_MAX - 1 - nw);
+	watch_word(s, p->also, also);
+	watch_own_pass(s, p);
+	tokens_arm(p, l->ahead, *l->n, s);
 }
 
 /* Next in line (at most k tickets ahead, all of which may be holders): one
@@ -474,21 +503,21 @@ static unsigned any_words(struct passage *p, const struct any_line *l, uint32_t 
 static bool any_sleep(struct passage *p, const struct any_line *l, await_fn cond, void *arg,
                       unsigned *naps)
 {
-	struct futex_word w[AWAIT_WORDS_MAX];
+	struct watch s;
 	/* the word's value before the condition, as in await_common */
 	uint32_t also = CMM_LOAD_SHARED(*p->also);
 	bool holds;
-	unsigned nw;
 
+	s.n = 0;
 	consider_ahead(p, l);
 	uatomic_inc(p->also_waiters);
 	/* our sleeper count before our re-read of the tickets
 	 * (store->load), pairing with bakery__word_signal */
 	cmm_smp_mb();
-	nw = any_words(p, l, also, w);
+	any_words(p, l, also, &s);
 	holds = cond(p->b, p->lock, BAKERY_NO_SLOT, arg);
 	if (!holds) {
-		futex_sleep(w, nw, p->dl, ahead_sleep_cap(p, l), naps);
+		watch_sleep(&s, p->dl, ahead_sleep_cap(p, l), naps);
 		CRASH_POINT("wait-woken");
 		for (unsigned i = 0; i < *l->n; i++)
 			death_pass_on(p->b, l->ahead[i]);
@@ -530,18 +559,14 @@ static bool holders_park(struct passage *p, await_fn cond, void *arg, struct pas
 	/* still behind the same waiter, which has not entered (else at most
 	 * k would be ahead of us now) */
 	if (!holds && p->pred == j && p->crowd > p->holders) {
-		struct futex_word w[4];         /* three, and a cancel word */
-		unsigned n = 0;
+		struct watch s;
 
-		w[n++] = futex_word(&r->seq, seq);
-		if (tok)
-			w[n++] = futex_word(slot_token_word(b, j), tok);
-		/* our own pass word: a passer's CLEARED wakes us */
-		if (p->pass_published)
-			w[n++] = futex_word(&p->mine->pass, PASS_WAITING);
-		futex_sleep(w, n, p->dl, bakery__pass_sleep_cap(p, j, tok ? SLEEP_CAP_NS
-		                                                            : ORPHAN_POLL_NS),
-		            naps);
+		s.n = 0;
+		watch_word(&s, &r->seq, seq);
+		watch_token(&s, b, j, tok);
+		watch_own_pass(&s, p);
+		watch_sleep(&s, p->dl,
+		            bakery__pass_sleep_cap(p, j, tok ? SLEEP_CAP_NS : ORPHAN_POLL_NS), naps);
 		CRASH_POINT("wait-woken");
 		death_pass_on(b, j);
 		holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
@@ -680,14 +705,13 @@ int bakery__park_behind_slow(struct passage *p)
 		tok = token_arm(b, j);
 		moved = !tok || pred_moved(b, p->lock, j, &p->pred_number);
 		if (!moved) {
-			struct futex_word w[4] = {      /* and a cancel word */
-				futex_word(&r->seq, seq),
-				futex_word(slot_token_word(b, j), tok),
-				/* our own pass word: a passer's CLEARED wakes us */
-				futex_word(&p->mine->pass, PASS_WAITING),
-			};
-			futex_sleep(w, p->pass_published ? 3 : 2, p->dl,
-			            bakery__pass_sleep_cap(p, j, SLEEP_CAP_NS), &naps);
+			struct watch s;
+
+			s.n = 0;
+			watch_word(&s, &r->seq, seq);
+			watch_token(&s, b, j, tok);
+			watch_own_pass(&s, p);
+			watch_sleep(&s, p->dl, bakery__pass_sleep_cap(p, j, SLEEP_CAP_NS), &naps);
 			death_pass_on(b, j);
 		}
 		uatomic_dec(&r->waiters);
