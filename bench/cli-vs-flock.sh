@@ -7,10 +7,15 @@
 #
 # BAKERY (and OTHER-BAKERY, say the tool of another build, measured
 # alternately in the same session) run each scene REPEATS times (default
-# 3), flock(1) too; one line per scene and tool, with every repeat's
+# 3), flock(1) too.  Give the programs themselves (an installed bakery, or
+# a build's tools/.libs/bakery with LD_LIBRARY_PATH set to its lib/.libs),
+# not libtool's tools/bakery wrapper: that one is a shell script, which
+# would add a shell's start to every job that flock(1) does not pay.  Each
+# tool runs every scene; one line per scene and tool, with every repeat's
 # figure (a shared machine's figures vary: read ranges, not one number).
 # The tools: "new" (and "old") is `bakery run REGION LOCK`, a named lock in
-# a region of the scene's own; "file" is BAKERY's `bakery flock FILE`, the
+# a region of the scene's own, one per tool (two builds may not share a
+# region layout); "file" is BAKERY's `bakery flock FILE`, the
 # file's path lock (in a region of path locks of the scene's own,
 # BAKERY_PATH_REGION); "flock" is flock(1) on the same file.
 #   order      20 jobs queued one after another behind a holder: how many
@@ -43,7 +48,7 @@ region=/cli-vs-flock-$$
 BAKERY_PATH_REGION=/cli-vs-flock-paths-$$
 export BAKERY_PATH_REGION
 trap 'rm -rf "$tmp"; "$main" unlink "$BAKERY_PATH_REGION" 2>/dev/null
-	for t in $tools; do [ "${t%%:*}" = flock ] || "${t#*:}" unlink "$region" 2>/dev/null; done' EXIT
+	for t in $tools; do [ "${t%%:*}" = flock ] || "${t#*:}" unlink "$region-${t%%:*}" 2>/dev/null; done' EXIT
 touch "$tmp/lockfile"
 # the name of the file's path lock, for `status`
 pathlock=$("$main" run --verbose --file "$tmp/lockfile" -- true 2>&1 |
@@ -67,7 +72,7 @@ locker() {
 	case $name in
 	flock) flock $mode "$tmp/lockfile" "$@" ;;
 	file) "$bin" flock $mode "$tmp/lockfile" "$@" 2>/dev/null ;;
-	*) "$bin" run $mode -E 1 "$region" scene -- "$@" 2>/dev/null ;;
+	*) "$bin" run $mode -E 1 "$region-$name" scene -- "$@" 2>/dev/null ;;
 	esac
 }
 
@@ -80,7 +85,7 @@ waiters() {
 import json, sys
 print(sum(l["waiters"] for l in json.load(sys.stdin)["locks"] if l["name"] == sys.argv[1]))' \
 		"$pathlock" ;;
-	*) "${1#*:}" status "$region" --json 2>/dev/null | python3 -c '
+	*) "${1#*:}" status "$region-${1%%:*}" --json 2>/dev/null | python3 -c '
 import json, sys
 print(sum(l["waiters"] for l in json.load(sys.stdin)["locks"] if l["name"] == "scene"))' ;;
 	esac
@@ -115,14 +120,15 @@ scene_order() {
 	touch "$tmp/release"
 	# -n tries while the queue drains: each that gets in jumps the queue
 	tries=0
-	while [ "$(wc -l <"$tmp/entered" 2>/dev/null || echo 0)" -lt 18 ]; do
+	# (bounded: a tool that lets nobody in must not hang the bench)
+	while [ "$(cat "$tmp/entered" 2>/dev/null | wc -l)" -lt 18 ] && [ "$tries" -lt 3000 ]; do
 		locker "$1" -n -- sh -c "echo jump >>'$tmp/jumps'" && true
 		tries=$((tries + 1))
 	done
 	wait
 	inversions=$(awk '{ a[NR] = $1 } END { n = 0; for (i = 1; i <= NR; i++)
 		for (j = i + 1; j <= NR; j++) if (a[i] > a[j]) n++; print n }' "$tmp/entered")
-	echo "$inversions/$(wc -l <"$tmp/jumps" 2>/dev/null || echo 0)of$tries"
+	echo "$inversions/$(cat "$tmp/jumps" 2>/dev/null | wc -l)of$tries"
 }
 
 scene_writer() {
@@ -185,7 +191,7 @@ holder_cmd() {
 	case ${1%%:*} in
 	flock) echo "flock '$tmp/lockfile' sh -c \"$body\"" ;;
 	file) echo "'${1#*:}' flock '$tmp/lockfile' sh -c \"$body\"" ;;
-	*) echo "'${1#*:}' run '$region' scene -- sh -c \"$body\"" ;;
+	*) echo "'${1#*:}' run '$region-${1%%:*}' scene -- sh -c \"$body\"" ;;
 	esac
 }
 
