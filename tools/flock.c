@@ -38,6 +38,8 @@ static bool is_descriptor(const char *s)
 static int flock_values(struct cli *c, const struct flock_args *f, const struct cli_args *a,
                         struct run_opts *o)
 {
+	int err;
+
 	if (f->unlock)
 		return cli_usage_error(c, "--unlock: a bakery lock belongs to a live process, not "
 		                       "to a descriptor; it is given up when the command and the "
@@ -48,15 +50,8 @@ static int flock_values(struct cli *c, const struct flock_args *f, const struct 
 		                       "`bakery flock FILE COMMAND`", a->pos[0]);
 	if (f->close && f->no_fork)
 		return cli_usage_error(c, "--close and --no-fork exclude each other");
-	if (f->shell && a->nrest)
-		return cli_usage_error(c, "-c takes the whole command; unexpected argument '%s'",
-		                       a->rest[0]);
-	if (!f->shell && !a->nrest)
-		return cli_usage_error(c, "missing COMMAND");
-	if (f->shell)
-		run_shell_command(o, f->shell);
-	else
-		o->argv = a->rest;
+	if ((err = run_command_args(c, f->shell, a, o)))
+		return err;
 	o->file = a->pos[0];
 	o->shared = f->shared;
 	o->close = f->close;

@@ -48,7 +48,9 @@ bool run_parse_seconds(const char *s, double *out)
 	return true;
 }
 
-void run_shell_command(struct run_opts *o, const char *command)
+/* -c COMMAND: the command becomes $SHELL -c COMMAND ("/bin/sh" when SHELL
+ * is unset or empty), as flock(1) runs it. */
+static void run_shell_command(struct run_opts *o, const char *command)
 {
 	const char *shell = getenv("SHELL");
 
@@ -159,16 +161,16 @@ static int run_values(struct cli *c, const struct run_args *r, struct run_opts *
 	return run_wait_values(c, r->wait ? r->wait : r->timeout, r->nonblock, r->conflict, o);
 }
 
-static int run_command(struct cli *c, const struct run_args *r, const struct cli_args *a,
-                       struct run_opts *o)
+int run_command_args(struct cli *c, const char *shell, const struct cli_args *a,
+                     struct run_opts *o)
 {
-	if (r->shell && a->nrest)
+	if (shell && a->nrest)
 		return cli_usage_error(c, "-c takes the whole command; unexpected argument '%s'",
 		                       a->rest[0]);
-	if (!r->shell && !a->nrest)
+	if (!shell && !a->nrest)
 		return cli_usage_error(c, "missing COMMAND");
-	if (r->shell)
-		run_shell_command(o, r->shell);
+	if (shell)
+		run_shell_command(o, shell);
 	else
 		o->argv = a->rest;
 	return 0;
@@ -223,7 +225,7 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 	if ((err = cli_parse(c, argc, argv, opts, &r.file, 2, true, &a)))
 		return err;
 	memset(o, 0, sizeof(*o));
-	if ((err = run_values(c, &r, o)) || (err = run_command(c, &r, &a, o)))
+	if ((err = run_values(c, &r, o)) || (err = run_command_args(c, r.shell, &a, o)))
 		return err;
 	if (r.file)
 		return file_args(c, &r, &a, o);

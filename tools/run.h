@@ -107,9 +107,11 @@ struct run_opts {
 
 /* Parse "2.5" (seconds, 0 to 1e9) into *OUT; false if it is not one. */
 bool run_parse_seconds(const char *s, double *out);
-/* -c COMMAND: the command becomes $SHELL -c COMMAND ("/bin/sh" when SHELL
- * is unset or empty), as flock(1) runs it. */
-void run_shell_command(struct run_opts *o, const char *command);
+/* The command into O: -c SHELL's (SHELL not NULL: $SHELL -c SHELL, as
+ * flock(1) runs it; no other argument then), or A's arguments after the
+ * operands.  0, or a usage error's exit code. */
+int run_command_args(struct cli *c, const char *shell, const struct cli_args *a,
+                     struct run_opts *o);
 /* -w WAIT (or NULL), -n, -E CONFLICT (or NULL) into O (O->codes set
  * first): 0, or a usage error's exit code. */
 int run_wait_values(struct cli *c, const char *wait, bool nonblock, const char *conflict,
