@@ -218,8 +218,7 @@ int bakery_lock_holders(bakery_lock_t *l, unsigned *holders)
  * entry say is about the lock that took the entry.) */
 bool bakery__lock_held_by_caller(const struct bakery_lock *l)
 {
-	bool pinned;
-	struct thread_slot *t = bakery__slot_current(l->b, false, &pinned);
+	struct thread_slot *t = bakery__slot_record_busy(l->b);
 
 	return t && !lock_handle_stale(l) &&
 	       CMM_LOAD_SHARED(reg_of(l->b, l->index, t->slot)->stage) == BAKERY_PASS_CRITICAL;
@@ -265,8 +264,7 @@ static int lock_usable(const struct bakery_lock *l, bool shared)
  * call's pin ends; a slot waiter may get it). */
 static __attribute__((cold, noinline)) void lock_call_failed(struct bakery *b)
 {
-	bool pinned;
-	struct thread_slot *t = bakery__slot_current(b, false, &pinned);
+	struct thread_slot *t = bakery__slot_record_busy(b);
 
 	if (t)
 		bakery__slot_leave(b, t);
@@ -653,9 +651,15 @@ static inline struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thre
 {
 	struct bakery_shm_reg *r;
 
-	*rec = bakery__slot_current(l->b, true, pinned);
-	if (caa_unlikely(!*rec))
-		return NULL;
+	*pinned = false;
+	*rec = bakery__slot_record_busy(l->b);
+	if (caa_unlikely(!*rec)) {
+		/* holding nothing of the region by our count */
+		*rec = bakery__slot_pin(l->b);
+		if (!*rec)
+			return NULL;
+		*pinned = true;
+	}
 	r = reg_of(l->b, l->index, (*rec)->slot);
 	if (caa_likely(CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL))
 		return r;

@@ -717,16 +717,6 @@ struct thread_slot *bakery__slot_pin(struct bakery *b)
 	return bakery__slot_record_busy(b);
 }
 
-int bakery__slot_self_busy(struct bakery *b, unsigned *slot)
-{
-	struct thread_slot *t = bakery__slot_record_busy(b);
-
-	if (!t)
-		return ENOENT;
-	*slot = t->slot;
-	return 0;
-}
-
 int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot)
 {
 	struct thread_slot *t;

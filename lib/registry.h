@@ -116,30 +116,12 @@ static inline struct thread_slot *bakery__slot_record_busy(struct bakery *b)
 		return t->busy ? t : NULL;
 	return bakery__slot_record_busy_slow(b);
 }
-/* The same, as its slot: 0, else ENOENT. */
-BAKERY_HIDDEN int bakery__slot_self_busy(struct bakery *b, unsigned *slot);
-/* bakery__slot_current's slow half: the calling thread's record of B,
- * pinned now (as by a lock call), if it has a slot in B still its own;
- * else NULL. */
+/* For a thread that by its own count holds nothing of B (its record is
+ * not busy): its record, pinned now as by a lock call, for
+ * bakery__slot_leave (slotwait.h) to end, if it has a slot in B still its
+ * own; else NULL.  (The unlock path's look at registers that may say we
+ * hold a lock after all.) */
 BAKERY_HIDDEN struct thread_slot *bakery__slot_pin(struct bakery *b) __attribute__((cold));
-/*
- * Current: the calling thread's record of B, its slot its own for sure: a
- * record already busy (inside a lock call, or holding a lock of B); else,
- * if PIN, its record pinned by this call, *PINNED set, for
- * bakery__slot_leave (slotwait.h) to end; else NULL.  One load and a
- * compare when B's is the thread's first record.
- */
-static inline struct thread_slot *bakery__slot_current(struct bakery *b, bool pin, bool *pinned)
-{
-	struct thread_slot *t = bakery__slot_record_busy(b);
-
-	*pinned = false;
-	if (caa_likely(t) || !pin)
-		return t;
-	t = bakery__slot_pin(b);
-	*pinned = t != NULL;
-	return t;
-}
 
 /* bakery__slot_busy_end on a record of bakery__slot_record_busy (the
  * unlock path's).  When that was its last lock, its token's busy word

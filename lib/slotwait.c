@@ -195,7 +195,7 @@ void bakery__slot_give_back_if_wanted(struct bakery *b)
 		return;
 	}
 	/* no slot, or one kept for a lock held or a lock call under way */
-	if (bakery__slot_self_peek(b, &self) || bakery__slot_self_busy(b, &self) == 0)
+	if (bakery__slot_self_peek(b, &self) || bakery__slot_record_busy(b))
 		return;
 	old = cancel_off();
 	bakery__slot_release_self(b);

@@ -9,7 +9,8 @@
 
 /*
  * The lock layer's three calls on slots (lock.c): enter one for a lock
- * call, the current one (registry.h's bakery__slot_current), leave it.
+ * call, the current one (registry.h's bakery__slot_record_busy, or
+ * bakery__slot_pin where we hold nothing by our count), leave it.
  */
 
 /* bakery__slot_enter_until's slow half, after bakery__slot_enter's ERR: a
@@ -46,7 +47,7 @@ static inline int bakery__slot_enter_until(struct bakery *b, const struct deadli
 BAKERY_HIDDEN void bakery__slot_give_back_if_wanted(struct bakery *b) __attribute__((cold));
 
 /* Leave: the lock call through B's record T (bakery__slot_enter_until's or
- * bakery__slot_current's pin) ended without the lock, or the lock it held
+ * bakery__slot_pin) ended without the lock, or the lock it held
  * was released.  Out of its last one, the thread gives its slot to a
  * thread waiting for one. */
 static inline void bakery__slot_leave(struct bakery *b, struct thread_slot *t)
