@@ -66,11 +66,23 @@ struct bakery_lock {
 	unsigned holders;          /* the lock's capacity k, read at open */
 	uint64_t serial;           /* this handle among all the process opened
 	                              (never 0, never reused, unlike an address) */
+	/* Where the lock lies in B's mapping, which never moves while B is
+	 * open: its entry, and its row of registers (slot 0's).  The lock path
+	 * reloads these after every barrier: one load each, not the address
+	 * arithmetic from B's fields. */
+	struct bakery_shm_lock *entry;
+	struct bakery_shm_reg *regs;
 };
 
 static inline struct bakery_shm_reg *reg_of(struct bakery *b, unsigned lock, unsigned slot)
 {
 	return &b->regs[(size_t)lock * b->nslots + slot];
+}
+
+/* Slot SLOT's registers in L's lock (reg_of, from the handle). */
+static inline struct bakery_shm_reg *lock_reg(const struct bakery_lock *l, unsigned slot)
+{
+	return &l->regs[slot];
 }
 
 static inline uint64_t *active_of(struct bakery *b, unsigned lock)
@@ -95,7 +107,7 @@ static inline unsigned slots_bound(struct bakery *b)
  */
 static inline bool lock_handle_stale(const struct bakery_lock *l)
 {
-	return (CMM_LOAD_SHARED(l->b->locks[l->index].gen) ^ l->gen) > 1u;
+	return (CMM_LOAD_SHARED(l->entry->gen) ^ l->gen) > 1u;
 }
 
 /* Has the mapping been lost under this process (guard.c)? */

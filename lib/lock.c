@@ -168,6 +168,8 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	l->ops = bakery__algo_ops_of(run);
 	l->holders = holders;
 	l->serial = handle_serial_next();
+	l->entry = &b->locks[index];
+	l->regs = reg_of(b, index, 0);
 	*out = l;
 	return 0;
 }
@@ -221,7 +223,7 @@ bool bakery__lock_held_by_caller(const struct bakery_lock *l)
 	struct thread_slot *t = bakery__slot_record_busy(l->b);
 
 	return t && !lock_handle_stale(l) &&
-	       CMM_LOAD_SHARED(reg_of(l->b, l->index, t->slot)->stage) == BAKERY_PASS_CRITICAL;
+	       CMM_LOAD_SHARED(lock_reg(l, t->slot)->stage) == BAKERY_PASS_CRITICAL;
 }
 
 int bakery_lock_close(bakery_lock_t *l)
@@ -290,7 +292,7 @@ static inline void passage_init(struct passage *p, struct bakery_lock *l, unsign
 	p->b = l->b;
 	p->lock = l->index;
 	p->self = self;
-	p->mine = reg_of(l->b, l->index, self);
+	p->mine = lock_reg(l, self);
 	p->dl = dl;
 	p->shared = shared;
 	p->holders = l->holders;
@@ -339,7 +341,7 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	 * be ahead of this one for ever */
 	if (caa_unlikely(bakery__holds_through_other_handle(b, l->index)))
 		return held_already(l);
-	if (CMM_LOAD_SHARED(b->locks[l->index].flags) & LOCK_NOT_RECOVERABLE)
+	if (CMM_LOAD_SHARED(l->entry->flags) & LOCK_NOT_RECOVERABLE)
 		/* (a removed lock's flags stay in its entry until the next
 		 * lock is made there) */
 		return lock_handle_stale(l) ? lock_removed(b) : ENOTRECOVERABLE;
@@ -366,7 +368,7 @@ static void passage_release(struct bakery_lock *l, struct passage *p)
 static inline bool entry_moved(const struct bakery_lock *l)
 {
 	cmm_barrier();
-	return CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen;
+	return CMM_LOAD_SHARED(l->entry->gen) != l->gen;
 }
 
 /* L's entry moved on before our doorway: wait out an unlink under way
@@ -379,7 +381,7 @@ static __attribute__((cold)) int entry_settle_after_move(struct bakery_lock *l,
 
 	if (err)
 		return err;
-	if (CMM_LOAD_SHARED(l->b->locks[l->index].gen) != l->gen)
+	if (CMM_LOAD_SHARED(l->entry->gen) != l->gen)
 		return BAKERY_EREMOVED;
 	return 0;
 }
@@ -480,7 +482,7 @@ static inline int acquire_in_line(struct bakery_lock *l, const struct deadline *
 	/* the registers that let us in before the flags a recoverer set ahead
 	 * of clearing them (load->load; pairs with note_dead_slot in lock_recovery.c) */
 	cmm_smp_rmb();
-	flags = CMM_LOAD_SHARED(p.b->locks[p.lock].flags);
+	flags = CMM_LOAD_SHARED(l->entry->flags);
 	if (caa_unlikely(flags & LOCK_NOT_RECOVERABLE)) {
 		passage_release(l, &p);
 		return ENOTRECOVERABLE;
@@ -499,7 +501,7 @@ static inline int acquire_in_line(struct bakery_lock *l, const struct deadline *
 static inline int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl,
                                        bool shared, unsigned self)
 {
-	struct in_line me = { reg_of(l->b, l->index, self), tls_in_line };
+	struct in_line me = { lock_reg(l, self), tls_in_line };
 	int err;
 
 	tls_in_line = &me;
@@ -660,7 +662,7 @@ static inline struct bakery_shm_reg *held_reg(struct bakery_lock *l, struct thre
 			return NULL;
 		*pinned = true;
 	}
-	r = reg_of(l->b, l->index, (*rec)->slot);
+	r = lock_reg(l, (*rec)->slot);
 	if (caa_likely(CMM_LOAD_SHARED(r->stage) == BAKERY_PASS_CRITICAL))
 		return r;
 	if (*pinned)
@@ -695,7 +697,7 @@ int bakery_unlock(bakery_lock_t *l)
 	passage_init(&p, l, rec->slot, &never, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
 	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
-		uatomic_or(&p.b->locks[p.lock].flags, LOCK_NOT_RECOVERABLE);
+		uatomic_or(&l->entry->flags, LOCK_NOT_RECOVERABLE);
 		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
 	}
 	passage_release(l, &p);
@@ -723,9 +725,9 @@ int bakery_consistent(bakery_lock_t *l)
 		/* a reader told EOWNERDEAD may not repair: it holds the lock
 		 * shared, others may be reading beside it */
 		err = CMM_LOAD_SHARED(r->mode) == REG_SHARED &&
-		      (CMM_LOAD_SHARED(l->b->locks[l->index].flags) & LOCK_OWNER_DIED) ? EPERM : EINVAL;
+		      (CMM_LOAD_SHARED(l->entry->flags) & LOCK_OWNER_DIED) ? EPERM : EINVAL;
 	else {
-		uatomic_and(&l->b->locks[l->index].flags, ~(LOCK_OWNER_DIED | LOCK_UNREPAIRED));
+		uatomic_and(&l->entry->flags, ~(LOCK_OWNER_DIED | LOCK_UNREPAIRED));
 		CMM_STORE_SHARED(r->holder_inconsistent, 0);
 	}
 	if (pinned)
