@@ -55,6 +55,9 @@ install_deps() {
 build() {
 	if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ]; then
 		echo "quickstart: bootstrapping autotools"
+		# libtoolize fills m4/, which a fresh clone does not have:
+		# aclocal warns about -I m4 without it
+		mkdir -p "$top/m4"
 		autoreconf -fi
 	fi
 	mkdir -p "$build"

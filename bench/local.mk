@@ -13,10 +13,7 @@ noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench bench/bakery-pathbenc
 # ab.sh: a benchmark against two builds in alternation; profile-lockpath.sh:
 # the instructions of an uncontended lock+unlock, function by function;
 # cli-vs-flock.sh: bakery run and bakery flock beside flock(1)
-EXTRA_DIST += bench/plot.gp bench/ab.sh bench/profile-lockpath.sh bench/cli-vs-flock.sh \
-	docs/performance.md \
-	docs/bench-throughput.svg docs/bench-cpu.svg docs/bench-uncontended.svg \
-	docs/bench-wait.svg
+EXTRA_DIST += bench/plot.gp bench/ab.sh bench/profile-lockpath.sh bench/cli-vs-flock.sh
 CLEANFILES += bench/results.csv bench/results-quick.csv
 
 bench_bakery_bench_SOURCES = \

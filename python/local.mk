@@ -27,4 +27,4 @@ python_tests = \
 
 TESTS += python/test-python.sh
 EXTRA_DIST += python/test-python.sh python/pyproject.toml $(python_package) $(python_tests) \
-	examples/python/workers.py docs/python.md
+	examples/python/workers.py
