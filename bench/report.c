@@ -569,8 +569,11 @@ static void table_scaling(FILE *f, const struct options *o, const struct results
 enum target_id {
 	TG_UNC_SMALL, TG_UNC_LARGE, TG_UNC_SMALL_STRETCH, TG_UNC_LARGE_STRETCH,
 	TG_LOW_THR, TG_LOW_JAIN, TG_LOW_MAXMIN,
-	TG_HIGH_THR, TG_HIGH_CPU, TG_PARK_THR, TG_PARK_CPU, TG_PARK_THR_LOADED,
-	TG_PARK_CPU_LOADED,
+	TG_HIGH_THR, TG_HIGH_CPU,
+	/* no loss to the parking ticket lock below the most processes
+	 * (o->procs[0] and [1]: 2 and 4), then at the most (8) */
+	TG_PARK_THR_LOW, TG_PARK_THR_MID,
+	TG_PARK_THR, TG_PARK_CPU, TG_PARK_THR_LOADED, TG_PARK_CPU_LOADED,
 	/* k holders: throughput and longest wait against k = 1, for each of
 	 * the crowds (o->holders_procs) in turn */
 	TG_K_THR_0, TG_K_WAIT_0, TG_K_THR_1, TG_K_WAIT_1, TG_K_THR_2, TG_K_WAIT_2,
@@ -594,6 +597,8 @@ static const struct target targets[TG_COUNT] = {
 	[TG_LOW_MAXMIN]  = { 1.1,  true,  "",    1 },
 	[TG_HIGH_THR]    = { 0.1,  false, "x",   1 },
 	[TG_HIGH_CPU]    = { 3,    true,  "x",   1 },
+	[TG_PARK_THR_LOW] = { 1,   false, "x",   1 },
+	[TG_PARK_THR_MID] = { 1,   false, "x",   1 },
 	[TG_PARK_THR]    = { 1,    false, "x",   1 },
 	[TG_PARK_CPU]    = { 1,    true,  "x",   1 },
 	[TG_PARK_THR_LOADED] = { 1, false, "x",  1 },
@@ -617,7 +622,7 @@ static unsigned k_crowd(enum target_id t)
 
 static void target_label(enum target_id t, const struct options *o, char *out, size_t size)
 {
-	unsigned lo = o->procs[0], hi = o->procs[o->nprocs - 1];
+	unsigned lo = o->procs[0], mid = o->procs[o->nprocs / 2], hi = o->procs[o->nprocs - 1];
 	unsigned threads = t >= TG_K_THR_0 && t <= TG_K_WAIT_2 ?
 	                   o->holders_procs[k_crowd(t)] * o->holders_threads : 0;
 
@@ -633,6 +638,8 @@ static void target_label(enum target_id t, const struct options *o, char *out, s
 	case TG_LOW_MAXMIN:  snprintf(out, size, "%u procs: max/min <= 1.1", lo); break;
 	case TG_HIGH_THR:    snprintf(out, size, "%u procs: throughput >= 0.1x", hi); break;
 	case TG_HIGH_CPU:    snprintf(out, size, "%u procs: CPU/acq <= 3x", hi); break;
+	case TG_PARK_THR_LOW: snprintf(out, size, "%u procs: thr >= 1x ticket-park", lo); break;
+	case TG_PARK_THR_MID: snprintf(out, size, "%u procs: thr >= 1x ticket-park", mid); break;
 	case TG_PARK_THR:    snprintf(out, size, "%u procs: thr >= 1x ticket-park", hi); break;
 	case TG_PARK_CPU:    snprintf(out, size, "%u procs: CPU <= 1x ticket-park", hi); break;
 	case TG_PARK_THR_LOADED:
@@ -710,7 +717,8 @@ static double own(const struct results *rs, enum test test, const char *mech, un
 static double target_value(enum target_id t, const struct options *o,
                            const struct results *rs, const char *m)
 {
-	unsigned s = o->slots_small, lo = o->procs[0], hi = o->procs[o->nprocs - 1];
+	unsigned s = o->slots_small, lo = o->procs[0], mid = o->procs[o->nprocs / 2];
+	unsigned hi = o->procs[o->nprocs - 1];
 
 	switch (t) {
 	case TG_UNC_SMALL:   return ratio_of(rs, T_UNCONTENDED, m, s, 1, get_ns);
@@ -723,6 +731,8 @@ static double target_value(enum target_id t, const struct options *o,
 	case TG_LOW_MAXMIN:  return own(rs, T_CONTENDED, m, s, lo, get_max_min);
 	case TG_HIGH_THR:    return ratio_of(rs, T_CONTENDED, m, s, hi, get_thr);
 	case TG_HIGH_CPU:    return ratio_of(rs, T_CONTENDED, m, s, hi, get_cpu);
+	case TG_PARK_THR_LOW: return ratio_park(rs, T_CONTENDED, m, s, lo, get_thr);
+	case TG_PARK_THR_MID: return ratio_park(rs, T_CONTENDED, m, s, mid, get_thr);
 	case TG_PARK_THR:    return ratio_park(rs, T_CONTENDED, m, s, hi, get_thr);
 	case TG_PARK_CPU:    return ratio_park(rs, T_CONTENDED, m, s, hi, get_cpu);
 	case TG_PARK_THR_LOADED: return ratio_park(rs, T_CONTENDED_LOADED, m, s, hi, get_thr);
