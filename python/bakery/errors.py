@@ -5,7 +5,7 @@ Every exception carries ``code`` (the C library's error number: a positive
 errno value or a negative ``BAKERY_E*`` value) and ``message`` (what
 happened: ``bakery_strerror``'s text for the code, or where that text lists
 the causes of several calls, or there is more to say, the failed call's own:
-whose region it is).  Those with an errno value are also
+whose region it is, what the lock is).  Those with an errno value are also
 :class:`OSError` instances with ``errno`` and ``strerror`` set, and where a
 built-in ``OSError`` subclass fits they derive from it too (``NotFound`` is a
 ``FileNotFoundError``, ``Timeout`` a ``TimeoutError``...).
@@ -59,7 +59,9 @@ class VersionMismatch(LibraryError):
 
 
 class AlgorithmMismatch(LibraryError):
-    """BAKERY_EALGO: the lock exists with an algorithm this handle cannot join."""
+    """BAKERY_EALGO: the lock exists with an algorithm, or a capacity
+    (``holders=``), this handle cannot join; the message names the lock's
+    and the one asked for."""
 
 
 class NoFreeSlot(LibraryError):

@@ -135,7 +135,9 @@ class Region:
         capacity of a new lock: up to k holders at once, in arrival order (a
         counting semaphore whose units have owners; lamport and boulangerie
         only, lamport by default); joining, None takes the lock's own and
-        another value than its own raises :class:`bakery.AlgorithmMismatch`."""
+        another value than its own raises :class:`bakery.AlgorithmMismatch`,
+        as does another algorithm than its own (but lamport and boulangerie,
+        which take part in one lock): its message says what the lock is."""
         return Lock(self, name, algo, holders=holders)
 
     def status(self) -> Dict[str, Any]:
@@ -231,6 +233,23 @@ def _reopen_lock(region: str, name: str, algo: Optional[str],
 
 
 _HELD = (0, errno.EOWNERDEAD)       # the answers of a call that took the lock
+# the two algorithms that may take part in one lock, each its own variant
+_SHARE_LOCKS = {"lamport", "boulangerie"}
+
+
+def _mismatch_text(li: _native.LockInfo, cfg: _native.LockConfig) -> Optional[str]:
+    """Why CFG cannot take part in the lock LI, as the tool says it: the
+    lock's capacity or algorithm and the one asked for.  None if LI does
+    not explain it (the lock was removed and made again meanwhile): the
+    library's text then."""
+    if cfg.holders and li.capacity != cfg.holders:
+        return ("the lock admits %d holder%s; holders=%d cannot take part in it"
+                % (li.capacity, "" if li.capacity == 1 else "s", cfg.holders))
+    theirs, ours = _status.algo_word(li.algo), _status.algo_word(cfg.algo)
+    if (cfg.algo != _native.ALGO_DEFAULT and theirs != ours and
+            {theirs, ours} != _SHARE_LOCKS):
+        return "the lock uses %s; algo=%r cannot take part in it" % (theirs, ours)
+    return None
 
 
 class Lock:
@@ -284,6 +303,8 @@ class Lock:
                 err = lib.bakery_lock_lookup(b, raw, cfg.algo, ctypes.byref(pointer))
         if err == errno.ENOENT and not _create:
             err = _native.EREMOVED
+        if err == _native.EALGO:
+            raise self._mismatch(raw, cfg)
         if err:
             raise make_error(err, self._what)
         self._handle = Handle(pointer.value, self._what)
@@ -291,8 +312,16 @@ class Lock:
         self._finalizer = weakref.finalize(self, _close_quietly, self._handle,
                                            lib.bakery_lock_close)
         if not _create and cfg.holders and cfg.holders != self.capacity:
+            e = self._mismatch(raw, cfg)
             self.close()
-            raise make_error(_native.EALGO, self._what)
+            raise e
+
+    def _mismatch(self, raw: bytes, cfg: _native.LockConfig) -> Exception:
+        """AlgorithmMismatch for joining the existing lock RAW with CFG."""
+        with self.region._handle.use() as b:
+            li = _status.find_lock(b, raw)
+        return make_error(_native.EALGO, self._what,
+                          None if li is None else _mismatch_text(li, cfg))
 
     # ---------------------------------------------------------- acquiring --
 
