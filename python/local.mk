@@ -23,7 +23,8 @@ python_tests = \
 	python/tests/test_examples.py \
 	python/tests/test_shared.py \
 	python/tests/test_pathlock.py \
-	python/tests/test_signals.py
+	python/tests/test_signals.py \
+	python/tests/test_users.py
 
 TESTS += python/test-python.sh
 EXTRA_DIST += python/test-python.sh python/pyproject.toml $(python_package) $(python_tests) \

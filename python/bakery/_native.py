@@ -29,6 +29,7 @@ EREGIONS = ERRBASE - 6
 CREATE = 0x1
 EXCL = 0x2
 NORECOVER = 0x4
+ANY_OWNER = 0x10
 UNLINK_FORCE = 0x1
 
 LOCK_NAME_MAX = 63
@@ -108,6 +109,7 @@ class Timespec(Structure):
 
 # Path locks (bakery.h, "path locks").
 PATH_REGION_ENV = "BAKERY_PATH_REGION"
+PATH_REGION_PREFIX = "/bakery-paths-"
 PATH_LOCK_PREFIX = "path:"
 PATH_STAMPS = {0: "none", 1: "birth", 2: "generation"}
 

@@ -2,14 +2,18 @@
 """The exceptions: one :class:`Error` hierarchy for every error number.
 
 Every exception carries ``code`` (the C library's error number: a positive
-errno value or a negative ``BAKERY_E*`` value) and ``message``
-(``bakery_strerror``'s text for it).  Those with an errno value are also
+errno value or a negative ``BAKERY_E*`` value) and ``message`` (what
+happened: ``bakery_strerror``'s text for the code, or where that text lists
+the causes of several calls, or there is more to say, the failed call's own:
+whose region it is, what the lock is).  Those with an errno value are also
 :class:`OSError` instances with ``errno`` and ``strerror`` set, and where a
 built-in ``OSError`` subclass fits they derive from it too (``NotFound`` is a
 ``FileNotFoundError``, ``Timeout`` a ``TimeoutError``...).
 """
 
 import errno as _errno
+import os
+import pwd
 from typing import Any, Dict, Optional, Type
 
 from . import _native
@@ -18,8 +22,9 @@ from . import _native
 class Error(Exception):
     """Any error from libbakery or from this package.
 
-    Attributes: ``code`` (error number), ``message`` (its text, from
-    ``bakery_strerror``), ``what`` (the region or lock concerned, or None).
+    Attributes: ``code`` (error number), ``message`` (what happened, for the
+    call that failed; else ``bakery_strerror``'s text for the code),
+    ``what`` (the region or lock concerned, or None).
     """
 
     code: int
@@ -54,7 +59,9 @@ class VersionMismatch(LibraryError):
 
 
 class AlgorithmMismatch(LibraryError):
-    """BAKERY_EALGO: the lock exists with an algorithm this handle cannot join."""
+    """BAKERY_EALGO: the lock exists with an algorithm, or a capacity
+    (``holders=``), this handle cannot join; the message names the lock's
+    and the one asked for."""
 
 
 class NoFreeSlot(LibraryError):
@@ -109,7 +116,9 @@ class Exists(ErrnoError, FileExistsError):
 
 
 class PermissionDenied(ErrnoError, PermissionError):
-    """EACCES or EPERM: no permission, or the lock is not held by this thread."""
+    """EACCES or EPERM: no permission; the region belongs to another user
+    (``any_owner=True`` joins it), or only its owner may do that; or the
+    lock is not held by this thread.  The message says which."""
 
 
 class Busy(ErrnoError):
@@ -166,3 +175,47 @@ def error_class(code: int) -> Type[Error]:
 def make_error(code: int, what: Optional[str] = None, message: Optional[str] = None) -> Error:
     """An exception for CODE; WHAT (a region or lock name) is shown after the text."""
     return error_class(code)(code, message, what)
+
+
+# The cause of EPERM from each call that returns it, where bakery_strerror's
+# one text lists the causes of all of them.  {owner}: the region's owner
+# (shm_owner), {region}: its name.
+_EPERM_CAUSES = {
+    "bakery_open": "the region belongs to {owner}, not to you: not joined, since its "
+                   "owner could break its exclusion (any_owner=True to share it)",
+    "bakery_path_open": "the region of path locks {region} belongs to {owner}, not to "
+                        "you: not joined, since its owner could break its exclusion "
+                        "(remove it, or name another with " + _native.PATH_REGION_ENV + ")",
+    "bakery_lock_unlink_flags": "the region belongs to {owner}: only its owner (or "
+                                "root) may remove its locks",
+    "bakery_unlock": "the calling thread does not hold this lock",
+    "bakery_consistent": "the calling thread does not hold this lock, or holds it as a "
+                         "reader, who cannot repair",
+}
+_EPERM_CAUSES["bakery_path_unlock"] = _EPERM_CAUSES["bakery_unlock"]
+_EPERM_CAUSES["bakery_path_consistent"] = _EPERM_CAUSES["bakery_consistent"]
+
+
+def shm_owner(region: str) -> str:
+    """"user NAME (uid N)" for the owner of REGION's object in /dev/shm
+    ("uid N" if the user has no name, "another user" if the object is
+    gone), as the bakery tool says it."""
+    try:
+        uid = os.stat("/dev/shm/" + region.lstrip("/")).st_uid
+    except OSError:
+        return "another user"
+    try:
+        return "user %s (uid %d)" % (pwd.getpwuid(uid).pw_name, uid)
+    except KeyError:
+        return "uid %d" % uid
+
+
+def call_error(code: int, call: str, what: Optional[str] = None,
+               region: Optional[str] = None) -> Error:
+    """An exception for CODE as the C function CALL returned it: where the
+    library's text for CODE lists the causes of several calls (EPERM), the
+    message is CALL's own.  REGION: the region a message names."""
+    cause = _EPERM_CAUSES.get(call) if code == _errno.EPERM else None
+    if cause is not None and "{" in cause:
+        cause = cause.format(region=region, owner=shm_owner(region or ""))
+    return make_error(code, what, cause)

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from . import _async, _native, _signals
 from ._native import lib
-from .errors import Deadlock, OwnerDead, Timeout, make_error
+from .errors import Deadlock, OwnerDead, Timeout, call_error, make_error
 
 PathType = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
@@ -41,6 +41,12 @@ _CALLS = ((lib.bakery_path_lock, lib.bakery_path_trylock, lib.bakery_path_clockl
 
 
 _deadline = _native.monotonic_deadline
+
+
+def _path_region() -> str:
+    """The region of the process's path locks, as the C library names it."""
+    return (os.environ.get(_native.PATH_REGION_ENV) or
+            _native.PATH_REGION_PREFIX + str(os.geteuid()))
 
 
 def _acquire_call(handle: int, answer: List[int], opts: Any) -> None:
@@ -234,7 +240,7 @@ class PathLock:
                 _path_close(pointer.value)
             raise
         if err:
-            raise make_error(err, os.fsdecode(self._path))
+            raise call_error(err, "bakery_path_open", os.fsdecode(self._path), _path_region())
         return int(pointer.value or 0)
 
     def _take(self, answer: List[int], handle: int, wait: float) -> None:
@@ -269,13 +275,13 @@ class PathLock:
             _unlock_quietly(handle)
         _path_close(handle)
 
-    def _error(self, err: int, wait: float = 0) -> Exception:
+    def _error(self, err: int, wait: float = 0, call: str = "") -> Exception:
         what = os.fsdecode(self._path)
         if err in _NOT_ACQUIRED:
             message = ("not acquired: held by another" if wait <= 0 else
                        "not acquired within %g seconds" % wait)
             return make_error(errno.ETIMEDOUT, what, message)
-        e = make_error(err, what)
+        e = call_error(err, call, what)
         if isinstance(e, OwnerDead):
             e.lock = self
         return e
@@ -401,7 +407,7 @@ class PathLock:
             raise
         _path_close(handle)
         if answer[0]:
-            raise self._error(answer[0])
+            raise self._error(answer[0], call="bakery_path_unlock")
 
     def consistent(self) -> None:
         """Mark the state the lock protects repaired, after
@@ -422,7 +428,7 @@ class PathLock:
             raise make_error(errno.EPERM, os.fsdecode(self._path), "not held by this thread")
         err = lib.bakery_path_consistent(held[1])
         if err:
-            raise self._error(err)
+            raise self._error(err, call="bakery_path_consistent")
 
     # ---------------------------------------------------------- inspecting --
 

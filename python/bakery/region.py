@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Union
 from . import _async, _native, _signals, status as _status
 from ._handle import Handle, close_all
 from ._native import lib
-from .errors import Deadlock, OwnerDead, make_error
+from .errors import Deadlock, OwnerDead, call_error, make_error
 
 Name = Union[str, bytes]
 
@@ -89,6 +89,13 @@ class Region:
     apply only when the region is created.  ``recover=False`` leaves dead
     participants' slots alone while opening.
 
+    A region whose object in /dev/shm belongs to another user (neither
+    you nor root) is refused with :class:`bakery.PermissionDenied`, which
+    names its owner: anyone may create any name there first, and a
+    region's owner can break the exclusion of its locks.
+    ``any_owner=True`` joins it all the same, to share a region between
+    users on purpose (``BAKERY_ANY_OWNER``; ``--any-owner`` for the tool).
+
     A Region may be used by every thread of a process; pickled (for instance
     to a ``multiprocessing`` child), it opens the region again by name.
     Close it with :meth:`close` or a ``with`` block; a Region that is garbage
@@ -97,7 +104,8 @@ class Region:
 
     def __init__(self, name: Name, create: bool = False, *, exclusive: bool = False,
                  slots: Optional[int] = None, locks: Optional[int] = None,
-                 mode: Optional[int] = None, recover: bool = True) -> None:
+                 mode: Optional[int] = None, recover: bool = True,
+                 any_owner: bool = False) -> None:
         raw = _encode(name, "region name")
         self.name: str = _region_name(name)
         cfg = _native.Config(_count(slots, "slots", _native.MAX_SLOTS),
@@ -105,12 +113,14 @@ class Region:
                              _mode(mode))
         flags = (_native.CREATE if create else 0) | (_native.EXCL if exclusive else 0)
         flags |= 0 if recover else _native.NORECOVER
+        flags |= _native.ANY_OWNER if any_owner else 0
         if exclusive and not create:
             raise make_error(errno.EINVAL, self.name, "exclusive=True needs create=True")
         pointer = ctypes.c_void_p()
         err = lib.bakery_open(raw, flags, ctypes.byref(cfg), ctypes.byref(pointer))
         if err:
-            raise make_error(err, self.name)
+            raise call_error(err, "bakery_open", self.name, self.name)
+        self._any_owner = bool(any_owner)
         self._handle = Handle(pointer.value, self.name)
         self._locks: "weakref.WeakSet[Lock]" = weakref.WeakSet()
         self._finalizer = weakref.finalize(self, _close_quietly, self._handle, lib.bakery_close)
@@ -125,7 +135,9 @@ class Region:
         capacity of a new lock: up to k holders at once, in arrival order (a
         counting semaphore whose units have owners; lamport and boulangerie
         only, lamport by default); joining, None takes the lock's own and
-        another value than its own raises :class:`bakery.AlgorithmMismatch`."""
+        another value than its own raises :class:`bakery.AlgorithmMismatch`,
+        as does another algorithm than its own (but lamport and boulangerie,
+        which take part in one lock): its message says what the lock is."""
         return Lock(self, name, algo, holders=holders)
 
     def status(self) -> Dict[str, Any]:
@@ -137,20 +149,22 @@ class Region:
     def unlink_lock(self, name: str, force: bool = False) -> None:
         """Remove the lock NAME from the region (``bakery rm``), freeing its
         table entry.  Only while nobody holds or waits for it
-        (:class:`bakery.Busy` otherwise), for the region's owner
-        (:class:`bakery.PermissionDenied`); :class:`bakery.NotFound` if there
-        is no such lock.  A lock that owes a repair (its holder died inside
-        and nobody has repaired since) is kept, so that its next holder is
-        told: :class:`bakery.OwnerDead` or :class:`bakery.NotRecoverable`
-        (the lock is not held by the caller), unless ``force`` is true.
-        Lock objects still open on it raise :class:`bakery.LockRemoved` on
-        their next acquire."""
+        (:class:`bakery.Busy` otherwise), for the region's owner or root
+        (:class:`bakery.PermissionDenied`, which names the owner, for
+        another user who joined it with ``any_owner=True``);
+        :class:`bakery.NotFound` if there is no such lock.  A lock that owes
+        a repair (its holder died inside and nobody has repaired since) is
+        kept, so that its next holder is told: :class:`bakery.OwnerDead` or
+        :class:`bakery.NotRecoverable` (the lock is not held by the caller),
+        unless ``force`` is true.  Lock objects still open on it raise
+        :class:`bakery.LockRemoved` on their next acquire."""
         raw = _encode(name, "lock name")
         flags = _native.UNLINK_FORCE if force else 0
         with self._handle.use() as pointer:
             err = lib.bakery_lock_unlink_flags(pointer, raw, flags)
         if err:
-            raise make_error(err, name)
+            raise call_error(err, "bakery_lock_unlink_flags", "%s %s" % (self.name, name),
+                             self.name)
 
     def recover(self) -> int:
         """Reap dead participants' slots now; the number reclaimed."""
@@ -199,20 +213,43 @@ class Region:
         self.close()
 
     def __reduce__(self) -> Any:
-        return (Region, (self.name,))
+        return (_reopen_region, (self.name, self._any_owner))
 
     def __repr__(self) -> str:
         return "<bakery.Region %r%s>" % (self.name, " closed" if self.closed else "")
 
 
+def _reopen_region(name: str, any_owner: bool = False) -> Region:
+    # a pickled Region: the region of that name, joined as the original was
+    return Region(name, any_owner=any_owner)
+
+
 def _reopen_lock(region: str, name: str, algo: Optional[str],
-                 holders: Optional[int] = None) -> "Lock":
+                 holders: Optional[int] = None, any_owner: bool = False) -> "Lock":
     # the lock the pickled Lock was open on: if it has been removed since,
     # LockRemoved, never a new lock of that name
-    return Lock(Region(region), name, algo, holders=holders, _create=False)
+    return Lock(_reopen_region(region, any_owner), name, algo, holders=holders,
+                _create=False)
 
 
 _HELD = (0, errno.EOWNERDEAD)       # the answers of a call that took the lock
+# the two algorithms that may take part in one lock, each its own variant
+_SHARE_LOCKS = {"lamport", "boulangerie"}
+
+
+def _mismatch_text(li: _native.LockInfo, cfg: _native.LockConfig) -> Optional[str]:
+    """Why CFG cannot take part in the lock LI, as the tool says it: the
+    lock's capacity or algorithm and the one asked for.  None if LI does
+    not explain it (the lock was removed and made again meanwhile): the
+    library's text then."""
+    if cfg.holders and li.capacity != cfg.holders:
+        return ("the lock admits %d holder%s; holders=%d cannot take part in it"
+                % (li.capacity, "" if li.capacity == 1 else "s", cfg.holders))
+    theirs, ours = _status.algo_word(li.algo), _status.algo_word(cfg.algo)
+    if (cfg.algo != _native.ALGO_DEFAULT and theirs != ours and
+            {theirs, ours} != _SHARE_LOCKS):
+        return "the lock uses %s; algo=%r cannot take part in it" % (theirs, ours)
+    return None
 
 
 class Lock:
@@ -266,6 +303,8 @@ class Lock:
                 err = lib.bakery_lock_lookup(b, raw, cfg.algo, ctypes.byref(pointer))
         if err == errno.ENOENT and not _create:
             err = _native.EREMOVED
+        if err == _native.EALGO:
+            raise self._mismatch(raw, cfg)
         if err:
             raise make_error(err, self._what)
         self._handle = Handle(pointer.value, self._what)
@@ -273,8 +312,16 @@ class Lock:
         self._finalizer = weakref.finalize(self, _close_quietly, self._handle,
                                            lib.bakery_lock_close)
         if not _create and cfg.holders and cfg.holders != self.capacity:
+            e = self._mismatch(raw, cfg)
             self.close()
-            raise make_error(_native.EALGO, self._what)
+            raise e
+
+    def _mismatch(self, raw: bytes, cfg: _native.LockConfig) -> Exception:
+        """AlgorithmMismatch for joining the existing lock RAW with CFG."""
+        with self.region._handle.use() as b:
+            li = _status.find_lock(b, raw)
+        return make_error(_native.EALGO, self._what,
+                          None if li is None else _mismatch_text(li, cfg))
 
     # ---------------------------------------------------------- acquiring --
 
@@ -376,8 +423,8 @@ class Lock:
         # beyond threading's limit: no limit
         return -1.0 if timeout > threading.TIMEOUT_MAX else float(timeout)
 
-    def _error(self, err: int) -> Exception:
-        e = make_error(err, self._what)
+    def _error(self, err: int, call: str = "") -> Exception:
+        e = call_error(err, call, self._what)
         if isinstance(e, OwnerDead):
             e.lock = self
         return e
@@ -405,7 +452,7 @@ class Lock:
                 self._unlock_quietly()
             raise
         if answer[0]:
-            raise self._error(answer[0])
+            raise self._error(answer[0], "bakery_unlock")
         if self._release_after_consistent == threading.get_ident():
             self._release_after_consistent = None
 
@@ -425,7 +472,7 @@ class Lock:
         with self._handle.use() as p:
             err = lib.bakery_consistent(p)
         if err:
-            raise self._error(err)
+            raise self._error(err, "bakery_consistent")
 
     def _enter(self, timeout: Optional[float], shared: bool = False) -> None:
         try:
@@ -548,7 +595,7 @@ class Lock:
 
     def __reduce__(self) -> Any:
         return (_reopen_lock, (self.region.name, self.name, self._algo_asked,
-                               self._holders_asked))
+                               self._holders_asked, self.region._any_owner))
 
     def __repr__(self) -> str:
         return "<bakery.Lock %r in %r%s>" % (self.name, self.region.name,

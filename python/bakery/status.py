@@ -18,7 +18,8 @@ Status = Dict[str, Any]
 _CRITICAL = 3               # BAKERY_PASS_CRITICAL
 
 
-def _algo_word(algo: int) -> str:
+def algo_word(algo: int) -> str:
+    """The name of ALGO as the tool shows it ("unknown" for none)."""
     name = lib.bakery_algo_name(algo)
     return name.decode("ascii") if name and algo != _native.ALGO_DEFAULT else "unknown"
 
@@ -116,7 +117,7 @@ def _lock_dict(li: _native.LockInfo, slots: List[_native.SlotInfo],
                queue: List[Dict[str, Any]]) -> Dict[str, Any]:
     holder = _holder_slot(li, slots)
     return {
-        "index": li.index, "name": _name(li.name), "algorithm": _algo_word(li.algo),
+        "index": li.index, "name": _name(li.name), "algorithm": algo_word(li.algo),
         "holder": li.holder if li.holder >= 0 else None,
         "holder_pid": holder.pid if holder is not None else None,
         "holder_command": _command_name(holder) if holder is not None else None,
@@ -172,6 +173,19 @@ def holder_in_process(pointer: int, pid: int) -> Optional[_native.SlotInfo]:
         if (si.state == _native.SLOT_ACTIVE and si.alive == 1 and si.pid == pid and
                 si.pass_ == _CRITICAL):
             return si
+    return None
+
+
+def find_lock(pointer: int, name: bytes) -> Optional[_native.LockInfo]:
+    """The table entry of the lock NAME, or None (also if the region cannot
+    be read)."""
+    r = _native.RegionInfo()
+    if lib.bakery_region_info(pointer, ctypes.byref(r)):
+        return None
+    for i in range(r.locks):
+        li = _native.LockInfo()
+        if lib.bakery_lock_info(pointer, i, ctypes.byref(li)) == 0 and li.name == name:
+            return li
     return None
 
 

@@ -63,6 +63,16 @@ class TestBasics(RegionTest):
         with self.assertRaises(bakery.AlgorithmMismatch) as cm:
             self.region.lock("b", algo="lamport")
         self.assertEqual(cm.exception.code, _native.EALGO)
+        # the lock's algorithm and the one asked for, as the tool says it
+        self.assertEqual(str(cm.exception), "%s b: the lock uses jayanti; algo='lamport' "
+                         "cannot take part in it" % self.name)
+        with self.assertRaises(bakery.AlgorithmMismatch) as cm:
+            self.region.lock("a", algo="boulangerie")
+        self.assertEqual(cm.exception.message, "the lock uses black-white; "
+                         "algo='boulangerie' cannot take part in it")
+        # lamport and boulangerie take part in one lock
+        self.region.lock("c", algo="lamport")
+        self.assertEqual(self.region.lock("c", algo="boulangerie").algorithm, "lamport")
 
     def test_creation_settings(self):
         name = region_name()
@@ -175,8 +185,10 @@ class TestBasics(RegionTest):
         self.assertEqual([entry["name"] for entry in self.region.status()["locks"]], [])
         # a lock of that name made since is joined, with its own settings
         self.region.lock("gone", holders=3)
-        with self.assertRaises(bakery.AlgorithmMismatch):
+        with self.assertRaises(bakery.AlgorithmMismatch) as cm:
             pickle.loads(data)
+        self.assertEqual(cm.exception.message,
+                         "the lock admits 3 holders; holders=2 cannot take part in it")
         self.region.unlink_lock("gone")
         self.region.lock("gone", holders=2)
         self.assertEqual(pickle.loads(data).capacity, 2)
@@ -216,6 +228,7 @@ class TestVersionAndConstants(unittest.TestCase):
         self.assertEqual(_native.CREATE, int(define("BAKERY_CREATE").rstrip("u"), 16))
         self.assertEqual(_native.EXCL, int(define("BAKERY_EXCL").rstrip("u"), 16))
         self.assertEqual(_native.NORECOVER, int(define("BAKERY_NORECOVER").rstrip("u"), 16))
+        self.assertEqual(_native.ANY_OWNER, int(define("BAKERY_ANY_OWNER").rstrip("u"), 16))
         self.assertEqual(_native.MAX_THREAD_REGIONS,
                          int(define("BAKERY_MAX_THREAD_REGIONS").rstrip("u")))
         for name in ("SHARED", "TRY", "INTR"):
@@ -361,9 +374,13 @@ class TestBadInput(RegionTest):
         with self.assertRaises(bakery.PermissionDenied) as cm:
             lock.release()
         self.assertEqual(cm.exception.code, errno.EPERM)
-        self.assertIn("does not hold", str(cm.exception))
-        with self.assertRaises(bakery.PermissionDenied):
+        # the cause of this call's EPERM, not every call's
+        self.assertEqual(str(cm.exception),
+                         "%s l: the calling thread does not hold this lock" % self.name)
+        with self.assertRaises(bakery.PermissionDenied) as cm:
             lock.consistent()
+        self.assertNotIn("another user", str(cm.exception))
+        self.assertIn("does not hold this lock", str(cm.exception))
         with lock:
             with self.assertRaises(bakery.Deadlock):
                 lock.acquire()

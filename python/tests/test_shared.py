@@ -213,11 +213,16 @@ class TestHolders(SharedTest):
 
     def test_capacity_is_fixed_at_creation(self):
         self.region.lock("pool", holders=2)
-        with self.assertRaises(bakery.AlgorithmMismatch):
+        with self.assertRaises(bakery.AlgorithmMismatch) as cm:
             self.region.lock("pool", holders=3)
+        # the lock's capacity and the one asked for, as the tool says it
+        self.assertEqual(str(cm.exception), "%s pool: the lock admits 2 holders; holders=3 "
+                         "cannot take part in it" % self.name)
         self.assertEqual(self.region.lock("mutex").capacity, 1)
-        with self.assertRaises(bakery.AlgorithmMismatch):
+        with self.assertRaises(bakery.AlgorithmMismatch) as cm:
             self.region.lock("mutex", holders=2)
+        self.assertEqual(cm.exception.message,
+                         "the lock admits 1 holder; holders=2 cannot take part in it")
         with self.assertRaises(bakery.ErrnoError) as cm:
             self.region.lock("bw", algo="black-white", holders=2)
         self.assertEqual(cm.exception.errno, errno.ENOTSUP)
