@@ -310,7 +310,7 @@ BAKERY_API int bakery_unlink(const char *name);
 
 /*
  * Create or join the lock LOCK_NAME (1..BAKERY_LOCK_NAME_MAX printable
- * characters, no '/').  ALGO is fixed when the lock is created
+ * ASCII characters, no '/').  ALGO is fixed when the lock is created
  * (BAKERY_ALGO_DEFAULT: BAKERY_ALGO_BLACK_WHITE).  Joining with DEFAULT takes
  * the lock's algorithm; joining with another explicit algorithm fails with
  * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed

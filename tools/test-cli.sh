@@ -1421,6 +1421,8 @@ test_completion() {
 	same "completion after flock -F (no value)" "$offered" "$tmp/compl/lockfile"
 	offered=$(complete_words bakery rm --f)
 	same "completion of rm --f" "$offered" "--force"
+	offered=$(complete_words bakery help fl)
+	same "completion of help's COMMAND" "$offered" "flock"
 }
 
 test_help_and_unlink() {
