@@ -317,9 +317,9 @@ static void exit_codes(const char *name, struct cli *c)
 	}
 }
 
-/* A full disk or a closed pipe must not look like success: CODE, or
- * FAIL_CODE if the output could not be written (said on stderr, as CMD's
- * failure when CMD is not NULL). */
+/* A full disk or a closed pipe must not look like success: CODE, or, if
+ * standard output could not be written, C's failure code (EXIT_FAIL
+ * without C), said on stderr as C's failure. */
 static int finish(const struct cli *c, int code)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))

@@ -148,7 +148,8 @@ int cli_open(const struct cli *c, const char *region, unsigned flags,
 	return err ? cli_open_fail(c, region, err) : 0;
 }
 
-void cli_print_usage(const struct cli *c)
+/* The synopsis and the options of the subcommand: its --help. */
+static void print_usage(const struct cli *c)
 {
 	printf("usage: bakery %s\n%s", c->usage, c->help ? c->help : "");
 }
@@ -266,7 +267,7 @@ int cli_parse_args(struct cli *c, int argc, char **argv, const struct cli_opt *o
 		if (!dashdash)
 			ch = getopt_long(argc, argv, shorts, longopts, NULL);
 		if (ch == 'h') {
-			cli_print_usage(c);
+			print_usage(c);
 			return -1;
 		}
 		if (ch != -1) {

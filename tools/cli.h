@@ -104,9 +104,6 @@ int cli_parse_args(struct cli *c, int argc, char **argv, const struct cli_opt *o
                    const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out);
 int cli_args_complete(struct cli *c, const struct cli_args *a, int maxpos);
 
-/* The synopsis and the options of the subcommand (its --help). */
-void cli_print_usage(const struct cli *c);
-
 /* Print the tool's version ("bakery CMD (libbakery) 1.2.3", without CMD
  * if NULL), and the library's when a different one is loaded. */
 void cli_print_version(const char *cmd);
