@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * api.c - the region calls of the public API: bakery_open, bakery_close,
- * bakery_unlink, bakery_recover and bakery_region_size.  The top layer: it
- * puts together the mapping (region.c), the participants' slots
- * (registry.c) and the per-lock half of recovery (lock_recovery.c), which
- * it registers in each handle.
+ * bakery_unlink, bakery_recover, bakery_region_size and
+ * bakery_region_layout.  The top layer: it puts together the mapping
+ * (region.c), the participants' slots (registry.c) and the per-lock half
+ * of recovery (lock_recovery.c), which it registers in each handle.
  */
 #include "config.h"
 
@@ -85,6 +85,13 @@ int bakery_region_size(const struct bakery_config *cfg, uint64_t *size)
 	if (!size)
 		return EINVAL;
 	return bakery__region_size(cfg, size);
+}
+
+int bakery_region_layout(const char *name, unsigned *version)
+{
+	if (!version)
+		return EINVAL;
+	return bakery__region_layout(name, version);
 }
 
 static int api_recover(bakery_t *b, unsigned *reclaimed)

@@ -310,7 +310,7 @@ BAKERY_API int bakery_unlink(const char *name);
 
 /*
  * Create or join the lock LOCK_NAME (1..BAKERY_LOCK_NAME_MAX printable
- * characters, no '/').  ALGO is fixed when the lock is created
+ * ASCII characters, no '/').  ALGO is fixed when the lock is created
  * (BAKERY_ALGO_DEFAULT: BAKERY_ALGO_BLACK_WHITE).  Joining with DEFAULT takes
  * the lock's algorithm; joining with another explicit algorithm fails with
  * BAKERY_EALGO, except that LAMPORT and BOULANGERIE may share a lock (seed
@@ -804,6 +804,22 @@ struct bakery_region_info {
 	unsigned reserved[8];      /* 0: the library zeroes them (room for more) */
 };
 BAKERY_API int bakery_region_info(bakery_t *b, struct bakery_region_info *out);
+
+/*
+ * The layout version written in the header of the region NAME, into
+ * *version, read without joining the region: a region that bakery_open
+ * refuses with BAKERY_EVERSION (made by a library of another layout
+ * version) can still be named, and its version said, as `bakery list`
+ * does.  For a region this library opens, it is bakery_region_info's
+ * version.  *version is 0 when the header is of another kind altogether,
+ * with no version where this library looks for one.  Only the header's
+ * first bytes are read: a 0 says what the region claims to be, not that it
+ * is sound.  Returns 0; BAKERY_EBADREGION for an object that is not a
+ * libbakery region of any layout (or not a regular file); EINVAL (NULL
+ * version, bad name), ENAMETOOLONG, ENOENT, EACCES, or another errno from
+ * opening or reading the object.
+ */
+BAKERY_API int bakery_region_layout(const char *name, unsigned *version);
 
 enum bakery_slot_state {
 	BAKERY_SLOT_FREE = 0,

@@ -708,6 +708,31 @@ void bakery__region_close(struct bakery *b)
 	bakery__region_put(b);
 }
 
+int bakery__region_layout(const char *name, unsigned *version)
+{
+	char shm_name[BAKERY_REGION_NAME_MAX + 2];
+	/* the magic and the version: where every layout has them */
+	const size_t want = offsetof(struct bakery_shm_header, version) + sizeof(uint32_t);
+	struct bakery_shm_header h;
+	struct stat st;
+	ssize_t n;
+	int fd, err = region_name(name, shm_name);
+
+	if (err || (err = shm_object_open(shm_name, O_RDONLY, 0, &fd, &st)))
+		return err;
+	n = pread(fd, &h, want, 0);
+	err = n < 0 ? errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	if ((size_t)n < want || (h.magic >> 16) != (BAKERY_MAGIC >> 16))
+		return BAKERY_EBADREGION;
+	/* another value of the magic's low bytes: another header, whose
+	 * version may lie elsewhere */
+	*version = h.magic == BAKERY_MAGIC ? h.version : 0;
+	return 0;
+}
+
 int bakery__region_unlink(const char *name)
 {
 	char shm_name[BAKERY_REGION_NAME_MAX + 2];

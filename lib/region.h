@@ -16,6 +16,9 @@ BAKERY_HIDDEN int bakery__region_open(const char *name, unsigned flags,
 /* Mark the handle closed and drop the user's reference. */
 BAKERY_HIDDEN void bakery__region_close(struct bakery *b);
 BAKERY_HIDDEN int bakery__region_unlink(const char *name);
+/* The layout version in the header of the region NAME, read without
+ * attaching (bakery_region_layout). */
+BAKERY_HIDDEN int bakery__region_layout(const char *name, unsigned *version);
 /* The bytes of shared memory a region created with CFG takes. */
 BAKERY_HIDDEN int bakery__region_size(const struct bakery_config *cfg, uint64_t *size);
 /* References: the user's handle and each thread slot hold one; the last

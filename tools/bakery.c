@@ -38,7 +38,8 @@ static const char help_text[] =
 	"        remove a lock nobody holds or waits for (region owner only); one\n"
 	"        whose holder died unrepaired only with --force\n"
 	"  bakery unlink  REGION [-f|--force]\n"
-	"        remove the region's name\n"
+	"        remove the region's name (not a region, or one of another layout\n"
+	"        version, only with --force)\n"
 	"  bakery run     [OPTIONS] REGION LOCK [--] COMMAND [ARG...]\n"
 	"  bakery run     [OPTIONS] REGION LOCK -c SHELL-COMMAND\n"
 	"  bakery run     [OPTIONS] -F|--file PATH [--] COMMAND [ARG...]\n"
@@ -49,6 +50,7 @@ static const char help_text[] =
 	"        flock(1)'s command line, on the path lock of a file or directory;\n"
 	"        `bakery flock --help` lists OPTIONS\n"
 	"  bakery help | --help        this text\n"
+	"  bakery help COMMAND         COMMAND's help, as `bakery COMMAND --help`\n"
 	"  bakery --version            the version\n"
 	"\n"
 	"ALGO: lamport, boulangerie, black-white, jayanti (default: the lock's own,\n"
@@ -63,7 +65,7 @@ static const char run_help[] =
 	"  -n, --nonblock, --nb, --nonblocking\n"
 	"                           do not wait: a busy lock is a conflict\n"
 	"  -w, --wait, --timeout SEC\n"
-	"                           give up after SEC seconds (-n wins over it)\n"
+	"                           give up after SEC seconds (0: as -n; -n wins)\n"
 	"  -E, --conflict-exit-code N\n"
 	"                           exit code of a conflict (default 75)\n"
 	"  -c, --command CMD        run $SHELL -c CMD (/bin/sh if SHELL is unset)\n"
@@ -161,13 +163,14 @@ static int create_size(struct cli *c, const char *slots, const char *locks)
 	ns = cfg.slots ? cfg.slots : BAKERY_DEFAULT_SLOTS;
 	nl = cfg.locks ? cfg.locks : BAKERY_DEFAULT_LOCKS;
 	print_size(total, sizeof(total), (double)size);
-	printf("\nA region of %u slot%s and %u lock%s takes %llu bytes (%s) of /dev/shm,\n"
-	       "all reserved when it is created", ns, ns == 1 ? "" : "s", nl, nl == 1 ? "" : "s",
-	       (unsigned long long)size, total);
+	/* three lines, each under 80 columns whatever the numbers */
+	printf("\nA region of %u slot%s and %u lock%s takes %llu bytes (%s)\n"
+	       "of /dev/shm, all reserved when it is created", ns, ns == 1 ? "" : "s", nl,
+	       nl == 1 ? "" : "s", (unsigned long long)size, total);
 	if (statvfs(CLI_SHM_DIR, &vfs) == 0) {
 		print_size(avail, sizeof(avail), (double)vfs.f_bavail * vfs.f_frsize);
 		print_size(all, sizeof(all), (double)vfs.f_blocks * vfs.f_frsize);
-		printf(" (/dev/shm has %s free of %s)", avail, all);
+		printf(";\n/dev/shm has %s free of %s", avail, all);
 	}
 	printf(".\n");
 	return 0;
@@ -229,14 +232,21 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
 /* ---------------------------------------------------------------- unlink -- */
 
 /* Unless --force: refuse to remove a shm object that is not a valid region,
- * so that a typing error cannot delete some other program's memory.  Any
- * owner's: removing another user's region (root clearing a squat) is up to
- * the kernel (the sticky /dev/shm). */
+ * so that a typing error cannot delete some other program's memory; nor a
+ * region of another layout version, whose holders this library cannot see
+ * (programs of the library that made it may still use it).  Any owner's:
+ * removing another user's region (root clearing a squat) is up to the
+ * kernel (the sticky /dev/shm). */
 static int unlink_check(struct cli *c, const char *region)
 {
+	unsigned version = 0;
 	bakery_t *b;
 	int err = bakery_open(region, BAKERY_NORECOVER | BAKERY_ANY_OWNER, NULL, &b);
 
+	if (err == BAKERY_EVERSION && bakery_region_layout(region, &version) == 0 && version)
+		return cli_fail(c, "a region of layout version %u, which this bakery cannot "
+		                "read: whether its locks are in use cannot be known; not removed "
+		                "(--force removes it anyway)", version);
 	if (err == BAKERY_EBADREGION || err == BAKERY_EVERSION)
 		return cli_fail(c, "%s; not removed (use --force to remove it anyway)",
 		                bakery_strerror(err));
@@ -283,11 +293,13 @@ static const struct subcommand subcommands[] = {
 	{ "reset",   "reset [--any-owner] REGION LOCK", NULL, cmd_reset },
 	{ "rm",      "rm [--any-owner] REGION LOCK [-f|--force]", NULL, cmd_rm },
 	{ "unlink",  "unlink REGION [-f|--force]", NULL, cmd_unlink },
-	{ "run",     "run [OPTIONS] REGION LOCK [--] COMMAND [ARG...] | "
-	             "run [OPTIONS] REGION LOCK -c SHELL-COMMAND | "
-	             "run [OPTIONS] -F|--file PATH [--] COMMAND [ARG...]", run_help, cmd_run },
-	{ "flock",   "flock [OPTIONS] FILE|DIR [--] COMMAND [ARG...] | "
-	             "flock [OPTIONS] FILE|DIR -c SHELL-COMMAND", flock_help, cmd_flock },
+	{ "run",     "run [OPTIONS] REGION LOCK [--] COMMAND [ARG...]\n"
+	             "       bakery run [OPTIONS] REGION LOCK -c SHELL-COMMAND\n"
+	             "       bakery run [OPTIONS] -F|--file PATH [--] COMMAND [ARG...]",
+	  run_help, cmd_run },
+	{ "flock",   "flock [OPTIONS] FILE|DIR [--] COMMAND [ARG...]\n"
+	             "       bakery flock [OPTIONS] FILE|DIR -c SHELL-COMMAND", flock_help,
+	  cmd_flock },
 };
 
 /* The exit codes of subcommand NAME: run keeps 1 and 2 free for the
@@ -305,6 +317,20 @@ static void exit_codes(const char *name, struct cli *c)
 	}
 }
 
+/* A full disk or a closed pipe must not look like success: CODE, or, if
+ * standard output could not be written, C's failure code (EXIT_FAIL
+ * without C), said on stderr as C's failure. */
+static int finish(const struct cli *c, int code)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return code;
+	if (c)
+		cli_fail(c, "error writing output");
+	else
+		fprintf(stderr, "bakery: error writing output\n");
+	return code ? code : c ? c->fail_code : EXIT_FAIL;
+}
+
 static int dispatch(const char *name, int argc, char **argv)
 {
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
@@ -313,11 +339,45 @@ static int dispatch(const char *name, int argc, char **argv)
 
 		if (!strcmp(name, s->name)) {
 			exit_codes(s->name, &c);
-			return s->fn(&c, argc, argv);
+			return finish(&c, s->fn(&c, argc, argv));
 		}
 	}
 	fprintf(stderr, "bakery: unknown command '%s' (try 'bakery --help')\n", name);
 	return EXIT_USAGE;
+}
+
+/* `bakery help` or `bakery --version` given more than it takes: ARG. */
+static int top_usage_error(const char *cmd, const char *arg)
+{
+	fprintf(stderr, "bakery: %s: unexpected argument '%s' (try 'bakery --help')\n", cmd, arg);
+	return EXIT_USAGE;
+}
+
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "help") || !strcmp(arg, "--help") || !strcmp(arg, "-h");
+}
+
+/* `bakery help [COMMAND]` (ARGV[0] "help", "--help" or "-h"): this text,
+ * or COMMAND's help as `bakery COMMAND --help` prints it. */
+static int help(int argc, char **argv)
+{
+	char *command_help[] = { argc > 1 ? argv[1] : NULL, (char *)"--help", NULL };
+
+	if (argc > 2)
+		return top_usage_error(argv[0], argv[2]);
+	if (argc == 2 && !is_help(argv[1]))
+		return dispatch(argv[1], 2, command_help);
+	fputs(help_text, stdout);
+	return finish(NULL, 0);
+}
+
+static int version(int argc, char **argv)
+{
+	if (argc > 1)
+		return top_usage_error(argv[0], argv[1]);
+	cli_print_version(NULL);
+	return finish(NULL, 0);
 }
 
 /* Descriptors 0, 1 and 2 open, onto /dev/null if they were closed
@@ -343,16 +403,6 @@ static bool standard_streams_open(void)
 	return true;
 }
 
-/* A full disk or a closed pipe must not look like success. */
-static int finish(int code)
-{
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "bakery: error writing output\n");
-		return code ? code : EXIT_FAIL;
-	}
-	return code;
-}
-
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : NULL;
@@ -363,14 +413,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bakery: no command given (try 'bakery --help')\n");
 		return EXIT_USAGE;
 	}
-	if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
-		fputs(help_text, stdout);
-		return 0;
-	}
-	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		cli_print_version(NULL);
-		return 0;
-	}
+	if (is_help(name))
+		return help(argc - 1, argv + 1);
+	if (!strcmp(name, "--version") || !strcmp(name, "version"))
+		return version(argc - 1, argv + 1);
 	/* the subcommand sees its name as ARGV[0], as getopt_long wants */
-	return finish(dispatch(name, argc - 1, argv + 1));
+	return dispatch(name, argc - 1, argv + 1);
 }

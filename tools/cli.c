@@ -40,7 +40,8 @@ static const char *region_message(int err)
 	switch (err) {
 	case ENOENT:       return "no such region";
 	case EEXIST:       return "region exists";
-	case EINVAL:       return "invalid region name (printable characters, no '/' but a leading one)";
+	case EINVAL:       return "invalid region name (printable ASCII characters, no '/' but a "
+	                          "leading one)";
 	case ENAMETOOLONG: return "region name too long";
 	case EACCES:       return "permission denied";
 	default:           return bakery_strerror(err);
@@ -110,14 +111,18 @@ int cli_usage_error(const struct cli *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (usage: bakery %s)\n", c->usage);
+	fprintf(stderr, " (try 'bakery %s --help')\n", c->cmd);
 	return c->usage_code;
 }
 
+/* A name with a '/' past its first character is no region's: said as
+ * given, not made into "/./f". */
 void cli_set_what(struct cli *c, const char *region, const char *lock)
 {
-	snprintf(c->what, sizeof(c->what), "%s%s%s%s", *region == '/' ? "" : "/",
-	         region, lock ? " " : "", lock ? lock : "");
+	bool bare = *region != '/' && !strchr(region, '/');
+
+	snprintf(c->what, sizeof(c->what), "%s%s%s%s", bare ? "/" : "", region,
+	         lock ? " " : "", lock ? lock : "");
 }
 
 bool cli_parse_count(const char *s, unsigned min, unsigned max, unsigned *out)
@@ -141,6 +146,12 @@ int cli_open(const struct cli *c, const char *region, unsigned flags,
 	int err = bakery_open(region, flags, cfg, out);
 
 	return err ? cli_open_fail(c, region, err) : 0;
+}
+
+/* The synopsis and the options of the subcommand: its --help. */
+static void print_usage(const struct cli *c)
+{
+	printf("usage: bakery %s\n%s", c->usage, c->help ? c->help : "");
 }
 
 void cli_print_version(const char *cmd)
@@ -238,8 +249,8 @@ static bool stepped_over_dashdash(char **argv, int before)
 	return optind == before + 1 && !strcmp(argv[before], "--");
 }
 
-int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
-              const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out)
+int cli_parse_args(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+                   const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out)
 {
 	struct option longopts[CLI_MAX_OPTS + 2];
 	char shorts[3 + 2 * CLI_MAX_OPTS + 1];
@@ -256,7 +267,7 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
 		if (!dashdash)
 			ch = getopt_long(argc, argv, shorts, longopts, NULL);
 		if (ch == 'h') {
-			printf("usage: bakery %s\n%s", c->usage, c->help ? c->help : "");
+			print_usage(c);
 			return -1;
 		}
 		if (ch != -1) {
@@ -280,9 +291,23 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
 			return cli_usage_error(c, "unexpected argument '%s'", argv[optind]);
 		}
 	}
-	max = no_pos && *no_pos ? 0 : maxpos;
-	if (out->npos < max)
-		return cli_usage_error(c, "missing %s", out->npos == 0 && c->pos_name ? c->pos_name
-		                       : out->npos == 0 ? "REGION" : "LOCK");
 	return 0;
+}
+
+int cli_args_complete(struct cli *c, const struct cli_args *a, int maxpos)
+{
+	if (a->npos < maxpos)
+		return cli_usage_error(c, "missing %s", a->npos == 0 && c->pos_name ? c->pos_name
+		                       : a->npos == 0 ? "REGION" : "LOCK");
+	return 0;
+}
+
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+              const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out)
+{
+	int err = cli_parse_args(c, argc, argv, opts, no_pos, maxpos, want_rest, out);
+
+	if (err)
+		return err;
+	return cli_args_complete(c, out, no_pos && *no_pos ? 0 : maxpos);
 }

@@ -35,7 +35,9 @@
 /* The subcommand being run, for messages: "bakery: CMD WHAT: message". */
 struct cli {
 	const char *cmd;           /* "status", "run", ...                        */
-	const char *usage;         /* its synopsis, for --help and usage errors   */
+	const char *usage;         /* its synopsis, for --help: lines of under 80
+	                              columns, each but the first starting
+	                              "       bakery "                            */
 	const char *help;          /* its options, for --help (or NULL)           */
 	const char *pos_name;      /* its first argument, if not REGION           */
 	char what[256];            /* the region (and lock) it works on, or ""    */
@@ -74,7 +76,9 @@ int cli_fail(const struct cli *c, const char *fmt, ...)
 int cli_open_fail(const struct cli *c, const char *region, int err);
 /* "user NAME (uid N)" for the owner of REGION's object, into BUF. */
 void cli_region_owner(const char *region, char *buf, size_t size);
-/* A bad command line: one line on stderr, returns C->usage_code. */
+/* A bad command line: one line on stderr, the error and a pointer at
+ * `bakery CMD --help` ("bakery: run: missing COMMAND (try 'bakery run
+ * --help')"), and returns C->usage_code. */
 int cli_usage_error(const struct cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -92,6 +96,13 @@ int cli_usage_error(const struct cli *c, const char *fmt, ...)
  */
 int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
               const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out);
+/* cli_parse in two steps, for a command that checks its first argument
+ * before it says what is missing (`bakery run FILE COMMAND`): the parsing,
+ * without the missing positional arguments, then those (fewer than
+ * MAXPOS). */
+int cli_parse_args(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+                   const char *const *no_pos, int maxpos, bool want_rest, struct cli_args *out);
+int cli_args_complete(struct cli *c, const struct cli_args *a, int maxpos);
 
 /* Print the tool's version ("bakery CMD (libbakery) 1.2.3", without CMD
  * if NULL), and the library's when a different one is loaded. */
@@ -103,7 +114,8 @@ int cli_region_arg(struct cli *c, const char *region);
 /* Parse a decimal count in [MIN, MAX]; false if it is not one. */
 bool cli_parse_count(const char *s, unsigned min, unsigned max, unsigned *out);
 
-/* Set C->what to the region as the library names it ("/name"), plus " LOCK". */
+/* Set C->what to the region as the library names it ("/name"; a name
+ * with a '/' past its first character as given), plus " LOCK". */
 void cli_set_what(struct cli *c, const char *region, const char *lock);
 
 /* bakery_open() with a message on failure: 0 or an exit code (the usage

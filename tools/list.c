@@ -3,9 +3,11 @@
  * list.c - `bakery list [--json]`: every region in the shm directory that
  * the caller may read (lslocks' system-wide view), one line each: its
  * mode and owner, slots and locks in use, locks held and locks whose
- * holder died.  Objects that are not regions, or that the caller may not
- * read, are left out.  Regions are opened read-only (BAKERY_RDONLY): the
- * list changes nothing, and read permission is enough.
+ * holder died.  A region of another layout version, which this library
+ * cannot read, is shown as such, with the version its header names
+ * (bakery_region_layout).  Objects that are not regions, or that the caller
+ * may not read, are left out.  Regions are opened read-only
+ * (BAKERY_RDONLY): the list changes nothing, and read permission is enough.
  */
 #include "config.h"
 
@@ -20,8 +22,11 @@
 
 struct region_row {
 	char name[BAKERY_REGION_NAME_MAX + 2];
-	struct bakery_region_info info;
+	struct bakery_region_info info;   /* a region of this layout only */
+	bool compatible;           /* of this library's layout version       */
+	unsigned layout;           /* the version its header names, 0 unknown */
 	uid_t uid;
+	mode_t mode;
 	unsigned held, owner_died;
 };
 
@@ -45,28 +50,55 @@ static bool row_read(const char *name, struct region_row *r)
 	char path[sizeof(CLI_SHM_DIR) + 256];
 	struct stat st;
 	bakery_t *b;
+	int err;
 
 	snprintf(path, sizeof(path), CLI_SHM_DIR "%s", name);
 	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || strlen(name) > BAKERY_REGION_NAME_MAX)
 		return false;
-	if (bakery_open(name, BAKERY_RDONLY, NULL, &b))
+	err = bakery_open(name, BAKERY_RDONLY, NULL, &b);
+	if (err && err != BAKERY_EVERSION)
 		return false;
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "/%s", name);
 	r->uid = st.st_uid;
-	if (bakery_region_info(b, &r->info) == 0)
+	r->mode = st.st_mode & 07777;
+	if (err) {
+		if (bakery_region_layout(name, &r->layout))
+			r->layout = 0;
+		return true;
+	}
+	r->compatible = true;
+	if (bakery_region_info(b, &r->info) == 0) {
+		r->layout = r->info.version;
+		r->mode = r->info.mode;
 		count_locks(b, r);
+	}
 	bakery_close(b);
 	return true;
+}
+
+/* A region of another layout: what the object says, and its version. */
+static void row_print_incompatible(const struct region_row *r)
+{
+	char version[32] = "unknown";
+
+	if (r->layout)
+		snprintf(version, sizeof(version), "%u", r->layout);
+	printf("%-30s %04o %6lu %9s %9s %5s %10s  incompatible layout (version %s)\n", r->name,
+	       (unsigned)r->mode, (unsigned long)r->uid, "-", "-", "-", "-", version);
 }
 
 static void row_print(const struct region_row *r)
 {
 	char slots[32], locks[32];
 
+	if (!r->compatible) {
+		row_print_incompatible(r);
+		return;
+	}
 	snprintf(slots, sizeof(slots), "%u/%u", r->info.slots_used, r->info.slots);
 	snprintf(locks, sizeof(locks), "%u/%u", r->info.locks_used, r->info.locks);
-	printf("%-30s %04o %6lu %9s %9s %5u %10u\n", r->name, (unsigned)r->info.mode,
+	printf("%-30s %04o %6lu %9s %9s %5u %10u\n", r->name, (unsigned)r->mode,
 	       (unsigned long)r->uid, slots, locks, r->held, r->owner_died);
 }
 
@@ -77,8 +109,20 @@ static void row_json(const struct region_row *r, bool first)
 	printf("%s\n  {\"region\": \"", first ? "" : ",");
 	for (const char *p = r->name; *p; p++)
 		printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-	printf("\", \"mode\": \"%04o\", \"uid\": %lu, \"slots_used\": %u, \"slots_capacity\": %u, ",
-	       (unsigned)r->info.mode, (unsigned long)r->uid, r->info.slots_used, r->info.slots);
+	printf("\", \"mode\": \"%04o\", \"uid\": %lu, ", (unsigned)r->mode, (unsigned long)r->uid);
+	if (r->layout)
+		printf("\"layout_version\": %u, ", r->layout);
+	else
+		printf("\"layout_version\": null, ");
+	if (!r->compatible) {
+		/* nothing of its contents can be read */
+		printf("\"compatible\": false, \"slots_used\": null, \"slots_capacity\": null, "
+		       "\"locks_used\": null, \"locks_capacity\": null, \"held\": null, "
+		       "\"owner_died\": null}");
+		return;
+	}
+	printf("\"compatible\": true, \"slots_used\": %u, \"slots_capacity\": %u, ",
+	       r->info.slots_used, r->info.slots);
 	printf("\"locks_used\": %u, \"locks_capacity\": %u, \"held\": %u, \"owner_died\": %u}",
 	       r->info.locks_used, r->info.locks, r->held, r->owner_died);
 }

@@ -84,8 +84,8 @@ static int lock_name_check(struct cli *c, const char *name)
 		if (name[i] == '/' || name[i] < 0x20 || name[i] > 0x7e)
 			len = 0;
 	if (len == 0)
-		return cli_usage_error(c, "invalid lock name (1 to %d printable characters, "
-		                       "no '/')", BAKERY_LOCK_NAME_MAX);
+		return cli_usage_error(c, "invalid lock name (1 to %d printable ASCII "
+		                       "characters, no '/')", BAKERY_LOCK_NAME_MAX);
 	if (len > BAKERY_LOCK_NAME_MAX)
 		return cli_usage_error(c, "lock name longer than %d characters",
 		                       BAKERY_LOCK_NAME_MAX);
@@ -94,21 +94,24 @@ static int lock_name_check(struct cli *c, const char *name)
 
 /* `bakery run FILE COMMAND`, meant as flock(1)'s `flock FILE COMMAND`,
  * would create a region named after the file: a REGION that looks like a
- * path (a '/' past the leading one, or the name of an existing file) and
- * is no region yet is refused with a hint. */
+ * path (a '/' past the first character, or the name of an existing file)
+ * and is no region yet is refused with a hint, whatever follows it (a
+ * command of one word, -c, nothing), before anything else is said of the
+ * command line.  Named as the user gave it. */
 static int path_check(struct cli *c, const char *region)
 {
 	struct stat st;
 	bakery_t *b;
 
-	if (!strchr(region + 1, '/') && stat(region, &st) < 0)
+	if (!*region || (!strchr(region + 1, '/') && stat(region, &st) < 0))
 		return 0;
 	if (bakery_open(region, BAKERY_RDONLY, NULL, &b) == 0) {
 		bakery_close(b);
 		return 0;
 	}
-	return cli_fail(c, "a file, not a region: the lock of a file is `bakery run --file "
-	                "%s COMMAND` or `bakery flock %s COMMAND`", region, region);
+	snprintf(c->what, sizeof(c->what), "%s", region);
+	return cli_fail(c, "looks like a file, not a region: the lock of a file is `bakery run "
+	                "--file %s COMMAND` or `bakery flock %s COMMAND`", region, region);
 }
 
 struct run_args {
@@ -124,7 +127,9 @@ int run_wait_values(struct cli *c, const char *wait, bool nonblock, const char *
 
 	if (wait && !run_parse_seconds(wait, &o->timeout))
 		return cli_usage_error(c, "--wait must be a number of seconds, such as 2.5");
-	/* as flock(1): -n wins over -w */
+	/* as flock(1): -n wins over -w; -w 0 is -n (its message too) */
+	if (wait && o->timeout == 0)
+		nonblock = true;
 	o->wait = nonblock ? RUN_WAIT_NONE : wait ? RUN_WAIT_FOR : RUN_WAIT_FOREVER;
 	if (conflict) {
 		if (!cli_parse_count(conflict, 0, 255, &code))
@@ -222,7 +227,11 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 	int err;
 
 	/* with --file, no REGION LOCK: the command follows the options */
-	if ((err = cli_parse(c, argc, argv, opts, &r.file, 2, true, &a)))
+	if ((err = cli_parse_args(c, argc, argv, opts, &r.file, 2, true, &a)))
+		return err;
+	if (!r.file && a.npos && (err = path_check(c, a.pos[0])))
+		return err;
+	if ((err = cli_args_complete(c, &a, r.file ? 0 : 2)))
 		return err;
 	memset(o, 0, sizeof(*o));
 	if ((err = run_values(c, &r, o)) || (err = run_command_args(c, r.shell, &a, o)))
@@ -231,7 +240,7 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 		return file_args(c, &r, &a, o);
 	o->region = a.pos[0];
 	o->lock = a.pos[1];
-	if ((err = cli_region_arg(c, o->region)) || (err = path_check(c, o->region)))
+	if ((err = cli_region_arg(c, o->region)))
 		return err;
 	cli_set_what(c, o->region, o->lock);
 	return lock_name_check(c, o->lock);

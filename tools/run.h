@@ -69,7 +69,7 @@
 
 enum run_wait {
 	RUN_WAIT_FOREVER,
-	RUN_WAIT_NONE,             /* -n, --nonblock (also -w 0 in flock) */
+	RUN_WAIT_NONE,             /* -n, --nonblock (also -w 0) */
 	RUN_WAIT_FOR,              /* -w, --wait, --timeout SEC */
 };
 

@@ -21,6 +21,7 @@ participant=$build/tools/test-participant
 abs_bakery=$(cd "$build" && pwd)/tools/bakery
 region=/bakery-cli-test-$$
 fresh=/bakery-cli-fresh-$$
+oldlayout=/bakery-cli-old-$$
 junk=bakery-cli-junk-$$
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bakery-cli-test.XXXXXX")
 failures=0
@@ -45,6 +46,7 @@ cleanup() {
 	done
 	"$bakery" unlink "$region" 2>/dev/null
 	"$bakery" unlink "$fresh" 2>/dev/null
+	"$bakery" unlink --force "$oldlayout" 2>/dev/null
 	"$bakery" unlink "$paths" 2>/dev/null
 	rm -f "/dev/shm/$junk"
 	rmdir "/dev/shm/$junk.d" 2>/dev/null
@@ -126,19 +128,20 @@ lock_json() {
 	echo "no lock $1"
 }
 
-# list_json FIELD: FIELD of this test's region in `list --json`.
+# list_json FIELD [REGION]: FIELD of REGION (this test's region) in
+# `list --json`.
 list_json() {
 	"$bakery" list --json >"$tmp/list.json" || fail "list --json exited $?"
 	n=$(json '. | length' <"$tmp/list.json")
 	i=0
 	while [ "$i" -lt "$n" ]; do
-		if [ "$(json ".[$i].region" <"$tmp/list.json")" = "$region" ]; then
+		if [ "$(json ".[$i].region" <"$tmp/list.json")" = "${2:-$region}" ]; then
 			json ".[$i].$1" <"$tmp/list.json"
 			return
 		fi
 		i=$((i + 1))
 	done
-	echo "no region $region"
+	echo "no region ${2:-$region}"
 }
 
 # Wait (10 s at most) until the holder's command has started: $tmp/held.
@@ -229,6 +232,24 @@ test_usage_errors() {
 	error 64 "$bakery" flock -o -F "$tmp/f" true
 	error 64 "$bakery" flock -c true "$tmp/f" extra
 	[ -e "$tmp/f" ] && fail "a refused flock created its file"
+	# a usage error is the error and where to read more, not the synopsis
+	error 125 "$bakery" run -w soon "$region" lock -- true
+	same "usage error" "$(cat "$tmp/err")" \
+		"bakery: run: --wait must be a number of seconds, such as 2.5 (try 'bakery run --help')"
+	error 64 "$bakery" flock --bogus "$tmp/f" true
+	same "flock's usage error" "$(cat "$tmp/err")" \
+		"bakery: flock: unknown option '--bogus' (try 'bakery flock --help')"
+	error 2 "$bakery" status
+	same "status's usage error" "$(cat "$tmp/err")" \
+		"bakery: status: missing REGION (try 'bakery status --help')"
+	# names: printable ASCII, said so; a name that is no region's is said
+	# as given
+	error 125 "$bakery" run "$region" "caf$(printf '\303\251')" -- true
+	grep -q "printable ASCII" "$tmp/err" || fail "lock name: $(cat "$tmp/err")"
+	error 2 "$bakery" status "caf$(printf '\303\251')"
+	grep -q "printable ASCII" "$tmp/err" || fail "region name: $(cat "$tmp/err")"
+	error 2 "$bakery" status ./f
+	grep -q "^bakery: status \./f: " "$tmp/err" || fail "status ./f: $(cat "$tmp/err")"
 }
 
 test_missing_region() {
@@ -287,7 +308,11 @@ test_run_status() {
 test_run_holds_lock() {
 	hold held
 	run 75 "$bakery" run --timeout 0.2 "$region" held -- touch "$tmp/ran"
+	# -w 0 is -n: the same message, the same status
+	run 75 "$bakery" run -n "$region" held -- touch "$tmp/ran"
+	cp "$tmp/err" "$tmp/err.nonblock"
 	run 75 "$bakery" run "$region" held --timeout 0 -- touch "$tmp/ran"
+	same "-w 0's message" "$(cat "$tmp/err")" "$(cat "$tmp/err.nonblock")"
 	[ -e "$tmp/ran" ] && fail "a command ran while another held its lock"
 	same "holder slot" "$(status_json .locks[3].holder)" "$(status_json .slots[0].index)"
 	same "holder pid" "$(status_json .slots[0].pid)" "$holder"
@@ -319,7 +344,7 @@ test_run_holds_lock() {
 	same "owner deaths" "$(status_json .locks[3].owner_deaths)" 1
 	same "released" "$(status_json .locks[3].holder)" null
 	same "repaired" "$(status_json .locks[3].state)" ok
-	same "aborts" "$(status_json .locks[3].aborts)" 2
+	same "aborts" "$(status_json .locks[3].aborts)" 3
 	same "acquisitions" "$(status_json .locks[3].acquisitions)" 3
 }
 
@@ -1042,10 +1067,26 @@ test_run_habits() {
 	# a path for REGION: said, and nothing created
 	error 125 "$bakery" run "$tmp/x.lock" cmd -- true
 	grep -q -- "--file" "$tmp/err" || fail "no hint of --file: $(cat "$tmp/err")"
+	# flock(1)'s order, FILE COMMAND, whatever the command looks like: a
+	# path (a '/' past the first character) that is no region is said
+	# before anything else is missing
+	error 125 "$bakery" run "$tmp/x.lock" true
+	grep -q "bakery flock $tmp/x.lock" "$tmp/err" || fail "run PATH CMD: no hint: $(cat "$tmp/err")"
+	error 125 "$bakery" run "$tmp/x.lock" -c 'echo hi'
+	grep -q "bakery flock $tmp/x.lock" "$tmp/err" || fail "run PATH -c: no hint: $(cat "$tmp/err")"
+	error 125 "$bakery" run -n "$tmp/x.lock"
+	grep -q "bakery flock $tmp/x.lock" "$tmp/err" || fail "run PATH: no hint: $(cat "$tmp/err")"
 	touch "$tmp/x.lock"
 	(cd "$tmp" && "$abs_bakery" run x.lock echo hi) >"$tmp/out" 2>"$tmp/err"
 	same "run FILE COMMAND" "$?" 125
 	grep -q "bakery flock x.lock" "$tmp/err" || fail "no hint of flock: $(cat "$tmp/err")"
+	# an existing file, a one-word command; and the name is said as given
+	(cd "$tmp" && "$abs_bakery" run x.lock true) >"$tmp/out" 2>"$tmp/err"
+	same "run FILE true" "$?" 125
+	grep -q "bakery flock x.lock" "$tmp/err" || fail "run FILE true: no hint: $(cat "$tmp/err")"
+	(cd "$tmp" && "$abs_bakery" run ./x.lock true) >"$tmp/out" 2>"$tmp/err"
+	same "run ./FILE true" "$?" 125
+	grep -q "^bakery: run \./x\.lock: " "$tmp/err" || fail "run ./FILE: $(cat "$tmp/err")"
 	if [ -e /dev/shm/x.lock ]; then
 		fail "a region named after the file was created"
 		"$bakery" unlink x.lock
@@ -1287,17 +1328,7 @@ test_readers() {
 	run 0 "$bakery" list
 	grep -q "^$region  *0640 " "$tmp/out" || fail "list: no $region: $(cat "$tmp/out")"
 	grep -q "^$fresh  *0644 " "$tmp/out" || fail "list: no $fresh: $(cat "$tmp/out")"
-	"$bakery" list --json >"$tmp/list.json" || fail "list --json exited $?"
-	n=$(json '. | length' <"$tmp/list.json")
-	i=0
-	found=
-	while [ "$i" -lt "$n" ]; do
-		if [ "$(json ".[$i].region" <"$tmp/list.json")" = "$region" ]; then
-			found=$(json ".[$i].locks_used" <"$tmp/list.json")
-		fi
-		i=$((i + 1))
-	done
-	same "list --json: locks of $region" "$found" "$(status_json .locks_used)"
+	same "list --json: locks of $region" "$(list_json locks_used)" "$(status_json .locks_used)"
 	as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
 		! $as_nobody sh -c "test -x '$bakery' && test -r '$bakery'" 2>/dev/null; then
@@ -1381,6 +1412,8 @@ test_completion() {
 	same "completion after flock -F (no value)" "$offered" "$tmp/compl/lockfile"
 	offered=$(complete_words bakery rm --f)
 	same "completion of rm --f" "$offered" "--force"
+	offered=$(complete_words bakery help fl)
+	same "completion of help's COMMAND" "$offered" "flock"
 }
 
 test_help_and_unlink() {
@@ -1390,9 +1423,39 @@ test_help_and_unlink() {
 	done
 	run 0 "$bakery" help
 	run 0 "$bakery" run --help
+	# `bakery help CMD` is `bakery CMD --help`; more is refused
+	cp "$tmp/out" "$tmp/run.help"
+	run 0 "$bakery" help run
+	same "help run" "$(cat "$tmp/out")" "$(cat "$tmp/run.help")"
+	run 0 "$bakery" --help run
+	same "--help run" "$(cat "$tmp/out")" "$(cat "$tmp/run.help")"
+	error 2 "$bakery" help frob
+	error 2 "$bakery" help run status
+	error 2 "$bakery" --help run status
+	error 2 "$bakery" --version extra
+	# every help fits in 80 columns
+	for sub in "" create status list recover reset rm unlink run flock; do
+		# shellcheck disable=SC2086 # "" is no argument
+		"$bakery" $sub --help >"$tmp/out" 2>&1 || fail "$sub --help exited $?"
+		wide=$(awk 'length($0) >= 80' "$tmp/out")
+		[ -z "$wide" ] || fail "bakery $sub --help: lines of 80 columns or more: $wide"
+	done
+	# output that cannot be written is a failure, said, whatever printed it
+	if [ -w /dev/full ]; then
+		for args in "--help 1" "-h 1" "help 1" "--version 1" "help@run 125" \
+		            "run@--help 125" "flock@--help 71" "flock@-V 71" "list 1"; do
+			want=${args##* }
+			args=$(printf '%s' "${args% *}" | tr '@' ' ')
+			# shellcheck disable=SC2086
+			"$bakery" $args >/dev/full 2>"$tmp/err"
+			same "bakery $args >/dev/full" "$?" "$want"
+			grep -q "error writing output" "$tmp/err" ||
+				fail "bakery $args >/dev/full: $(cat "$tmp/err")"
+		done
+	fi
 	# create --help: the shared memory the region would take, as created
 	run 0 "$bakery" create --slots 3 --locks 2 --help
-	size=$(sed -n 's/^A region of 3 slots and 2 locks takes \([0-9]*\) bytes .* of \/dev\/shm,$/\1/p' \
+	size=$(sed -n 's/^A region of 3 slots and 2 locks takes \([0-9]*\) bytes (.*)$/\1/p' \
 	       "$tmp/out")
 	[ -n "$size" ] || fail "create --help does not say the size: $(cat "$tmp/out")"
 	run 0 "$bakery" create "$fresh" --slots 3 --locks 2
@@ -1415,6 +1478,32 @@ test_help_and_unlink() {
 		run 0 "$bakery" unlink --force "/$junk"
 		[ -e "/dev/shm/$junk" ] && fail "unlink --force left it"
 	fi
+}
+
+# A region of another layout version (its header's version field set to
+# 3): `list` shows it as such, `status` says why it cannot read it, and
+# `unlink` removes it only with --force, and says so.
+test_old_layout() {
+	[ -d /dev/shm ] || return 0
+	run 0 "$bakery" create "$oldlayout" --slots 1 --locks 1
+	printf '\003\000\000\000' |
+		dd of="/dev/shm/${oldlayout#/}" bs=1 seek=8 conv=notrunc 2>/dev/null ||
+		fail "could not patch $oldlayout's layout version"
+	error 1 "$bakery" status "$oldlayout"
+	grep -q "incompatible" "$tmp/err" || fail "status of an old layout: $(cat "$tmp/err")"
+	run 0 "$bakery" list
+	grep -q "^$oldlayout .* incompatible layout (version 3)\$" "$tmp/out" ||
+		fail "list: no $oldlayout of layout 3: $(cat "$tmp/out")"
+	found=$(list_json compatible "$oldlayout"),$(list_json layout_version "$oldlayout")
+	same "list --json: $oldlayout" "$found,$(list_json slots_used "$oldlayout")" "false,3,null"
+	same "list --json: a region of this layout" \
+		"$(list_json compatible),$(list_json layout_version)" "true,$(status_json .version)"
+	error 1 "$bakery" unlink "$oldlayout"
+	grep -q "layout version 3.*cannot be known.*--force" "$tmp/err" ||
+		fail "unlink of an old layout: $(cat "$tmp/err")"
+	[ -e "/dev/shm/${oldlayout#/}" ] || fail "unlink removed a region of an old layout"
+	run 0 "$bakery" unlink --force "$oldlayout"
+	[ -e "/dev/shm/${oldlayout#/}" ] && fail "unlink --force left $oldlayout"
 }
 
 # waiters of LOCK in `status --json`, polled until N (10 s at most)
@@ -1516,6 +1605,7 @@ test_readers
 test_run_room
 test_stopped_waiter_passed
 test_completion
+test_old_layout
 test_help_and_unlink
 
 if [ "$failures" -ne 0 ]; then

@@ -5,7 +5,8 @@
  * a crash: scribbled magic, truncated objects, an empty object, random bytes,
  * headers with plausible magic but altered capacities or offsets (with and
  * without a recomputed layout_check), a forged header whose layout is
- * consistent but larger than the object, and foreign objects.
+ * consistent but larger than the object, and foreign objects; and
+ * bakery_region_layout, which names the layout a header claims.
  *
  * The damage is done with plain open/pwrite/ftruncate on /dev/shm/NAME.
  * Field offsets come from lib/shm_layout.h, and bakery__layout_hash and
@@ -252,6 +253,46 @@ START_TEST(foreign_objects)
 }
 END_TEST
 
+/* -------------------------------------------------------- layout version -- */
+
+/* bakery_region_layout names the layout a header claims, BAKERY_EVERSION's
+ * regions included, and nothing for an object that is no region. */
+START_TEST(layout_version)
+{
+	const struct { void (*apply)(struct victim *v); int expect; unsigned version; } cases[] = {
+		{ untouched,          0,                 BAKERY_LAYOUT_VERSION },
+		{ version_bumped,     0,                 BAKERY_LAYOUT_VERSION + 1 },
+		{ magic_version_byte, 0,                 0 },
+		{ magic_scribbled,    BAKERY_EBADREGION, 0 },
+		{ zero_length,        BAKERY_EBADREGION, 0 },
+		{ truncated_inside_header, 0,            BAKERY_LAYOUT_VERSION },
+	};
+	char name[TK_NAME_SIZE];
+	unsigned version;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct victim v;
+
+		victim_make(&v);
+		cases[i].apply(&v);
+		close(v.fd);
+		version = 12345;
+		ck_assert_int_eq(bakery_region_layout(v.name, &version), cases[i].expect);
+		if (cases[i].expect == 0)
+			ck_assert_uint_eq(version, cases[i].version);
+		ck_assert_int_eq(bakery_unlink(v.name), 0);
+	}
+	tk_name(name, sizeof(name), "nolayout");
+	ck_assert_int_eq(bakery_region_layout(name, &version), ENOENT);
+	ck_assert_int_eq(bakery_region_layout(name, NULL), EINVAL);
+	ck_assert_int_eq(bakery_region_layout("bad/name", &version), EINVAL);
+	ck_assert_int_eq(bakery_region_layout(NULL, &version), EINVAL);
+	foreign_make(name, "BAKERY", 6, 6);      /* the magic's start, and no more */
+	ck_assert_int_eq(bakery_region_layout(name, &version), BAKERY_EBADREGION);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 static Suite *corrupt_suite(void)
 {
 	Suite *s = suite_create("corrupt");
@@ -260,6 +301,7 @@ static Suite *corrupt_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, damaged_region, 0, NCORRUPTIONS);
 	tcase_add_test(tc, foreign_objects);
+	tcase_add_test(tc, layout_version);
 	suite_add_tcase(s, tc);
 	return s;
 }
