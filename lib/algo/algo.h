@@ -134,6 +134,32 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
 	return *j < it->bound;
 }
 
+/*
+ * Is the lock's active set empty but for us, below the bound?  Each word is
+ * read once, in order, as a walk reads it: "yes" is what a walk started now
+ * would find (no member to visit), so a step may skip its walk on it.
+ * "No" may also mean a member past the bound: the walk then sorts it out.
+ * The uncontended passage's two walks are this loop of one load and test,
+ * and the walks themselves stay out of its way (the callers keep them in
+ * functions of their own, so that the common path saves no registers).
+ */
+static inline bool active_alone(const struct passage *p)
+{
+	const uint64_t *set = active_of(p->b, p->lock);
+	unsigned words = (slots_bound(p->b) + 63) / 64, self_word = p->self / 64;
+	uint64_t self_bit = UINT64_C(1) << (p->self % 64);
+
+	for (unsigned w = 0; w < words; w++) {
+		uint64_t bits = CMM_LOAD_SHARED(set[w]);
+
+		if (w == self_word)
+			bits &= ~self_bit;
+		if (bits)
+			return false;
+	}
+	return true;
+}
+
 /* for (each slot j of the lock's active set, j != self).  WALK names the
  * walk's state.  `break` leaves the whole walk: the outer loop runs once. */
 #define for_each_other(p, j, walk)                                           \

@@ -34,19 +34,15 @@
 
 #include "common.h"
 
-static int bw_doorway(struct passage *p)
+/* Lines 3 and 5 over the others in the active set: the highest number of
+ * colour MYCOLOR, each ticket ahead of ours noted in P (the crowd; the
+ * latest of our colour, else of the other, as our predecessor).  Out of
+ * line: an uncontended doorway has nobody to visit (active_alone). */
+static __attribute__((noinline)) uint64_t others_max_number(struct passage *p, unsigned mycolor)
 {
-	struct bakery_shm_reg *me = p->mine;
-	unsigned mycolor, other_pred = BAKERY_NO_SLOT;
+	unsigned other_pred = BAKERY_NO_SLOT;
 	uint64_t max = 0, pred_max = 0, other_max = 0, other_number = 0;
 
-	/* line 2, then a full barrier: forbids loading color and the tickets
-	 * before choosing[i] = 1 is visible (store->load), as in Lamport's */
-	uint32_t count = doorway_count_open(CMM_LOAD_SHARED(me->choosing));
-
-	store_mb(&me->choosing, count);
-	CRASH_POINT("doorway");
-	mycolor = bw_shared_color(p->b, p->lock);                    /* line 4 */
 	for_each_other(p, j, bound) {                             /* lines 3, 5 */
 		uint64_t t = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
 		/* every ticket read is ahead of ours: of our colour with a
@@ -70,6 +66,23 @@ static int bw_doorway(struct passage *p)
 	}
 	if (p->pred == BAKERY_NO_SLOT && other_pred != BAKERY_NO_SLOT)
 		passage_note_ahead(p, other_pred, other_number);
+	return max;
+}
+
+static int bw_doorway(struct passage *p)
+{
+	struct bakery_shm_reg *me = p->mine;
+	unsigned mycolor;
+	uint64_t max;
+
+	/* line 2, then a full barrier: forbids loading color and the tickets
+	 * before choosing[i] = 1 is visible (store->load), as in Lamport's */
+	uint32_t count = doorway_count_open(CMM_LOAD_SHARED(me->choosing));
+
+	store_mb(&me->choosing, count);
+	CRASH_POINT("doorway");
+	mycolor = bw_shared_color(p->b, p->lock);                    /* line 4 */
+	max = active_alone(p) ? 0 : others_max_number(p, mycolor); /* lines 3, 5 */
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
 #ifdef BAKERY_TESTING
@@ -146,7 +159,8 @@ static int bw_await_ticket(struct passage *p, struct bakery_shm_lock *e, unsigne
 	return err;
 }
 
-static int bw_wait(struct passage *p)
+/* Lines 7-12 for each other slot of the lock's active set. */
+static __attribute__((noinline)) int wait_for_others(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
 	uint64_t mine = CMM_LOAD_SHARED(p->mine->number);
@@ -170,6 +184,14 @@ static int bw_wait(struct passage *p)
 		}
 	}
 	return 0;
+}
+
+static int bw_wait(struct passage *p)
+{
+	/* nobody else in the set: lines 7-8 have no j to visit */
+	if (active_alone(p))
+		return 0;
+	return wait_for_others(p);
 }
 
 static void bw_exit(struct passage *p)

@@ -41,22 +41,16 @@ static bool priority_gained(struct bakery *b, unsigned lock, unsigned j, void *a
 	       reader_passes(b, lock, j, t->me.shared);         /* both shared: no conflict */
 }
 
-static int boulangerie_wait(struct passage *p)
+/* 6b-8 for each other slot of the lock's active set below LIMIT. */
+static __attribute__((noinline)) int wait_for_others(struct passage *p, uint64_t num,
+                                                     unsigned limit)
 {
-	uint64_t num = CMM_LOAD_SHARED(p->mine->number);
-	/* 6a: if number[i] = 1 then Limit := i - 1 else Limit := N */
-	unsigned limit = num == 1 ? p->self : UINT32_MAX;
-	int err;
-
-	if (p->holders > 1)
-		return bakery__holders_wait(p);
-	err = bakery__park_behind(p);           /* far back: sleep once first */
+	int err = bakery__park_behind(p);       /* far back: sleep once first */
 
 	if (err) {
 		bakery__number_abort(p);
 		return err;
 	}
-
 	for_each_other(p, j, bound) {                                   /* 6b */
 		struct testing t = { { num, p->self, p->shared }, false, 0 };  /* 8_j a */
 
@@ -71,6 +65,20 @@ static int boulangerie_wait(struct passage *p)
 		}
 	}
 	return 0;
+}
+
+static int boulangerie_wait(struct passage *p)
+{
+	uint64_t num = CMM_LOAD_SHARED(p->mine->number);
+	/* 6a: if number[i] = 1 then Limit := i - 1 else Limit := N */
+	unsigned limit = num == 1 ? p->self : UINT32_MAX;
+
+	if (p->holders > 1)
+		return bakery__holders_wait(p);
+	/* nobody else in the set: 6b has no j to visit */
+	if (active_alone(p))
+		return 0;
+	return wait_for_others(p, num, limit);
 }
 
 const struct algo_ops bakery__algo_boulangerie = {

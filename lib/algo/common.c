@@ -63,20 +63,14 @@ int bakery__await_doorway_end(struct passage *p, unsigned j)
 
 	return bakery__await_doorway(p, j, doorway_ended, &d);
 }
-int bakery__number_doorway(struct passage *p)
+/* max(number[1..n]) over the others in the active set, each one ahead of
+ * us noted in P (the crowd, the latest as our predecessor).  Out of line:
+ * an uncontended doorway has nobody to visit (active_alone). */
+static __attribute__((noinline)) uint64_t others_max_number(struct passage *p)
 {
-	struct bakery_shm_reg *me = p->mine;
 	uint64_t max = 0, pred_max = 0;
 
-	/* choosing[i] := true, then a full barrier.  Forbids loading number[j]
-	 * before choosing[i] = 1 is visible (store->load): j could read
-	 * choosing[i] = 0, number[i] = 0 and enter while we pick a number from
-	 * stale values below its own. */
-	uint32_t count = doorway_count_open(CMM_LOAD_SHARED(me->choosing));
-
-	store_mb(&me->choosing, count);
-	CRASH_POINT("doorway");
-	for_each_other(p, j, bound) {                       /* max(number[1..n]) */
+	for_each_other(p, j, bound) {
 		uint64_t n = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
 		/* a reader parks behind the latest writer ahead only;
 		 * slots come in increasing order: on a tie the later slot
@@ -91,6 +85,23 @@ int bakery__number_doorway(struct passage *p)
 			max = n;
 		p->crowd += ahead;
 	}
+	return max;
+}
+
+int bakery__number_doorway(struct passage *p)
+{
+	struct bakery_shm_reg *me = p->mine;
+	uint64_t max;
+
+	/* choosing[i] := true, then a full barrier.  Forbids loading number[j]
+	 * before choosing[i] = 1 is visible (store->load): j could read
+	 * choosing[i] = 0, number[i] = 0 and enter while we pick a number from
+	 * stale values below its own. */
+	uint32_t count = doorway_count_open(CMM_LOAD_SHARED(me->choosing));
+
+	store_mb(&me->choosing, count);
+	CRASH_POINT("doorway");
+	max = active_alone(p) ? 0 : others_max_number(p);    /* max(number[1..n]) */
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
 	CMM_STORE_SHARED(me->number, max + 1);               /* number[i] := 1 + max */
@@ -196,7 +207,10 @@ static void prove_dead_ahead(struct passage *p)
 	}
 }
 
-int bakery__holders_wait(struct passage *p)
+/* Phases 1 and 2 against the others in the lock's active set: 0 when
+ * fewer than k tickets are ahead of ours, else an error after our abort.
+ * Out of line: an uncontended passage has nobody to wait for. */
+static __attribute__((noinline)) int holders_wait_for_others(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
 	struct holders_count c = { p, { CMM_LOAD_SHARED(p->mine->number), p->self, false }, NULL, 0 };
@@ -225,13 +239,26 @@ int bakery__holders_wait(struct passage *p)
 		if (err)
 			goto abort;
 	}
-	/* the waiter parked behind us waits for this (bakery__await_any) */
-	bakery__reg_signal_entry(p->mine);
 	return 0;
 abort:
 	bakery__number_abort(p);
 	return err;
 }
+
+int bakery__holders_wait(struct passage *p)
+{
+	/* nobody else in the set: no doorway to wait for, no ticket ahead */
+	if (!active_alone(p)) {
+		int err = holders_wait_for_others(p);
+
+		if (err)
+			return err;
+	}
+	/* the waiter parked behind us waits for this (bakery__await_any) */
+	bakery__reg_signal_entry(p->mine);
+	return 0;
+}
+
 
 unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot)
 {

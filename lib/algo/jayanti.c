@@ -121,8 +121,10 @@ static struct seen_token *seen_grow(const struct seen_token *on_stack, unsigned 
 }
 
 /* Line 2 after line 1: S := {token_j}, into SEEN (grown if need be);
- * *COUNT tokens, *SEEN the array they are in, or NULL without memory. */
-static void tokens_read(struct passage *p, struct seen_token **seen, unsigned *count)
+ * *COUNT tokens, *SEEN the array they are in, or NULL without memory.
+ * Out of line: an uncontended doorway has nobody to read (active_alone). */
+static __attribute__((noinline)) void tokens_read(struct passage *p, struct seen_token **seen,
+                                                  unsigned *count)
 {
 	struct seen_token *on_stack = *seen;
 	struct bakery *b = p->b;
@@ -153,7 +155,10 @@ static int jay_doorway(struct passage *p)
 	 * tokens and X before gettoken = 1 is visible (store->load) */
 	store_mb(&p->mine->choosing, 1);
 	CRASH_POINT("doorway");
-	tokens_read(p, &seen, &count);                          /* line 2 */
+	if (active_alone(p))                                    /* line 2: S := {} */
+		count = 0;
+	else
+		tokens_read(p, &seen, &count);                  /* line 2 */
 	if (caa_unlikely(!seen)) {
 		/* no token published: what a recoverer does after a death
 		 * here (the plain reset), done by ourselves */
@@ -452,7 +457,7 @@ static void jay_abort(struct passage *p)
 }
 
 /* Lines 6-7 against every other slot (or until we are passed). */
-static int jay_await_turn(struct passage *p, const struct turn *t)
+static __attribute__((noinline)) int await_turn_of_others(struct passage *p, const struct turn *t)
 {
 	int err = bakery__park_behind(p);       /* far back: sleep once first */
 
@@ -468,6 +473,14 @@ static int jay_await_turn(struct passage *p, const struct turn *t)
 			break;
 	}
 	return err;
+}
+
+static int jay_await_turn(struct passage *p, const struct turn *t)
+{
+	/* nobody else in the set: lines 6-7 have no j to visit */
+	if (active_alone(p))
+		return 0;
+	return await_turn_of_others(p, t);
 }
 
 static int jay_wait(struct passage *p)

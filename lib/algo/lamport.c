@@ -40,14 +40,11 @@ static bool goes_after_us(struct bakery *b, unsigned lock, unsigned j, void *arg
 	       reader_passes(b, lock, j, me->shared);   /* both shared: no conflict */
 }
 
-static int lamport_wait(struct passage *p)
+/* Lines 8-14 for each other slot of the lock's active set. */
+static __attribute__((noinline)) int wait_for_others(struct passage *p)
 {
 	struct ticket me = { CMM_LOAD_SHARED(p->mine->number), p->self, p->shared };
-	int err;
-
-	if (p->holders > 1)
-		return bakery__holders_wait(p);
-	err = bakery__park_behind(p);           /* far back: sleep once first */
+	int err = bakery__park_behind(p);       /* far back: sleep once first */
 
 	if (err) {
 		bakery__number_abort(p);
@@ -63,6 +60,16 @@ static int lamport_wait(struct passage *p)
 		}
 	}
 	return 0;
+}
+
+static int lamport_wait(struct passage *p)
+{
+	if (p->holders > 1)
+		return bakery__holders_wait(p);
+	/* nobody else in the set: lines 8-14 have no j to visit */
+	if (active_alone(p))
+		return 0;
+	return wait_for_others(p);
 }
 
 const struct algo_ops bakery__algo_lamport = {
