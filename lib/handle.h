@@ -67,11 +67,12 @@ struct bakery_lock {
 	uint64_t serial;           /* this handle among all the process opened
 	                              (never 0, never reused, unlike an address) */
 	/* Where the lock lies in B's mapping, which never moves while B is
-	 * open: its entry, and its row of registers (slot 0's).  The lock path
-	 * reloads these after every barrier: one load each, not the address
-	 * arithmetic from B's fields. */
+	 * open: its entry, its row of registers (slot 0's) and its active set.
+	 * The lock path reloads these after every barrier: one load each, not
+	 * the address arithmetic from B's fields. */
 	struct bakery_shm_lock *entry;
 	struct bakery_shm_reg *regs;
+	uint64_t *active;
 };
 
 static inline struct bakery_shm_reg *reg_of(struct bakery *b, unsigned lock, unsigned slot)

@@ -170,6 +170,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	l->serial = handle_serial_next();
 	l->entry = &b->locks[index];
 	l->regs = reg_of(b, index, 0);
+	l->active = active_of(b, index);
 	*out = l;
 	return 0;
 }
@@ -293,6 +294,7 @@ static inline void passage_init(struct passage *p, struct bakery_lock *l, unsign
 	p->lock = l->index;
 	p->self = self;
 	p->mine = lock_reg(l, self);
+	p->active = l->active;
 	p->dl = dl;
 	p->shared = shared;
 	p->holders = l->holders;

@@ -16,6 +16,7 @@ struct passage {
 	unsigned lock;
 	unsigned self;             /* our slot index */
 	struct bakery_shm_reg *mine;
+	uint64_t *active;          /* the lock's active set (the handle's) */
 	const struct deadline *dl;
 	/* a lock-wide futex word the conditions also depend on, or NULL */
 	uint32_t *also, *also_waiters;

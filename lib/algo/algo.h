@@ -110,7 +110,7 @@ static inline uint64_t active_word(const struct active_walk *it, unsigned w)
 static inline struct active_walk active_walk_start(const struct passage *p)
 {
 	struct active_walk it = {
-		.set = active_of(p->b, p->lock),
+		.set = p->active,
 		.bound = slots_bound(p->b),
 		.self = p->self,
 	};
@@ -145,7 +145,7 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
  */
 static inline bool active_alone(const struct passage *p)
 {
-	const uint64_t *set = active_of(p->b, p->lock);
+	const uint64_t *set = p->active;
 	unsigned words = (slots_bound(p->b) + 63) / 64, self_word = p->self / 64;
 	uint64_t self_bit = UINT64_C(1) << (p->self % 64);
 

@@ -16,7 +16,7 @@
 
 void bakery__active_join(struct passage *p)
 {
-	uint64_t *set = active_of(p->b, p->lock);
+	uint64_t *set = p->active;
 
 	uatomic_or(&set[p->self / 64], UINT64_C(1) << (p->self % 64));
 	CMM_STORE_SHARED(p->mine->joined, 1);

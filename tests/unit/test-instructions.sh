@@ -32,20 +32,20 @@ top=${1:-${top_builddir:-.}}
 budgets='
 lamport/exclusive/64          415
 lamport/exclusive/1024        415
-boulangerie/exclusive/64      425
-boulangerie/exclusive/1024    425
+boulangerie/exclusive/64      420
+boulangerie/exclusive/1024    420
 black-white/exclusive/64      450
 black-white/exclusive/1024    450
 jayanti/exclusive/64          510
 jayanti/exclusive/1024        510
-lamport/shared/64             425
-lamport/shared/1024           425
-boulangerie/shared/64         435
-boulangerie/shared/1024       435
-black-white/shared/64         450
-black-white/shared/1024       450
-lamport/k-holder/64           445
-lamport/k-holder/1024         445
+lamport/shared/64             420
+lamport/shared/1024           420
+boulangerie/shared/64         430
+boulangerie/shared/1024       430
+black-white/shared/64         445
+black-white/shared/1024       445
+lamport/k-holder/64           440
+lamport/k-holder/1024         440
 boulangerie/k-holder/64       450
 boulangerie/k-holder/1024     450
 '
