@@ -146,17 +146,15 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
 static inline bool active_alone(const struct passage *p)
 {
 	const uint64_t *set = p->active;
-	unsigned words = (slots_bound(p->b) + 63) / 64, self_word = p->self / 64;
+	unsigned bound = slots_bound(p->b), self_word = p->self / 64, w = 0;
 	uint64_t self_bit = UINT64_C(1) << (p->self % 64);
 
-	for (unsigned w = 0; w < words; w++) {
-		uint64_t bits = CMM_LOAD_SHARED(set[w]);
-
-		if (w == self_word)
-			bits &= ~self_bit;
-		if (bits)
+	/* our own bit is in the set for the whole passage (we joined before
+	 * the doorway), and our slot is below the bound: at least one word */
+	do {
+		if (CMM_LOAD_SHARED(set[w]) != (w == self_word ? self_bit : 0))
 			return false;
-	}
+	} while (++w * 64 < bound);
 	return true;
 }
 

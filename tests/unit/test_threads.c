@@ -7,7 +7,8 @@
  * almost no CPU (its own CLOCK_THREAD_CPUTIME_ID, measured from inside).
  * A thread cancelled while in libbakery calls is cancelled after them.
  * Threads with the smallest stack POSIX allows take a lock, in a crowd, in
- * a region of the most slots.
+ * a region of the most slots.  Slots in different words of a lock's active
+ * set exclude one another.
  */
 #include "config.h"
 
@@ -399,6 +400,121 @@ START_TEST(small_stacks_in_the_largest_region)
 }
 END_TEST
 
+/*
+ * A lock looked at by slots in different words of its active set, its only
+ * members: the holder's slot in the second word and a trylock's in the
+ * first, then the other way round.  The uncontended path skips its walks when the set has
+ * nobody but the caller in it; a look that missed a member of another word,
+ * or took its own bit for someone else's, would let the trylock in (or
+ * keep it out of a free lock).
+ */
+#define FILLERS 69             /* slots 1-69: the far thread gets one >= 64 */
+
+struct far_words {
+	bakery_lock_t *l;
+	bakery_lock_t *other;      /* the fillers' lock: slots, not members of l's set */
+	pthread_barrier_t claimed, done;
+	unsigned step;             /* main -> far: 1 take and hold, 2 release, 3 trylock */
+	unsigned state;            /* far -> main: 1 holding, 2 released, 3 tried */
+	int rc, try_rc;
+};
+
+static void *filler_main(void *arg)
+{
+	struct far_words *f = arg;
+
+	/* a slot of its own, kept until the test ends, through another lock:
+	 * not a member of f->l's active set */
+	if (bakery_lock(f->other) == 0)
+		bakery_unlock(f->other);
+	pthread_barrier_wait(&f->claimed);
+	pthread_barrier_wait(&f->done);
+	return NULL;
+}
+
+static bool far_at(struct far_words *f, unsigned state)
+{
+	return uatomic_read(&f->state) == state;
+}
+static bool far_holding(void *arg) { return far_at(arg, 1); }
+static bool far_released(void *arg) { return far_at(arg, 2); }
+static bool far_tried(void *arg) { return far_at(arg, 3); }
+
+static void far_wait_step(struct far_words *f, unsigned step)
+{
+	while (uatomic_read(&f->step) < step)
+		usleep(1000);
+}
+
+static void *far_main(void *arg)
+{
+	struct far_words *f = arg;
+
+	far_wait_step(f, 1);
+	if ((f->rc = bakery_lock(f->l)) == 0) {
+		uatomic_set(&f->state, 1);
+		far_wait_step(f, 2);
+		f->rc = bakery_unlock(f->l);
+	}
+	uatomic_set(&f->state, 2);
+	far_wait_step(f, 3);
+	if ((f->try_rc = bakery_trylock(f->l)) == 0)
+		bakery_unlock(f->l);
+	uatomic_set(&f->state, 3);
+	return NULL;
+}
+
+START_TEST(slots_in_different_words_exclude)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "farwords", 128, 2);
+	struct far_words f = { .l = unit_lock(b, "far", (enum bakery_algo)_i),
+	                       .other = unit_lock(b, "fillers", (enum bakery_algo)_i) };
+	pthread_t fill[FILLERS], far;
+	struct bakery_lock_info li;
+
+	ck_assert_int_eq(bakery_lock(f.l), 0);          /* slot 0: ours */
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	ck_assert_int_eq(pthread_barrier_init(&f.claimed, NULL, FILLERS + 1), 0);
+	ck_assert_int_eq(pthread_barrier_init(&f.done, NULL, FILLERS + 1), 0);
+	for (unsigned i = 0; i < FILLERS; i++)
+		ck_assert_int_eq(pthread_create(&fill[i], NULL, filler_main, &f), 0);
+	pthread_barrier_wait(&f.claimed);
+	ck_assert_int_eq(pthread_create(&far, NULL, far_main, &f), 0);
+
+	/* the far slot holds; ours, in the first word, must not get in */
+	uatomic_set(&f.step, 1);
+	ck_assert_msg(tk_wait_until(far_holding, &f, 60), "the far thread never took the lock");
+	li = unit_lock_info(b, 0);
+	ck_assert_int_ge(li.holder, 64);
+	ck_assert_int_eq(bakery_trylock(f.l), EBUSY);
+	uatomic_set(&f.step, 2);
+	ck_assert_msg(tk_wait_until(far_released, &f, 60), "the far thread never let go");
+	ck_assert_int_eq(f.rc, 0);
+
+	/* ours holds; the far slot's trylock must fail */
+	ck_assert_int_eq(bakery_lock(f.l), 0);
+	uatomic_set(&f.step, 3);
+	ck_assert_msg(tk_wait_until(far_tried, &f, 60), "the far thread never tried");
+	ck_assert_int_eq(f.try_rc, EBUSY);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	/* and nobody holds it now: the first word's slot gets it at once */
+	ck_assert_int_eq(bakery_trylock(f.l), 0);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+
+	ck_assert_int_eq(pthread_join(far, NULL), 0);
+	pthread_barrier_wait(&f.done);
+	for (unsigned i = 0; i < FILLERS; i++)
+		ck_assert_int_eq(pthread_join(fill[i], NULL), 0);
+	pthread_barrier_destroy(&f.claimed);
+	pthread_barrier_destroy(&f.done);
+	ck_assert_int_eq(bakery_lock_close(f.l), 0);
+	ck_assert_int_eq(bakery_lock_close(f.other), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
 	Suite *s = suite_create("threads");
@@ -411,6 +527,7 @@ static Suite *threads_suite(void)
 	tcase_add_loop_test(tc, mutual_exclusion_by_lock, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, mutual_exclusion_mixed_calls, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, small_stacks_in_the_largest_region, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, slots_in_different_words_exclude, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(cpu, 30);
