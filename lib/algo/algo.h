@@ -138,7 +138,8 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
  * Is the lock's active set empty but for us, below the bound?  Each word is
  * read once, in order, as a walk reads it: "yes" is what a walk started now
  * would find (no member to visit), so a step may skip its walk on it.
- * "No" may also mean a member past the bound: the walk then sorts it out.
+ * "No" may also mean a member past the bound, or our own bit missing (a
+ * forged set): the walk then sorts it out.
  * The uncontended passage's two walks are this loop of one load and test,
  * and the walks themselves stay out of its way (the callers keep them in
  * functions of their own, so that the common path saves no registers).

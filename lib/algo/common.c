@@ -259,7 +259,6 @@ int bakery__holders_wait(struct passage *p)
 	return 0;
 }
 
-
 unsigned bakery__plain_reset(struct bakery *b, unsigned lock, unsigned slot)
 {
 	struct bakery_shm_reg *r = reg_of(b, lock, slot);
