@@ -358,26 +358,28 @@ class Lock:
             fn = lib.bakery_clockrdlock if shared else lib.bakery_clocklock
             args = (time.CLOCK_MONOTONIC, ctypes.byref(deadline))
         answer: List[int] = []
+        # From the call on, until the lock is returned as held, a signal
+        # handler may raise at any call of a Python function (CPython runs
+        # handlers on entering one, and as a C call returns): all of it is
+        # inside the try, and the answer that says the lock was taken is
+        # returned without another call.
         try:
             self._handle.call(answer, fn, *args)
-        except BaseException as e:      # a signal handler's, as the call returned
-            self._interrupted_holding(answer, e)
-            raise
-        if answer[0] == errno.EBUSY and blocking and not waits:
-            return self._acquire_interruptible(deadline, shared)
-        return self._acquired(answer[0], blocking)
-
-    def _acquire_interruptible(self, deadline: Optional[_native.Timespec],
-                               shared: bool) -> bool:
-        """The main thread's blocking acquisition: bakery_acquire asks
-        _signals' callback to run Python's signal handlers while it waits."""
-        answer: List[int] = []
-        try:
-            _signals.acquire(answer, self._wait_call, shared, deadline)
+            if answer[0] == errno.EBUSY and blocking and not waits:
+                # the main thread's blocking acquisition: bakery_acquire
+                # asks _signals' callback to run Python's signal handlers
+                # while it waits
+                _signals.acquire(answer, self._wait_call, shared, deadline)
+            err = answer[0]
+            if err == 0:
+                return True
+            if (err == errno.EBUSY and not blocking) or err == errno.ETIMEDOUT:
+                return False
+            error = self._error(err)
         except BaseException as e:      # a signal handler's
             self._interrupted_holding(answer, e)
             raise
-        return self._acquired(answer[0], True)
+        raise error
 
     def _interrupted_holding(self, answer: List[int], e: BaseException) -> None:
         """A signal handler raised E as an acquisition returned ANSWER: the

@@ -250,6 +250,50 @@ class TestExceptionAsTheCallReturns(RegionTest):
         self.assertEqual(lock.info()["state"], "ok")
 
 
+class _RaiseOnEntering:
+    """sys.setprofile: once the lock call's answer was appended (the
+    ``extend`` of Handle.call returned), KeyboardInterrupt at the next
+    Python function entered -- where CPython runs a pending handler."""
+
+    def __init__(self):
+        self.armed = self.raised = False
+
+    def __call__(self, frame, event, arg):
+        if event == "c_return" and getattr(arg, "__name__", "") == "extend":
+            self.armed = True
+        elif event == "call" and self.armed:
+            sys.setprofile(None)
+            self.raised = True
+            raise KeyboardInterrupt
+
+
+class TestExceptionAfterTheCall(RegionTest):
+    """A handler that raises on the way from the lock call back to the
+    caller, at the first Python function entered: either the exception
+    propagates with the lock not held, or the call returns with the lock
+    held; never the exception with the lock held."""
+
+    def test_no_lock_held_behind_an_exception(self):
+        lock = self.region.lock("l")
+        for enter in (lock.__enter__, lock.acquire, lambda: lock.acquire(blocking=False),
+                      lambda: lock.acquire(timeout=5), lock.read().__enter__):
+            raiser = _RaiseOnEntering()
+            took = False
+            sys.setprofile(raiser)
+            try:
+                enter()
+                took = True
+            except KeyboardInterrupt:
+                pass
+            finally:
+                sys.setprofile(None)
+            holders = [h["pid"] for h in lock.info()["holders"]]
+            self.assertEqual(holders, [os.getpid()] if took else [],
+                             "acquired: %s, an exception raised: %s" % (took, raiser.raised))
+            if took:
+                lock.release()
+
+
 def _hold_and_die(lock):
     lock.acquire()
     os.kill(os.getpid(), signal.SIGKILL)
