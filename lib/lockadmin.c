@@ -79,7 +79,7 @@ int bakery_lock_reset(bakery_lock_t *l)
 		return err;
 	if (lock_handle_stale(l))
 		return BAKERY_EREMOVED;
-	flags = &l->b->locks[l->index].flags;
+	flags = &l->entry->flags;
 	/* one atomic step from not-recoverable to owner-died: no acquirer can
 	 * see the lock with neither mark (the acquirer's side of the pairing
 	 * is the read barrier before its flags load in lock_acquire) */

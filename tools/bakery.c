@@ -239,11 +239,11 @@ static int cmd_recover(struct cli *c, int argc, char **argv)
  * kernel (the sticky /dev/shm). */
 static int unlink_check(struct cli *c, const char *region)
 {
-	unsigned version = 0;
+	unsigned version;
 	bakery_t *b;
 	int err = bakery_open(region, BAKERY_NORECOVER | BAKERY_ANY_OWNER, NULL, &b);
 
-	if (err == BAKERY_EVERSION && bakery_region_layout(region, &version) == 0 && version)
+	if (err == BAKERY_EVERSION && (version = cli_region_layout(region)))
 		return cli_fail(c, "a region of layout version %u, which this bakery cannot "
 		                "read: whether its locks are in use cannot be known; not removed "
 		                "(--force removes it anyway)", version);

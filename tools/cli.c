@@ -148,6 +148,31 @@ int cli_open(const struct cli *c, const char *region, unsigned flags,
 	return err ? cli_open_fail(c, region, err) : 0;
 }
 
+unsigned cli_region_layout(const char *region)
+{
+	unsigned version;
+
+	return bakery_region_layout(region, &version) == 0 ? version : 0;
+}
+
+const char *cli_layout_word(unsigned layout, char *buf, size_t size)
+{
+	if (layout)
+		snprintf(buf, size, "%u", layout);
+	else
+		snprintf(buf, size, "unknown");
+	return buf;
+}
+
+void cli_json_layout(unsigned layout, bool compatible, const char *sep)
+{
+	if (layout)
+		printf("\"layout_version\": %u%s", layout, sep);
+	else
+		printf("\"layout_version\": null%s", sep);
+	printf("\"compatible\": %s", compatible ? "true" : "false");
+}
+
 /* The synopsis and the options of the subcommand: its --help. */
 static void print_usage(const struct cli *c)
 {

@@ -118,6 +118,18 @@ bool cli_parse_count(const char *s, unsigned min, unsigned max, unsigned *out);
  * with a '/' past its first character as given), plus " LOCK". */
 void cli_set_what(struct cli *c, const char *region, const char *lock);
 
+/* A region of another layout version, which bakery_open refuses
+ * (BAKERY_EVERSION), as `list`, `status` and `unlink` name it: the layout
+ * version its header names (bakery_region_layout), 0 if even that cannot
+ * be read. */
+unsigned cli_region_layout(const char *region);
+/* LAYOUT as the text says it: "N", or "unknown" for 0, into BUF. */
+const char *cli_layout_word(unsigned layout, char *buf, size_t size);
+/* The JSON members "layout_version" (N, or null for 0) and "compatible",
+ * as `list --json` and `status --json` print them, SEP between them and
+ * none after. */
+void cli_json_layout(unsigned layout, bool compatible, const char *sep);
+
 /* bakery_open() with a message on failure: 0 or an exit code (the usage
  * code for a bad region name). */
 int cli_open(const struct cli *c, const char *region, unsigned flags,

@@ -63,8 +63,7 @@ static bool row_read(const char *name, struct region_row *r)
 	r->uid = st.st_uid;
 	r->mode = st.st_mode & 07777;
 	if (err) {
-		if (bakery_region_layout(name, &r->layout))
-			r->layout = 0;
+		r->layout = cli_region_layout(name);
 		return true;
 	}
 	r->compatible = true;
@@ -80,12 +79,11 @@ static bool row_read(const char *name, struct region_row *r)
 /* A region of another layout: what the object says, and its version. */
 static void row_print_incompatible(const struct region_row *r)
 {
-	char version[32] = "unknown";
+	char version[32];
 
-	if (r->layout)
-		snprintf(version, sizeof(version), "%u", r->layout);
 	printf("%-30s %04o %6lu %9s %9s %5s %10s  incompatible layout (version %s)\n", r->name,
-	       (unsigned)r->mode, (unsigned long)r->uid, "-", "-", "-", "-", version);
+	       (unsigned)r->mode, (unsigned long)r->uid, "-", "-", "-", "-",
+	       cli_layout_word(r->layout, version, sizeof(version)));
 }
 
 static void row_print(const struct region_row *r)
@@ -110,18 +108,15 @@ static void row_json(const struct region_row *r, bool first)
 	for (const char *p = r->name; *p; p++)
 		printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
 	printf("\", \"mode\": \"%04o\", \"uid\": %lu, ", (unsigned)r->mode, (unsigned long)r->uid);
-	if (r->layout)
-		printf("\"layout_version\": %u, ", r->layout);
-	else
-		printf("\"layout_version\": null, ");
+	cli_json_layout(r->layout, r->compatible, ", ");
 	if (!r->compatible) {
 		/* nothing of its contents can be read */
-		printf("\"compatible\": false, \"slots_used\": null, \"slots_capacity\": null, "
+		printf(", \"slots_used\": null, \"slots_capacity\": null, "
 		       "\"locks_used\": null, \"locks_capacity\": null, \"held\": null, "
 		       "\"owner_died\": null}");
 		return;
 	}
-	printf("\"compatible\": true, \"slots_used\": %u, \"slots_capacity\": %u, ",
+	printf(", \"slots_used\": %u, \"slots_capacity\": %u, ",
 	       r->info.slots_used, r->info.slots);
 	printf("\"locks_used\": %u, \"locks_capacity\": %u, \"held\": %u, \"owner_died\": %u}",
 	       r->info.locks_used, r->info.locks, r->held, r->owner_died);

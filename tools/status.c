@@ -408,8 +408,10 @@ static void json_header(const struct snapshot *s, const char *region)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	printf("{\n  \"region\": ");
 	json_string(region);
-	printf(",\n  \"version\": %u,\n  \"size\": %llu,\n  \"mode\": \"%04o\",\n", r->version,
-	       (unsigned long long)r->size, (unsigned)r->mode);
+	printf(",\n  \"version\": %u,\n  ", r->version);
+	cli_json_layout(r->version, true, ",\n  ");
+	printf(",\n  \"size\": %llu,\n  \"mode\": \"%04o\",\n", (unsigned long long)r->size,
+	       (unsigned)r->mode);
 	printf("  \"creator_pid\": %ld,\n  \"creator_uid\": %lu,\n", (long)r->creator_pid,
 	       (unsigned long)r->creator_uid);
 	printf("  \"created_ns\": %llu,\n  \"created\": \"%s\",\n",
@@ -531,6 +533,31 @@ static void json_print(const struct snapshot *s, const char *region)
 	printf("%s]\n}\n", s->nlocks ? "\n  " : "");
 }
 
+/* ------------------------------------------------------- another layout -- */
+
+/*
+ * A region of another layout version, which this library cannot read: the
+ * version its header names, said as `bakery list` says it (with --json,
+ * list's members for it on stdout: its name, "layout_version" and
+ * "compatible"), and a failure, as for any region that cannot be read.
+ */
+static int incompatible_fail(const struct cli *c, const char *region, bool json)
+{
+	unsigned layout = cli_region_layout(region);
+	char version[32];
+
+	if (json) {
+		printf("{\n  \"region\": ");
+		json_string(c->what);
+		printf(",\n  ");
+		cli_json_layout(layout, false, ",\n  ");
+		printf("\n}\n");
+	}
+	return cli_fail(c, "incompatible layout (version %s): made by a libbakery of another "
+	                "layout version, which this bakery cannot read",
+	                cli_layout_word(layout, version, sizeof(version)));
+}
+
 /* ------------------------------------------------------------------ room -- */
 
 /*
@@ -580,8 +607,11 @@ int cmd_status(struct cli *c, int argc, char **argv)
 		return err;
 	/* read-only: show dead slots as they are (`bakery recover` clears
 	 * them), and read permission on the region is enough */
-	if ((err = cli_open(c, a.pos[0], BAKERY_RDONLY, NULL, &b)))
-		return err;
+	err = bakery_open(a.pos[0], BAKERY_RDONLY, NULL, &b);
+	if (err == BAKERY_EVERSION)
+		return incompatible_fail(c, a.pos[0], json);
+	if (err)
+		return cli_open_fail(c, a.pos[0], err);
 	err = snapshot_take(b, &snap);
 	bakery_close(b);
 	if (!err && json) {

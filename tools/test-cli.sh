@@ -1480,15 +1480,22 @@ test_help_and_unlink() {
 	fi
 }
 
+# patch_header REGION OFFSET BYTES: BYTES (printf escapes) written over
+# REGION's header at OFFSET, to make a header of another layout: the
+# layout version is the 32-bit word at 8, the magic the 64-bit word at 0
+# (its low bytes tell one kind of header from another).
+patch_header() {
+	printf "$3" | dd of="/dev/shm/${1#/}" bs=1 seek="$2" conv=notrunc 2>/dev/null ||
+		fail "could not patch $1's header at $2"
+}
+
 # A region of another layout version (its header's version field set to
 # 3): `list` shows it as such, `status` says why it cannot read it, and
 # `unlink` removes it only with --force, and says so.
 test_old_layout() {
 	[ -d /dev/shm ] || return 0
 	run 0 "$bakery" create "$oldlayout" --slots 1 --locks 1
-	printf '\003\000\000\000' |
-		dd of="/dev/shm/${oldlayout#/}" bs=1 seek=8 conv=notrunc 2>/dev/null ||
-		fail "could not patch $oldlayout's layout version"
+	patch_header "$oldlayout" 8 '\003\000\000\000'
 	error 1 "$bakery" status "$oldlayout"
 	grep -q "incompatible" "$tmp/err" || fail "status of an old layout: $(cat "$tmp/err")"
 	run 0 "$bakery" list
@@ -1504,6 +1511,37 @@ test_old_layout() {
 	[ -e "/dev/shm/${oldlayout#/}" ] || fail "unlink removed a region of an old layout"
 	run 0 "$bakery" unlink --force "$oldlayout"
 	[ -e "/dev/shm/${oldlayout#/}" ] && fail "unlink --force left $oldlayout"
+}
+
+# `status` of a region of another layout version says the version its
+# header names as `list` does, "incompatible layout (version 3)", and, with
+# --json, list's members for it (layout_version, compatible), and fails as
+# for any region it cannot read; a header of another kind altogether
+# names none ("version unknown", null).  A region of this layout has the
+# same members, with its version.
+test_status_old_layout() {
+	[ -d /dev/shm ] || return 0
+	same "status --json: a region of this layout" \
+		"$(status_json .compatible),$(status_json .layout_version)" "true,$(status_json .version)"
+	run 0 "$bakery" create "$oldlayout" --slots 1 --locks 1
+	patch_header "$oldlayout" 8 '\003\000\000\000'
+	error 1 "$bakery" status "$oldlayout"
+	grep -q "^bakery: status $oldlayout: incompatible layout (version 3): " "$tmp/err" ||
+		fail "status of layout 3: $(cat "$tmp/err")"
+	[ -s "$tmp/out" ] && fail "status of layout 3 printed: $(cat "$tmp/out")"
+	error 1 "$bakery" status "$oldlayout" --json
+	grep -q "incompatible layout (version 3): " "$tmp/err" ||
+		fail "status --json of layout 3: $(cat "$tmp/err")"
+	same "status --json: $oldlayout" "$(json .region <"$tmp/out"),$(json .compatible \
+		<"$tmp/out"),$(json .layout_version <"$tmp/out")" "$oldlayout,false,3"
+	patch_header "$oldlayout" 0 '\002'
+	error 1 "$bakery" status "$oldlayout"
+	grep -q "incompatible layout (version unknown): " "$tmp/err" ||
+		fail "status of a header of another kind: $(cat "$tmp/err")"
+	error 1 "$bakery" status "$oldlayout" --json
+	same "status --json: a header of another kind" \
+		"$(json .compatible <"$tmp/out"),$(json .layout_version <"$tmp/out")" "false,null"
+	run 0 "$bakery" unlink --force "$oldlayout"
 }
 
 # waiters of LOCK in `status --json`, polled until N (10 s at most)
@@ -1606,6 +1644,7 @@ test_run_room
 test_stopped_waiter_passed
 test_completion
 test_old_layout
+test_status_old_layout
 test_help_and_unlink
 
 if [ "$failures" -ne 0 ]; then

@@ -23,12 +23,12 @@ from .errors import (AlgorithmMismatch, BadRegion, Busy, Closed, Deadlock, Error
                      LockTableFull, NoFreeSlot, NotFound, NotRecoverable, OutOfMemory, OwnerDead,
                      PermissionDenied, Timeout, TooManyRegions, VersionMismatch)
 from .pathlock import PathLock, ReadWritePathLock
-from .region import Lock, Region, unlink
+from .region import Lock, Region, region_layout, unlink
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Region", "Lock", "unlink", "library_version", "PathLock", "ReadWritePathLock",
+    "Region", "Lock", "unlink", "region_layout", "library_version", "PathLock", "ReadWritePathLock",
     "Error", "LibraryError", "ErrnoError", "OwnerDead", "NotRecoverable", "Timeout",
     "NotFound", "Exists", "PermissionDenied", "Busy", "Deadlock", "InvalidArgument",
     "OutOfMemory", "Closed", "BadRegion", "VersionMismatch", "AlgorithmMismatch",

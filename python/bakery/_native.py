@@ -29,6 +29,7 @@ EREGIONS = ERRBASE - 6
 CREATE = 0x1
 EXCL = 0x2
 NORECOVER = 0x4
+RDONLY = 0x8
 ANY_OWNER = 0x10
 UNLINK_FORCE = 0x1
 
@@ -166,6 +167,7 @@ _PROTOTYPES = {
     "bakery_algo_name": (c_char_p, [c_int]),
     "bakery_algo_parse": (c_int, [c_char_p, POINTER(c_int)]),
     "bakery_region_info": (c_int, [c_void_p, POINTER(RegionInfo)]),
+    "bakery_region_layout": (c_int, [c_char_p, POINTER(c_uint)]),
     "bakery_slot_info": (c_int, [c_void_p, c_uint, POINTER(SlotInfo)]),
     "bakery_lock_info": (c_int, [c_void_p, c_uint, POINTER(LockInfo)]),
     "bakery_lock_index": (c_int, [c_void_p, POINTER(c_uint)]),

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _async, _native, _signals, status as _status
 from ._handle import Handle, close_all
@@ -70,6 +70,38 @@ def unlink(name: Name) -> None:
     err = lib.bakery_unlink(_encode(name, "region name"))
     if err:
         raise make_error(err, _region_name(name))
+
+
+def region_layout(name: Name) -> Tuple[Optional[int], bool]:
+    """``(version, compatible)`` of region NAME, as ``bakery list`` shows it:
+    the layout version its header names (None for a header of another kind
+    altogether, which names none where this library looks), and whether this
+    library can read it.  A region of another layout version, which
+    :class:`Region` refuses with :class:`bakery.VersionMismatch`, is
+    ``(its version, False)``.  :class:`bakery.NotFound` if there is no such
+    region, :class:`bakery.BadRegion` for an object that is no region of any
+    layout (or a damaged one of this layout)."""
+    raw = _encode(name, "region name")
+    version = ctypes.c_uint()
+    err = lib.bakery_region_layout(raw, ctypes.byref(version))
+    if not err:
+        err = _readable(raw)
+    if err == _native.EVERSION:
+        return version.value or None, False
+    if err:
+        raise make_error(err, _region_name(name))
+    return version.value, True
+
+
+def _readable(raw: bytes) -> int:
+    """0 if this library can read the region RAW, else the error: a
+    read-only open, which joins nothing and reaps nothing (as `bakery list`
+    opens regions)."""
+    pointer = ctypes.c_void_p()
+    err = lib.bakery_open(raw, _native.RDONLY, None, ctypes.byref(pointer))
+    if not err:
+        lib.bakery_close(pointer)
+    return err
 
 
 def _close_quietly(handle: Handle, close_fn: Any) -> None:

@@ -222,7 +222,10 @@ def snapshot(pointer: int, region: str) -> Status:
     slots = [_slot_dict(si, locks) for si in slot_infos]
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.created_ns // 1000000000))
     return {
-        "region": region, "version": r.version, "size": r.size, "mode": "%04o" % r.mode,
+        "region": region, "version": r.version,
+        # as `bakery list --json` says it (a region this library reads)
+        "layout_version": r.version, "compatible": True,
+        "size": r.size, "mode": "%04o" % r.mode,
         "creator_pid": r.creator_pid, "creator_uid": r.creator_uid,
         "created_ns": r.created_ns, "created": created,
         "slots_capacity": r.slots, "slots_used": r.slots_used,

@@ -229,6 +229,7 @@ class TestVersionAndConstants(unittest.TestCase):
         self.assertEqual(_native.EXCL, int(define("BAKERY_EXCL").rstrip("u"), 16))
         self.assertEqual(_native.NORECOVER, int(define("BAKERY_NORECOVER").rstrip("u"), 16))
         self.assertEqual(_native.ANY_OWNER, int(define("BAKERY_ANY_OWNER").rstrip("u"), 16))
+        self.assertEqual(_native.RDONLY, int(define("BAKERY_RDONLY").split()[0].rstrip("u"), 16))
         self.assertEqual(_native.MAX_THREAD_REGIONS,
                          int(define("BAKERY_MAX_THREAD_REGIONS").rstrip("u")))
         for name in ("SHARED", "TRY", "INTR"):
@@ -396,6 +397,75 @@ class TestBadInput(RegionTest):
         self.assertEqual(lock.info()["state"], "ok")
         self.region.close()
         self.assertTrue(lock.closed)
+
+
+class TestRegionLayout(RegionTest):
+    """bakery.region_layout(): a region's layout version, and whether this
+    library reads it, as `bakery list` says them."""
+
+    def patch_header(self, offset: int, data: bytes) -> None:
+        """DATA over the region's header at OFFSET, as tools/test-cli.sh
+        patches it: the layout version is the 32-bit word at 8, the magic
+        the 64-bit word at 0 (its low bytes tell one kind of header from
+        another)."""
+        if not os.path.isdir("/dev/shm"):
+            self.skipTest("no /dev/shm")
+        with open("/dev/shm" + self.name, "r+b") as f:
+            f.seek(offset)
+            f.write(data)
+
+    def assert_as_listed(self, layout):
+        """LAYOUT is what `bakery list --json` says of the region."""
+        bakery_tool = tool()
+        if bakery_tool is None:
+            return
+        out = subprocess.run([bakery_tool, "list", "--json"], stdout=subprocess.PIPE,
+                             check=True)
+        row = next(r for r in json.loads(out.stdout.decode()) if r["region"] == self.name)
+        self.assertEqual(layout, (row["layout_version"], row["compatible"]))
+
+    def test_a_region_of_this_layout(self):
+        layout = bakery.region_layout(self.name)
+        self.assertEqual(layout, (self.region.status()["version"], True))
+        self.assertEqual(bakery.region_layout(self.name[1:]), layout)   # without its '/'
+        self.assertEqual(bakery.region_layout(os.fsencode(self.name)), layout)
+        self.assert_as_listed(layout)
+
+    def test_a_region_of_another_layout_version(self):
+        self.patch_header(8, (3).to_bytes(4, sys.byteorder))
+        self.assertEqual(bakery.region_layout(self.name), (3, False))
+        self.assert_as_listed((3, False))
+        with self.assertRaises(bakery.VersionMismatch):
+            bakery.Region(self.name)
+
+    def test_a_header_of_another_kind(self):
+        self.patch_header(0, b"\x02")
+        self.assertEqual(bakery.region_layout(self.name), (None, False))
+        self.assert_as_listed((None, False))
+
+    def test_no_such_region(self):
+        name = region_name()
+        with self.assertRaises(bakery.NotFound) as cm:
+            bakery.region_layout(name)
+        self.assertEqual(cm.exception.code, errno.ENOENT)
+        self.assertIn(name, str(cm.exception))
+
+    def test_not_a_region_and_bad_names(self):
+        if not os.path.isdir("/dev/shm"):
+            self.skipTest("no /dev/shm")
+        name = region_name()
+        with open("/dev/shm" + name, "wb") as f:
+            f.write(b"not a bakery region\n" * 100)
+        self.addCleanup(os.unlink, "/dev/shm" + name)
+        with self.assertRaises(bakery.BadRegion):
+            bakery.region_layout(name)
+        for bad in ("", "/", "a/b", "x" * 300):
+            with self.assertRaises(bakery.InvalidArgument, msg=bad):
+                bakery.region_layout(bad)
+        with self.assertRaises(bakery.InvalidArgument):
+            bakery.region_layout("/a\0b")
+        with self.assertRaises(TypeError):
+            bakery.region_layout(3)
 
 
 class TestThreads(RegionTest):

@@ -57,6 +57,7 @@ class TestExamples(unittest.TestCase):
         self.assertIn("4000", text)
         self.assertEqual(sorted(re.findall(r"worker (\d) holds nightly", text)), ["0", "1", "2"])
         self.assertIn('"acquisitions"', text)
+        self.assertIn("readable here: True", text)
         self.assertIn("readers inside: 1", text)
         self.assertIn("capacity 2 holding 1", text)
         self.assertIn("the report is ours\nours again\nreading the report\n", text)
