@@ -402,16 +402,15 @@ class Lock:
                 # asks _signals' callback to run Python's signal handlers
                 # while it waits
                 _signals.acquire(answer, self._wait_call, shared, deadline)
-            err = answer[0]
-            if err == 0:
+            if answer[0] == 0:
                 return True
-            if (err == errno.EBUSY and not blocking) or err == errno.ETIMEDOUT:
-                return False
-            error = self._error(err)
+            outcome = self._outcome(answer[0], blocking)
         except BaseException as e:      # a signal handler's
             self._interrupted_holding(answer, e)
             raise
-        raise error
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
 
     def _interrupted_holding(self, answer: List[int], e: BaseException) -> None:
         """A signal handler raised E as an acquisition returned ANSWER: the
@@ -437,12 +436,20 @@ class Lock:
                 if done:
                     raise
 
-    def _acquired(self, err: int, blocking: bool) -> bool:
+    def _outcome(self, err: int, blocking: bool) -> Union[bool, Exception]:
+        """What an acquisition that answered ERR comes to: True (held),
+        False (not acquired), or the error to raise."""
         if err == 0:
             return True
         if (err == errno.EBUSY and not blocking) or err == errno.ETIMEDOUT:
             return False
-        raise self._error(err)
+        return self._error(err)
+
+    def _acquired(self, err: int, blocking: bool) -> bool:
+        outcome = self._outcome(err, blocking)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
 
     @staticmethod
     def _check_timeout(blocking: bool, timeout: Optional[float]) -> float:
