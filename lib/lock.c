@@ -352,11 +352,19 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 	return 0;
 }
 
+/* Leave L's critical section, held through our registers MINE in a SHARED
+ * or exclusive passage: the stage first (a recoverer that finds us dead
+ * after it resets what the exit did not reach). */
+static void lock_release(struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
+{
+	CMM_STORE_SHARED(mine->stage, BAKERY_PASS_IDLE);
+	CRASH_POINT("exit");
+	l->ops->exit(l, mine, shared);
+}
+
 static void passage_release(struct bakery_lock *l, struct passage *p)
 {
-	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
-	CRASH_POINT("exit");
-	l->ops->exit(p);
+	lock_release(l, p->mine, p->shared);
 }
 
 /*
@@ -684,7 +692,6 @@ int bakery_unlock(bakery_lock_t *l)
 {
 	struct bakery_shm_reg *mine;
 	struct thread_slot *rec;
-	struct passage p;
 	bool pinned;
 
 	if (!l || !l->b)
@@ -696,17 +703,16 @@ int bakery_unlock(bakery_lock_t *l)
 	if (!mine)
 		return not_held(l->b);
 	(void)pinned;   /* the busy_end below ends that too */
-	passage_init(&p, l, rec->slot, &never, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
-	if (caa_unlikely(CMM_LOAD_SHARED(p.mine->holder_inconsistent))) {
+	if (caa_unlikely(CMM_LOAD_SHARED(mine->holder_inconsistent))) {
 		/* EOWNERDEAD was not followed by bakery_consistent() */
 		uatomic_or(&l->entry->flags, LOCK_NOT_RECOVERABLE);
-		CMM_STORE_SHARED(p.mine->holder_inconsistent, 0);
+		CMM_STORE_SHARED(mine->holder_inconsistent, 0);
 	}
-	passage_release(l, &p);
+	lock_release(l, mine, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
 	/* a thread waiting for a slot may get ours (slotwait.c) */
 	bakery__slot_leave(rec->b, rec);
 	/* released in our view; the others' may be gone with the region */
-	return region_lost(p.b) ? region_lost_error(p.b) : 0;
+	return region_lost(l->b) ? region_lost_error(l->b) : 0;
 }
 
 int bakery_consistent(bakery_lock_t *l)

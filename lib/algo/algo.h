@@ -55,8 +55,10 @@ struct algo_ops {
 	/* Wait for our turn: 0, or EBUSY/ETIMEDOUT after leaving the protocol
 	 * cleanly (the algorithm's abort). */
 	int (*wait)(struct passage *p);
-	/* Leave the critical section. */
-	void (*exit)(struct passage *p);
+	/* Leave the critical section of L, held through our registers MINE
+	 * (a SHARED passage's, or an exclusive one's).  No passage: the
+	 * unlock makes none, it needs only these. */
+	void (*exit)(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared);
 	/* Clear dead SLOT's part in LOCK; the caller owns the slot's recovery.
 	 * Returns the number of passages left to complete by proxy (Jayanti). */
 	unsigned (*recover)(struct bakery *b, unsigned lock, unsigned slot);

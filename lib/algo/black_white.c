@@ -194,17 +194,17 @@ static int bw_wait(struct passage *p)
 	return wait_for_others(p);
 }
 
-static void bw_exit(struct passage *p)
+static void bw_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
 {
-	struct bakery_shm_lock *e = &p->b->locks[p->lock];
-	unsigned mycolor = bw_color(CMM_LOAD_SHARED(p->mine->number));
+	struct bakery_shm_lock *e = l->entry;
+	unsigned mycolor = bw_color(CMM_LOAD_SHARED(mine->number));
 	uint32_t word = CMM_LOAD_SHARED(e->color);
 
 	/* line 15: color := the other colour, by the one holder.  A reader
 	 * leaves the colour as it is (readers inside together may be of both
 	 * colours; a flip by one would hand the older colour's priority to
 	 * the newer while the older is still inside: see docs/algorithms.md) */
-	if (caa_likely(!p->shared)) {
+	if (caa_likely(!shared)) {
 		/* every access of the critical section before the colour write */
 		bakery_release();
 		CMM_STORE_SHARED(e->color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
@@ -213,9 +213,9 @@ static void bw_exit(struct passage *p)
 	 * paper stresses lines 15 and 16 must stay in order; for a reader,
 	 * after its critical section), and both before the loads of the
 	 * waiter counts (store->load) */
-	store_mb(&p->mine->number, bw_ticket(mycolor, 0));
-	bakery__reg_signal(p->mine);
-	if (!p->shared && CMM_LOAD_SHARED(e->color_sleepers))
+	store_mb(&mine->number, bw_ticket(mycolor, 0));
+	bakery__reg_signal(mine);
+	if (!shared && CMM_LOAD_SHARED(e->color_sleepers))
 		bakery__futex_wake_all(&e->color);
 }
 

@@ -79,7 +79,8 @@ BAKERY_HIDDEN int bakery__await_doorway_end(struct passage *p, unsigned j);
 BAKERY_HIDDEN int bakery__number_doorway(struct passage *p);
 
 /* Exit and abort by number := 0 (Lamport, Boulangerie). */
-BAKERY_HIDDEN void bakery__number_exit(struct passage *p);
+BAKERY_HIDDEN void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine,
+                                       bool shared);
 BAKERY_HIDDEN void bakery__number_abort(struct passage *p);
 
 /* The wait of a lock of k > 1 holders, for algorithms whose tickets form

@@ -533,12 +533,14 @@ static void jay_pass_abort(struct bakery *b, unsigned lock, unsigned d)
 	bakery__reg_publish(r);         /* those behind D drive it */
 }
 
-static void jay_exit(struct passage *p)
+static void jay_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
 {
+	(void)l;
+	(void)shared;
 	/* line 10: token_i := -1, fenced: the critical section before it, the
 	 * waiter-count load after it */
-	store_mb(&p->mine->number, 0);
-	bakery__reg_signal(p->mine);
+	store_mb(&mine->number, 0);
+	bakery__reg_signal(mine);
 }
 
 /* A previous passage of ours that was abandoned must be complete first. */
