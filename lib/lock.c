@@ -353,8 +353,10 @@ static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool 
 }
 
 /* Leave L's critical section, held through our registers MINE in a SHARED
- * or exclusive passage: the stage first (a recoverer that finds us dead
- * after it resets what the exit did not reach). */
+ * or exclusive passage.  The stage first: a holder that dies after this
+ * store had left its critical section; its recoverer (lock_recovery.c)
+ * clears the ticket the exit did not reach, and marks the lock's owner
+ * dead only for stage CRITICAL. */
 static void lock_release(struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
 {
 	CMM_STORE_SHARED(mine->stage, BAKERY_PASS_IDLE);
