@@ -404,13 +404,15 @@ class Lock:
                 _signals.acquire(answer, self._wait_call, shared, deadline)
             if answer[0] == 0:
                 return True
-            outcome = self._outcome(answer[0], blocking)
+            error = self._refusal(answer[0], blocking)
         except BaseException as e:      # a signal handler's
             self._interrupted_holding(answer, e)
             raise
-        if isinstance(outcome, Exception):
-            raise outcome
-        return outcome
+        # no call from here on: EOWNERDEAD's error is raised with the lock
+        # held, and a handler run by a call would take its place
+        if error is None:
+            return False
+        raise error
 
     def _interrupted_holding(self, answer: List[int], e: BaseException) -> None:
         """A signal handler raised E as an acquisition returned ANSWER: the
@@ -436,20 +438,20 @@ class Lock:
                 if done:
                     raise
 
-    def _outcome(self, err: int, blocking: bool) -> Union[bool, Exception]:
-        """What an acquisition that answered ERR comes to: True (held),
-        False (not acquired), or the error to raise."""
-        if err == 0:
-            return True
+    def _refusal(self, err: int, blocking: bool) -> Optional[Exception]:
+        """For an acquisition that answered ERR, not 0: None if it just did
+        not acquire (busy, timed out), else the error to raise."""
         if (err == errno.EBUSY and not blocking) or err == errno.ETIMEDOUT:
-            return False
+            return None
         return self._error(err)
 
     def _acquired(self, err: int, blocking: bool) -> bool:
-        outcome = self._outcome(err, blocking)
-        if isinstance(outcome, Exception):
-            raise outcome
-        return outcome
+        if err == 0:
+            return True
+        error = self._refusal(err, blocking)
+        if error is None:
+            return False
+        raise error
 
     @staticmethod
     def _check_timeout(blocking: bool, timeout: Optional[float]) -> float:
