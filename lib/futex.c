@@ -193,3 +193,25 @@ int bakery__barrier_everywhere(void)
 		return ENOTSUP;
 	}
 }
+
+/* 1 once registered, -1 once refused, 0 before the first try. */
+static int expedited_state;
+
+int bakery__barrier_expedited_register(void)
+{
+	int st = uatomic_read(&expedited_state);
+
+	if (st)
+		return st > 0 ? 0 : ENOTSUP;
+	/* two threads racing both register: the kernel takes it twice */
+	st = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0 ? 1 : -1;
+	uatomic_set(&expedited_state, st);
+	return st > 0 ? 0 : ENOTSUP;
+}
+
+int bakery__barrier_expedited(void)
+{
+	/* ENOSYS, EINVAL, EPERM (a seccomp filter): refused; the caller
+	 * falls back on barriers of its own (exitfence.c) */
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0 ? 0 : ENOTSUP;
+}

@@ -67,6 +67,15 @@ BAKERY_HIDDEN bool bakery__futex_waitv_refused(void);
 BAKERY_HIDDEN int bakery__barrier_everywhere(void);
 /* Has this process been refused the barrier above? */
 BAKERY_HIDDEN bool bakery__barrier_refused(void);
+/* Register this process for the expedited barrier below
+ * (MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, Linux 4.16+; kept across
+ * fork, dropped at exec): 0, or ENOTSUP where it is refused.  Idempotent;
+ * the answer is remembered for the process. */
+BAKERY_HIDDEN int bakery__barrier_expedited_register(void);
+/* A full barrier in every running thread of every process registered
+ * above (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED): interrupts only the
+ * CPUs that run one, microseconds): 0, or ENOTSUP.  exitfence.h. */
+BAKERY_HIDDEN int bakery__barrier_expedited(void);
 
 #ifdef BAKERY_TESTING
 /* Threads woken so far by this process's bakery__futex_wake_all calls. */

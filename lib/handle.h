@@ -45,6 +45,12 @@ struct bakery {
 	unsigned long refs;
 	int closed;
 	int rdonly;                /* opened BAKERY_RDONLY: introspection only */
+	/* exitfence.h: this process may clear its tickets at an exit
+	 * without a barrier (registered for the expedited barrier, x86); or,
+	 * where it cannot, until when (CLOCK_MONOTONIC ns) its waiters cap
+	 * their sleeps */
+	bool exits_unfenced;
+	uint64_t fence_grace_end;
 	/* token windows given back, kept for the next take (token.c) */
 	pthread_mutex_t spare_lock;
 	unsigned char *spare_win[TOKEN_SPARE_WINDOWS];

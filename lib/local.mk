@@ -14,6 +14,7 @@ bakery_sources = \
 	lib/fd.h \
 	lib/deadline.h \
 	lib/futex.h \
+	lib/exitfence.h \
 	lib/guard.h \
 	lib/token.h \
 	lib/region.h \
@@ -32,6 +33,7 @@ bakery_sources = \
 	lib/fd.c \
 	lib/stop.h \
 	lib/futex.c \
+	lib/exitfence.c \
 	lib/stop.c \
 	lib/guard.c \
 	lib/token.c \

@@ -174,6 +174,7 @@ int bakery__table_create(struct bakery *b, const char *name, size_t len,
 		e->holders = holders;
 		e->exits = e->exit_sleepers = 0;
 		e->reader_deaths = 0;
+		e->lock_fences = 0;     /* a new lock: nobody has slept in it */
 		e->color = 0;
 		e->jayanti_x = 0;
 		e->flags = 0;

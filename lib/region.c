@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exitfence.h"
 #include "fd.h"
 #include "guard.h"
 #include "region.h"
@@ -346,7 +347,9 @@ static int region_attach(struct bakery *b, int fd, const struct stat *st)
 		munmap(p, l.total_size);
 		b->base = NULL;
 		b->fd = -1;
-	}
+	} else if (!b->rdonly)
+		/* before any ticket of ours: how our exits fence */
+		bakery__exit_fences_join(b);
 	return err;
 }
 

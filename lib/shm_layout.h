@@ -35,7 +35,7 @@
  * the low bytes, refuses to attach with BAKERY_EVERSION instead of
  * misreading (region.c, header_validate; LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 6u
+#define BAKERY_LAYOUT_VERSION 7u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -68,6 +68,11 @@ struct bakery_shm_header {
 	                              stays counted: it costs wake-ups, no more) */
 	uint32_t slot_wanted;      /* CLOCK_MONOTONIC seconds | 1 when a thread last
 	                              slept for a slot; 0 once seen stale */
+	/* Layout 7: 1 for good once a process that cannot make the
+	 * expedited system-wide barrier (membarrier(2) refused) opened the
+	 * region: every exit then fences its ticket store (exitfence.h).  0
+	 * at creation.  In the same padding. */
+	uint32_t exit_fences;
 };
 
 enum slot_state {
@@ -97,6 +102,10 @@ enum lock_entry_state {
 	LOCK_READY = 0x4c4f434bu,
 };
 
+/* lock_fences */
+#define LOCK_FENCES_SETTING 1u     /* a waiter's membarrier is under way */
+#define LOCK_FENCES_SET     2u     /* every exit that skipped its barrier is over */
+
 /* lock flags */
 #define LOCK_OWNER_DIED       0x1u
 #define LOCK_NOT_RECOVERABLE  0x2u
@@ -125,6 +134,11 @@ struct bakery_shm_lock {
 	uint32_t holders;          /* capacity k: holders at once (0 is read as 1) */
 	uint32_t exit_sleepers;    /* threads asleep on `exits`                */
 	uint64_t reader_deaths;    /* shared holders that died inside          */
+	/* Layout 7: 0 while this lock's exits may skip their barrier, then
+	 * LOCK_FENCES_SETTING and LOCK_FENCES_SET once a waiter has slept in
+	 * it (exitfence.h); never back.  On the flags' line, which the lock
+	 * path reads anyway. */
+	uint32_t lock_fences;
 	uint32_t exits __attribute__((aligned(CACHE_LINE)));
 	                           /* futex word of a k-holder lock: bumped by
 	                              every exit, abort and recovery in it     */

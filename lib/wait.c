@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exitfence.h"
 #include "futex.h"
 #include "pass.h"
 #include "registry.h"
@@ -330,6 +331,7 @@ static void await_sleep(struct passage *p, unsigned j, await_fn cond, void *arg,
 	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
 	struct watch s;
 	uint32_t tok;
+	long cap = SLEEP_CAP_NS;
 
 	s.n = 0;
 	waiters_inc(r, on);
@@ -338,6 +340,10 @@ static void await_sleep(struct passage *p, unsigned j, await_fn cond, void *arg,
 	/* Our waiter count before our re-read of the registers
 	 * (store->load), pairing with the writer's store_mb(). */
 	cmm_smp_mb();
+	/* and with an exit's store, which may have no barrier: the exiters'
+	 * barrier (exitfence.h); a doorway's choosing := 0 has its own */
+	if (on != ON_DOORWAY || p->also_waiters)
+		cap = bakery__exit_fence_remote(b, &b->locks[p->lock], cap);
 	tok = token_arm(b, j);
 	watch_word(&s, &r->seq, seen->seq);
 	watch_token(&s, b, j, tok);
@@ -345,8 +351,7 @@ static void await_sleep(struct passage *p, unsigned j, await_fn cond, void *arg,
 		watch_word(&s, p->also, seen->also);
 	watch_own_pass(&s, p);
 	if (!cond(b, p->lock, j, arg)) {
-		watch_sleep(&s, p->dl,
-		            bakery__pass_sleep_cap(p, j, tok ? SLEEP_CAP_NS : ORPHAN_POLL_NS), naps);
+		watch_sleep(&s, p->dl, bakery__pass_sleep_cap(p, j, tok ? cap : ORPHAN_POLL_NS), naps);
 		CRASH_POINT("wait-woken");
 		death_pass_on(b, j);
 	}
@@ -549,11 +554,15 @@ static bool holders_park(struct passage *p, await_fn cond, void *arg, struct pas
 	/* a predecessor that does not take its turn is passed here too */
 	if (watch)
 		bakery__pass_consider(p, j, watch);
+	long cap;
+
 	uatomic_inc(&r->waiters);
 	/* our waiter count before our re-read of the tickets (store->load),
 	 * pairing with the barrier of its entry signal and of its exit's
-	 * store_mb() */
+	 * store_mb(); for an exit without one, the exiters' barrier
+	 * (exitfence.h) */
 	cmm_smp_mb();
+	cap = bakery__exit_fence_remote(b, &b->locks[p->lock], SLEEP_CAP_NS);
 	tok = token_arm(b, j);
 	holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
 	/* still behind the same waiter, which has not entered (else at most
@@ -565,8 +574,8 @@ static bool holders_park(struct passage *p, await_fn cond, void *arg, struct pas
 		watch_word(&s, &r->seq, seq);
 		watch_token(&s, b, j, tok);
 		watch_own_pass(&s, p);
-		watch_sleep(&s, p->dl,
-		            bakery__pass_sleep_cap(p, j, tok ? SLEEP_CAP_NS : ORPHAN_POLL_NS), naps);
+		watch_sleep(&s, p->dl, bakery__pass_sleep_cap(p, j, tok ? cap : ORPHAN_POLL_NS),
+		            naps);
 		CRASH_POINT("wait-woken");
 		death_pass_on(b, j);
 		holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
@@ -689,6 +698,7 @@ int bakery__park_behind_slow(struct passage *p)
 		/* the futex value before the condition, as in await_common */
 		uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
 		bool moved;
+		long cap;
 
 		if (region_lost(b))
 			return region_lost_error(b);
@@ -700,8 +710,10 @@ int bakery__park_behind_slow(struct passage *p)
 			return 0;
 		uatomic_inc(&r->waiters);
 		/* our waiter count before our re-read of the predecessor's
-		 * ticket (store->load), pairing with its exit's store_mb() */
+		 * ticket (store->load), pairing with its exit's store_mb(), or
+		 * for an exit without one, the exiters' barrier (exitfence.h) */
 		cmm_smp_mb();
+		cap = bakery__exit_fence_remote(b, &b->locks[p->lock], SLEEP_CAP_NS);
 		tok = token_arm(b, j);
 		moved = !tok || pred_moved(b, p->lock, j, &p->pred_number);
 		if (!moved) {
@@ -711,7 +723,7 @@ int bakery__park_behind_slow(struct passage *p)
 			watch_word(&s, &r->seq, seq);
 			watch_token(&s, b, j, tok);
 			watch_own_pass(&s, p);
-			watch_sleep(&s, p->dl, bakery__pass_sleep_cap(p, j, SLEEP_CAP_NS), &naps);
+			watch_sleep(&s, p->dl, bakery__pass_sleep_cap(p, j, cap), &naps);
 			death_pass_on(b, j);
 		}
 		uatomic_dec(&r->waiters);

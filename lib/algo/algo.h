@@ -6,6 +6,7 @@
 #ifndef BAKERY_ALGO_H
 #define BAKERY_ALGO_H
 
+#include "exitfence.h"
 #include "wait.h"
 
 /* ------------------------------------------------------------- barriers -- */
@@ -38,6 +39,35 @@
 #else
 #define bakery_release() cmm_smp_mb()
 #endif
+
+/*
+ * exit_store(l, p, v): an exit's store of v to its ticket *p in lock L, the
+ * store that lets the next holder in, before the load of the waiter count
+ * (bakery__reg_signal).  Where this process's exits may leave that
+ * store->load barrier to the waiters that sleep (exitfence.h): a release
+ * store, then the looks at the region's and the lock's words that say
+ * whether they do; the barrier only if not.  The looks come after the
+ * store: a look that saw 0 was made before any waiter's "set" began, and
+ * so, with the store, before that waiter's membarrier.  Else store_mb().
+ */
+static inline void exit_store(const struct bakery_lock *l, uint64_t *p, uint64_t v)
+{
+	/* read before the store, which may alias them as far as the
+	 * compiler knows */
+	const struct bakery *b = l->b;
+	const struct bakery_shm_lock *e = l->entry;
+
+	if (caa_likely(b->exits_unfenced)) {
+		bakery_release();
+		CMM_STORE_SHARED(*p, v);
+		if (caa_unlikely(exit_fence_wanted(b, e)))
+			/* the store before the load of the waiter count
+			 * (store->load), pairing with the waiter's barrier
+			 * after its count increment (wait.c) */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	} else
+		store_mb(p, v);
+}
 
 
 /* What an algorithm supports beside the exclusive lock (algo_ops.modes). */

@@ -209,11 +209,12 @@ static void bw_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bo
 		bakery_release();
 		CMM_STORE_SHARED(e->color, (((word >> 1) + 1) << 1) | (mycolor ^ 1));
 	}
-	/* line 16, fenced on both sides: after the colour (store->store, the
-	 * paper stresses lines 15 and 16 must stay in order; for a reader,
-	 * after its critical section), and both before the loads of the
-	 * waiter counts (store->load) */
-	store_mb(&mine->number, bw_ticket(mycolor, 0));
+	/* line 16: after the colour (store->store, the paper stresses lines
+	 * 15 and 16 must stay in order; for a reader, after its critical
+	 * section), and both before the loads of the waiter counts
+	 * (store->load): by its own barrier, or by those of the waiters that
+	 * sleep, colour sleepers included (exit_store, exitfence.h) */
+	exit_store(l, &mine->number, bw_ticket(mycolor, 0));
 	bakery__reg_signal(mine);
 	if (!shared && CMM_LOAD_SHARED(e->color_sleepers))
 		bakery__futex_wake_all(&e->color);

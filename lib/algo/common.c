@@ -117,10 +117,11 @@ int bakery__number_doorway(struct passage *p)
 void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
 {
 	(void)shared;   /* a reader's exit is a writer's */
-	/* number[i] := 0.  The barrier before it keeps every access of the
-	 * critical section before the store that lets the next holder in; the
-	 * one after orders it before the load of the waiter count. */
-	store_mb(&mine->number, 0);
+	/* number[i] := 0, after every access of the critical section (the
+	 * store that lets the next holder in), and before the load of the
+	 * waiter count: by its own barrier, or by those of the waiters that
+	 * sleep (exit_store, exitfence.h). */
+	exit_store(l, &mine->number, 0);
 	bakery__reg_signal(mine);
 	if (caa_unlikely(l->holders > 1))
 		bakery__holders_signal(l->b, l->index);

@@ -535,11 +535,10 @@ static void jay_pass_abort(struct bakery *b, unsigned lock, unsigned d)
 
 static void jay_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
 {
-	(void)l;
 	(void)shared;
-	/* line 10: token_i := -1, fenced: the critical section before it, the
-	 * waiter-count load after it */
-	store_mb(&mine->number, 0);
+	/* line 10: token_i := -1, after the critical section, before the
+	 * waiter-count load (exit_store, exitfence.h) */
+	exit_store(l, &mine->number, 0);
 	bakery__reg_signal(mine);
 }
 

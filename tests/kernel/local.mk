@@ -11,15 +11,19 @@
 #                   reaching it (run by the matrix, plain and filtered)
 #   idle-slots      every slot owned by an idle thread: reclaimed where
 #                   membarrier(2) works, BAKERY_ESLOTS where it is refused
+#   exit-fences     exits without a barrier among processes registered for
+#                   the expedited membarrier, fenced once a process that is
+#                   refused it joins (through seccomp-run)
 #   matrix-*.sh     one row of the matrix each (matrix.sh says what runs)
 # They need the test build (stop points, BAKERY_TEST_PARK_AHEAD) and the
 # crash kit (children in namespaces, process states).
 check_PROGRAMS += tests/kernel/seccomp-run tests/kernel/wait-cost tests/kernel/idle-slots \
-	tests/kernel/pidns-stopped
+	tests/kernel/pidns-stopped tests/kernel/exit-fences
 tests_kernel_seccomp_run_LDADD =
 tests_kernel_wait_cost_LDADD = $(bakery_test_ldadd_tb)
 tests_kernel_idle_slots_LDADD = $(bakery_test_ldadd_tb)
 tests_kernel_pidns_stopped_LDADD = $(bakery_test_ldadd_tb)
+tests_kernel_exit_fences_LDADD = $(bakery_test_ldadd_tb)
 
 kernel_matrix = \
 	tests/kernel/matrix-waitv-enosys.sh \
@@ -27,5 +31,6 @@ kernel_matrix = \
 	tests/kernel/matrix-membarrier-enosys.sh \
 	tests/kernel/matrix-membarrier-eperm.sh
 
-TESTS += tests/kernel/pidns-stopped tests/kernel/idle-slots $(kernel_matrix)
+TESTS += tests/kernel/pidns-stopped tests/kernel/idle-slots tests/kernel/exit-fences \
+	$(kernel_matrix)
 EXTRA_DIST += tests/kernel/matrix.sh $(kernel_matrix)

@@ -154,7 +154,11 @@ static void forged_bigger_layout(struct victim *v)
 }
 
 static void version_bumped(struct victim *v) { v->h.version++; header_write(v, true); }
-static void version_stale_check(struct victim *v) { v->h.version = 7; header_write(v, false); }
+static void version_stale_check(struct victim *v)
+{
+	v->h.version = BAKERY_LAYOUT_VERSION - 1;       /* an older layout */
+	header_write(v, false);
+}
 static void magic_version_byte(struct victim *v)
 {
 	v->h.magic = (BAKERY_MAGIC & ~UINT64_C(0xff)) | 0x02;
