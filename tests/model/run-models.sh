@@ -100,6 +100,23 @@ revoke-no-recheck (TSO)                      |revoke     |-DNO_RECHECK=1|safety 
 revoke-no-membarrier (TSO)                   |revoke     |-DNO_MEMBARRIER=1|safety  |fail:monitor|1
 revoke-marker-in-slot (TSO)                  |revoke     |-DMARKER_IN_SLOT=1|safety  |fail:monitor|1
 revoke-no-settle crash                       |revoke     |-DNO_SETTLE=1|safety  |fail:deadlock|1
+exit-wake (TSO) fenceless exit, 1 registered waiter, crash, setter crash|exit_wake|-DWAITERS=1|safety|pass|1
+exit-wake (TSO) fenceless exit, 2 registered waiters, crash, setter crash|exit_wake|-DWAITERS=2|safety|pass|1
+exit-wake (TSO) fenceless exit, 1 registered waiter + a sleeper on another line, crash|exit_wake|-DWAITERS=1 -DOTHER=1|safety|pass|1
+exit-wake (TSO) fenceless exit, 2 registered waiters + a sleeper on another line, crash|exit_wake|-DWAITERS=2 -DOTHER=1|safety|pass|2
+exit-wake (TSO) lock_fences SET from the start, 2 registered waiters, crash|exit_wake|-DWAITERS=2 -DLOCK_FENCES0=2|safety|pass|1
+exit-wake (TSO) lock_fences SETTING for good, 2 registered waiters, crash|exit_wake|-DWAITERS=2 -DLOCK_FENCES0=1|safety|pass|1
+exit-wake (TSO) unregistered exiter, registered + refused waiter, unbounded|exit_wake|-DEXITER_REG=0 -DWAITERS=2 -DREG_MASK=1 -DGRACE=0|safety|pass|1
+exit-wake (TSO) refused open before the exit, unbounded, + registered waiter|exit_wake|-DWAITERS=2 -DREG_MASK=1 -DEARLY_SET=1 -DGRACE=0|safety|pass|1
+exit-wake (TSO) refused open at any moment, grace, + registered waiter|exit_wake|-DWAITERS=2 -DREG_MASK=1|safety|pass|1
+exit-wake (TSO) two refused opens at any moment, grace|exit_wake|-DWAITERS=2 -DREG_MASK=0|safety|pass|1
+exit-wake-no-membarrier (TSO)                |exit_wake  |-DNO_MEMBARRIER=1|safety  |fail:deadlock|1
+exit-wake-skip-on-setting (TSO)              |exit_wake  |-DWAITERS=2 -DSKIP_ON_SETTING=1 -DWCRASH=0|safety|fail:deadlock|1
+exit-wake-set-before-membarrier (TSO)        |exit_wake  |-DWAITERS=2 -DSET_EARLY=1|safety|fail:deadlock|1
+exit-wake-load-before-store (TSO)            |exit_wake  |-DWAITERS=1 -DOTHER=1 -DLOAD_FIRST=1|safety|fail:deadlock|1
+exit-wake-fenceless-unregistered (TSO)       |exit_wake  |-DEXITER_REG=0 -DFENCELESS_UNREG=1|safety  |fail:deadlock|1
+exit-wake-refused-unbounded (TSO)            |exit_wake  |-DREG_MASK=0 -DGRACE=0|safety  |fail:deadlock|1
+exit-wake-grace-after-reread (TSO)           |exit_wake  |-DREG_MASK=0 -DLATE_GRACE=1|safety  |fail:deadlock|1
 lamport-shared N=3 modes=any safety          |lamport_shared|-DN=3 -DSEQ=1|safety  |pass      |4
 lamport-shared N=2 modes=any crash=2 abort=2 |lamport_shared|-DN=2 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |2
 lamport-shared N=3 RRW crash=1 safety        |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4|safety  |pass      |7
