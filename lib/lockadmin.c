@@ -127,7 +127,8 @@ static bool entry_idle(struct bakery *b, unsigned lock)
  * found idle: read after them (load->load), the flags are those a
  * recoverer set before it cleared a dead holder's registers (pairs with
  * the barrier in note_dead_slot, lock_recovery.c), and those an unlock
- * without repair set before its exit's store_mb() cleared its ticket.
+ * without repair set (a locked or, bakery_unlock) before its exit's store
+ * (exit_store) cleared its ticket.
  */
 static int repair_owed(struct bakery *b, unsigned lock)
 {
