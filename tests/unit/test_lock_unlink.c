@@ -470,6 +470,31 @@ static void *racer_main(void *arg)
 }
 
 #define RACERS 3
+#define RACE_S 60.0             /* the race's bound: ends well before it */
+#define RACE_STEP_S 5.0         /* the racers' next passage, at most */
+#define REFUSALS_S 2.0          /* how long the race looks for refusals */
+
+/* The racers made a passage since *SEEN (race_moved's argument). */
+struct race_seen { struct race *r; unsigned long seen; };
+
+static bool race_moved(void *arg)
+{
+	const struct race_seen *w = arg;
+
+	return uatomic_read(&w->r->passages) != w->seen;
+}
+
+/* Is the unlinker of R, started at T0, to make another attempt? */
+static bool race_goes_on(struct race *r, double t0, unsigned removals, unsigned refusals)
+{
+	double t = tk_now(CLOCK_MONOTONIC) - t0;
+
+	if (t >= RACE_S)
+		return false;
+	if (removals < 10 || uatomic_read(&r->passages) < 100)
+		return true;
+	return refusals < 5 && t < REFUSALS_S;
+}
 
 START_TEST(unlink_races_with_lockers)
 {
@@ -478,20 +503,32 @@ START_TEST(unlink_races_with_lockers)
 	struct racer who[RACERS];
 	pthread_t t[RACERS];
 	unsigned removals = 0, refusals = 0;
+	double t0 = tk_now(CLOCK_MONOTONIC);
 
 	r.b = unit_region(name, "unlinkrace", 8, 1);
 	for (unsigned i = 0; i < RACERS; i++) {
 		who[i] = (struct racer){ &r, i };
 		ck_assert_int_eq(pthread_create(&t[i], NULL, racer_main, &who[i]), 0);
 	}
-	for (unsigned n = 0; n < 2000 && (removals < 10 || refusals < 5 ||
-	                                  uatomic_read(&r.passages) < 100); n++) {
+	/* Until enough removals and passages, within RACE_S, and some
+	 * refusals if they come within REFUSALS_S (they need a racer caught
+	 * inside at the unlinker's look: 0-2 in 2 s here); not a
+	 * count of attempts: on a loaded machine 2000 of them passed with no
+	 * removal, or no passage.  After a removal the racers make a passage
+	 * first (within RACE_STEP_S): a new lock of the name, or the other
+	 * one. */
+	for (unsigned n = 0; race_goes_on(&r, t0, removals, refusals); n++) {
 		int rc = bakery_lock_unlink(r.b, race_names[n % 2]);
 
 		ck_assert_msg(rc == 0 || rc == EBUSY || rc == ENOENT, "unlink: %s",
 		              bakery_strerror(rc));
 		removals += rc == 0;
 		refusals += rc == EBUSY;
+		if (rc == 0) {
+			struct race_seen seen = { &r, uatomic_read(&r.passages) };
+
+			(void)tk_wait_until(race_moved, &seen, RACE_STEP_S);
+		}
 	}
 	uatomic_set(&r.stop, 1);
 	for (unsigned i = 0; i < RACERS; i++)
