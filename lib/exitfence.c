@@ -6,8 +6,6 @@
  */
 #include "config.h"
 
-#include <time.h>
-
 #include "exitfence.h"
 
 /* How long after a process sets exit_fences its waiters cap their sleeps,
@@ -16,14 +14,6 @@
  * buffer), so 100 ms is a margin of many orders of magnitude. */
 #define FENCE_GRACE_NS        100000000L        /* 100 ms */
 #define FENCE_GRACE_SLEEP_NS   10000000L        /* 10 ms */
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
 
 /* This process cannot make the expedited barrier: every exit of the
  * region fences from now on, ours included; our waiters cap their sleeps
@@ -56,7 +46,7 @@ static long grace_cap(struct bakery *b, long cap_ns)
 {
 	uint64_t end = CMM_LOAD_SHARED(b->fence_grace_end);
 
-	if (end && monotonic_ns() < end && (!cap_ns || cap_ns > FENCE_GRACE_SLEEP_NS))
+	if (end && monotonic_ns() < end && cap_ns > FENCE_GRACE_SLEEP_NS)
 		return FENCE_GRACE_SLEEP_NS;
 	return cap_ns;
 }

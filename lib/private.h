@@ -2,7 +2,7 @@
 /*
  * private.h - what every private header of the library needs: the
  * includes, the hidden visibility of bakery__ names, timespec comparison
- * and addition, and the test build's crash points and assertions
+ * and addition, the monotonic clock in ns, and the test build's crash points and assertions
  * (testhooks.c).  Never installed.
  */
 #ifndef BAKERY_PRIVATE_H
@@ -42,6 +42,15 @@ static inline void ts_add_ns(struct timespec *t, long ns)
 		t->tv_nsec -= 1000000000L;
 		t->tv_sec++;
 	}
+}
+
+/* Now on CLOCK_MONOTONIC, in ns. */
+static inline uint64_t monotonic_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* Are the words of a public struct's reserved field all 0, as the API

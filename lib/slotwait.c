@@ -100,15 +100,13 @@ static void slot_sleep(struct bakery *b, uint32_t seen, const struct deadline *d
  * (CLOCK_MONOTONIC ns; 0: it was not, at the last look). */
 static bool idle_for_good(struct bakery *b, uint64_t *since)
 {
-	struct timespec t;
 	uint64_t now;
 
 	if (!bakery__slots_idle_owned(b)) {
 		*since = 0;
 		return false;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	now = monotonic_ns();
 	if (!*since)
 		*since = now;
 	return now - *since >= (uint64_t)IDLE_WAIT_NS;

@@ -550,12 +550,11 @@ static bool holders_park(struct passage *p, await_fn cond, void *arg, struct pas
 	/* the futex value before the condition, as in await_common */
 	uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
 	bool holds;
+	long cap;
 
 	/* a predecessor that does not take its turn is passed here too */
 	if (watch)
 		bakery__pass_consider(p, j, watch);
-	long cap;
-
 	uatomic_inc(&r->waiters);
 	/* our waiter count before our re-read of the tickets (store->load),
 	 * pairing with the barrier of its entry signal and of its exit's
