@@ -249,6 +249,18 @@ struct taker {
 	const char *crash_at;      /* BAKERY_CRASH_AT, or NULL */
 };
 
+/* A taker of lock LOCK in PEER's region, dying at CRASH_AT (or NULL), in
+ * memory shared with the children it is forked into. */
+static struct taker *taker_new(const struct peer *peer, const char *lock, const char *crash_at)
+{
+	struct taker *t = tk_shared(sizeof(*t));
+
+	snprintf(t->region, sizeof(t->region), "%s", peer->region);
+	t->lock = lock;
+	t->crash_at = crash_at;
+	return t;
+}
+
 /* Take and give back lock T->lock of the region (a blocking lock). */
 static int taker_run(void *arg)
 {
@@ -293,13 +305,11 @@ static bool lock_marked(void *arg)
  * in once we unlock; S's exits fence from then on. */
 static void sleeper_marks(bakery_t *b, struct peer *peer)
 {
-	struct taker *t = tk_shared(sizeof(*t));
+	struct taker *t = taker_new(peer, "S", NULL);
 	struct counted c = { b, "S", 0 };
 	pid_t pid;
 	int st;
 
-	snprintf(t->region, sizeof(t->region), "%s", peer->region);
-	t->lock = "S";
 	expect(!bakery_lock(lock_of(b, "S")), "lock S");
 	pid = tk_fork(taker_run, t);
 	expect(tk_wait_until(lock_marked, &c, DONE_S), "a waiter slept in S (counted: %d), "
@@ -315,14 +325,11 @@ static void sleeper_marks(bakery_t *b, struct peer *peer)
  * woken by our unlock and gets in. */
 static void setter_killed(bakery_t *b, struct peer *peer)
 {
-	struct taker *t = tk_shared(sizeof(*t));
+	struct taker *t = taker_new(peer, "C", "exit-fence-setting");
 	struct counted c = { b, "C", 0 };
 	pid_t pid;
 	int st;
 
-	snprintf(t->region, sizeof(t->region), "%s", peer->region);
-	t->lock = "C";
-	t->crash_at = "exit-fence-setting";
 	expect(!bakery_lock(lock_of(b, "C")), "lock C");
 	pid = tk_fork(taker_run, t);
 	expect((st = tk_reap(pid, DONE_S)) == 128 + SIGKILL, "the setter did not die at "
