@@ -6,16 +6,18 @@
  *                  TSO), with the exit's barrier left out while the
  *                  region's exit_fences and the lock's lock_fences are 0
  *                  and membarrier(2) makes up for it, the holder killed at
- *                  any step and the waiter that marks the lock killed
- *                  half-way.
+ *                  any step, the waiter that marks the lock killed
+ *                  half-way, and the lock's mark aged back down to 0.
  *
  * Mirrors: the exit's store, exit_store in lib/algo/algo.h (called by the
  * exits of lib/algo/common.c, black_white.c and jayanti.c), followed by
  * bakery__reg_signal; the waiter of lib/wait.c (await_sleep, and
  * bakery__park_behind_slow, which takes the same steps) with its fence
- * step bakery__exit_fence_remote of lib/exitfence.h.  Not an algorithm
- * step of a paper: the protocol that makes a release wake whoever sleeps
- * on it.
+ * step bakery__exit_fence_remote of lib/exitfence.h and, out of line,
+ * bakery__exit_fence_make of lib/exitfence.c (F1's STALE case among its
+ * steps); the aging A1, A2, bakery__exit_fences_age of lib/exitfence.c,
+ * called from exit_store.  Not an algorithm step of a paper: the protocol
+ * that makes a release wake whoever sleeps on it.
  *
  * The protocol with the barrier (a fenced exit):
  *   exiter  E1  number := 0, with a full barrier (xchg)
@@ -46,10 +48,13 @@
  * is not registered keeps the xchg.
  *
  * The lock's word lock_fences: 0, exits may skip their barrier; 1
- * (SETTING); 2 (SET).  It never goes down.  A registered waiter's fence
- * step, between W2 and W3 (bakery__exit_fence_remote):
+ * (SETTING); 2 (SET); 3 (STALE: SET being aged).  The exit fences on 1, 2
+ * and 3.  A registered waiter's fence step, between W2 and W3
+ * (bakery__exit_fence_remote, bakery__exit_fence_make):
  *           F1  lf := lock_fences; if lf == 2: nothing more (exits of the
- *               lock fence), go to W3
+ *               lock fence), go to W3; if lf == 3: CAS(lock_fences,
+ *               3 -> 2) (it fails if an ager took the word to 0
+ *               meanwhile; the result is ignored), nothing more, go to W3
  *           F2  if lf == 0: CAS(lock_fences, 0 -> 1); won if it succeeded
  *           F3  membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)
  *           F4  if won: lock_fences := 2
@@ -69,13 +74,51 @@
  * process at any moment, before E2 or long after.  The locked add of E3
  * drains it first.
  *
- * Why a waiter that reads 2 may skip F3: an exit whose E1b load saw
- * lock_fences = 0 made that load before the setter's CAS, and made its
- * store E1 before that load (program order), so the store was in its
- * buffer or in memory when the setter's membarrier, made after its CAS,
- * ran; that membarrier lands it before the setter stores 2, and a waiter
- * that read 2 re-reads number after that.  An exit whose load saw 1 or 2
- * fences, and pairs with the waiter's own barrier at W2.
+ * Why a waiter that reads 2 may skip F3 (without the aging): an exit
+ * whose E1b load saw lock_fences = 0 made that load before the setter's
+ * CAS, and made its store E1 before that load (program order), so the
+ * store was in its buffer or in memory when the setter's membarrier, made
+ * after its CAS, ran; that membarrier lands it before the setter stores
+ * 2, and a waiter that read 2 re-reads number after that.  An exit whose
+ * load saw 1 or 2 fences, and pairs with the waiter's own barrier at W2.
+ *
+ * The aging (AGE=1; bakery__exit_fences_age): in the C code an exit that
+ * fenced (it read a word not 0), on every 1024th passage of its thread
+ * in the lock, after its fence, takes the word one step down:
+ *   ager    A1  CAS(lock_fences, 2 -> 3)
+ *           A2  CAS(lock_fences, 3 -> 0)
+ * each one locked instruction, a full barrier (the ager's own buffer is
+ * empty afterwards).  Nothing else lowers the word, and 1 is never aged:
+ * a setter between F2 and F4 may still be to make its membarrier (one
+ * killed there leaves 1 for good, as without the aging).  So a lock that
+ * had a sleeper goes back to fenceless exits once nobody has slept in it
+ * for a while, and a waiter that finds 3 puts 2 back without a
+ * membarrier.  The model's Ager is a process of its own that makes A1 or
+ * A2 at any moment, any number of times (AGES may bound them): more
+ * general than tying it to an exit, since the exits of every holder of
+ * the lock age, and the model's exiter aging after its fence is one of
+ * these runs (its buffer drained just before, which Drain may do at any
+ * moment).  The Ager has no state of its own, so the state space stays
+ * finite without a bound; a CAS that fails changes nothing and is not a
+ * step.
+ *
+ * Why a waiter that reads 2 or 3 may skip F3 even though the word may go
+ * down: the waiter reads at F1, after its increment and the barrier of
+ * W2, so its count is in memory when it reads.  An exit whose E1b load
+ * saw 1, 2 or 3 fences, as above.  An exit whose load saw 0 made it
+ * either after the waiter's F1 or before it.  After: that 0 was stored by
+ * an ager's A2 after the waiter's read (the word was 2 or 3 then, and
+ * only A2 takes it to 0), and TSO keeps the exit's later load E2 of the
+ * count after its load of the word, so E2 sees the waiter's count and the
+ * exit wakes it.  Before: the word went from that 0 to the 2 or 3 the
+ * waiter read, which takes a CAS 0 -> 1 after the exit's load (only F2
+ * raises 0) and then that setter's F4 (nothing else takes 1 to 2; a 3
+ * put back to 2 came from a 2 as well), so that setter's membarrier,
+ * after its CAS, landed the exit's store before the 2, as above.  Aging 1
+ * to 0 breaks the second case (AGE_SETTING: the exit reads the reset 0
+ * after the setter's membarrier, and the setter still stores 2); making
+ * F1 before W2 breaks the first (MEMBARRIER_EARLY: the waiter's read of 2
+ * comes before its count).
  *
  * A process to which membarrier is refused (a seccomp filter, a kernel
  * without MEMBARRIER_CMD_GLOBAL_EXPEDITED) is not registered: at open,
@@ -110,8 +153,9 @@
  * registered if its bit in REG_MASK is set, refused if not), the exiter's
  * Drain, and with OTHER=1 a registered sleeper of the same lock on another
  * holder's line (counted there, not here: the exiter never wakes it) which
- * makes the fence step F1..F4 once and may die between F2 and F4.  A
- * waiter makes one wait; the exiter makes one exit.
+ * makes the fence step F1..F4 once and may die between F2 and F4, and
+ * with AGE=1 the Ager.  A waiter makes one wait; the exiter makes one
+ * exit.
  *
  * Checked:
  *   - invalid end state (the lost wake-up): a waiter asleep for ever on
@@ -127,7 +171,10 @@
  *   OTHER=0|1        a registered sleeper on another line of the lock
  *                    (default 0)
  *   LOCK_FENCES0     lock_fences at the start (default 0; 2: a lock that
- *                    has had a sleeper; 1: its setter died)
+ *                    has had a sleeper; 1: its setter died; 3: being aged)
+ *   AGE=0|1          the Ager: A1 and A2 at any moment (default 0)
+ *   AGES             at most that many steps of the Ager (default 0: no
+ *                    bound)
  *   EXITER_REG=0|1   the exiter's process registered (default 1); if not, it
  *                    was refused: exit_fences is 1 from the start (its open)
  *                    and its exit takes the barrier
@@ -139,11 +186,12 @@
  *   WCRASH=0|1       a setter may die between its CAS and its store of 2
  *                    (default 1)
  *   MEMBARRIER_EARLY=1  the whole fence step F1..F4 before W2, not after.
- *                    It passes now (it failed without the lock's word): an
- *                    exit that read 0 made its store before the CAS, which
- *                    the membarrier follows whatever the order of W2 and
- *                    F1..F4; an exit that read 1 or 2 fences and pairs
- *                    with W2
+ *                    Without the aging (AGE=0) it passes (it failed
+ *                    without the lock's word): an exit that read 0 made
+ *                    its store before the CAS, which the membarrier
+ *                    follows whatever the order of W2 and F1..F4; an exit
+ *                    that read 1 or 2 fences and pairs with W2.  With
+ *                    AGE=1 it must fail (below)
  * Must-fail (invalid end state, the lost wake-up):
  *   NO_MEMBARRIER=1     the registered waiters make no membarrier (F3 left
  *                       out, the word kept): store buffering, E2 reads 0,
@@ -170,6 +218,31 @@
  *   LATE_GRACE=1        the waiter decides whether its sleep is bounded
  *                       after its re-read of number: the grace ends between
  *                       a stale re-read and the sleep, which is unbounded
+ *   MEMBARRIER_EARLY=1  (AGE=1) the fence step before W2: the waiter sets
+ *                       the word (its membarrier drains nothing yet) or
+ *                       reads 2; A1 and A2 take it to 0; the exit stores,
+ *                       reads 0, skips its fence and loads a count of 0;
+ *                       the waiter counts itself in and re-reads the old
+ *                       number.  It takes two steps of the Ager (AGES=1
+ *                       passes)
+ *   STALE_UNFENCED=1    (AGE=1, OTHER=1) the exit does not fence on 3
+ *                       (fence = ef != 0 || lf == 1 || lf == 2): the other
+ *                       line's sleeper sets the word, A1 takes it to 3,
+ *                       the exit stores, reads 3 and loads a count of 0,
+ *                       and the waiter counts itself in, reads 3 and skips
+ *                       F3.  With the setter on the exiter's line instead
+ *                       (WAITERS=2, no OTHER) it passes: the setter's
+ *                       count, still on the line, makes the exit wake the
+ *                       line
+ *   AGE_SETTING=1       (AGE=1, OTHER=1) the Ager also takes 1 to 0 (a
+ *                       reset that does not wait for the setter's 2): the
+ *                       other line's sleeper makes its CAS and its
+ *                       membarrier, the Ager resets the word, the exit
+ *                       stores, reads 0 and loads a count of 0, the
+ *                       sleeper stores 2, the waiter counts itself in,
+ *                       reads 2 or 3 and skips F3.  With the setter on the
+ *                       exiter's line instead it passes, for the same
+ *                       reason
  */
 
 #ifndef WAITERS
@@ -220,6 +293,18 @@
 #ifndef LATE_GRACE
 #define LATE_GRACE 0
 #endif
+#ifndef AGE
+#define AGE 0
+#endif
+#ifndef AGES
+#define AGES 0
+#endif
+#ifndef STALE_UNFENCED
+#define STALE_UNFENCED 0
+#endif
+#ifndef AGE_SETTING
+#define AGE_SETTING 0
+#endif
 
 #define REGISTERED(w) (((REG_MASK) >> (w)) & 1)
 /* the waiters whose process is refused */
@@ -238,6 +323,7 @@
 /* lock_fences */
 #define SETTING 1
 #define SET     2
+#define STALE   3
 
 /* memory: the holder's register line, the lock's word, the region's word */
 byte number = 1;        /* the holder's ticket (it holds the lock) */
@@ -284,20 +370,38 @@ bit  e_past;            /* the exit has loaded the count (or the exiter died) */
 #define MEMBARRIER skip         /* no IPI reaches an unregistered process */
 #endif
 
-/* F1: may the waiter skip the membarrier? */
+/* F1: may the waiter skip the membarrier?  (STALE: below) */
 #if SKIP_ON_SETTING
 #define SKIP_IT (lf != 0)
 #else
 #define SKIP_IT (lf == SET)
 #endif
 
-/* F1..F4 of a registered waiter (bakery__exit_fence_remote) */
+/* E1b: does the exit fence? */
+#if STALE_UNFENCED
+#define FENCE_IT (ef != 0 || lf == SETTING || lf == SET)
+#else
+#define FENCE_IT (ef != 0 || lf != 0)
+#endif
+
+/* F1..F4 of a registered waiter (bakery__exit_fence_remote,
+ * bakery__exit_fence_make) */
 inline fence_step()
 {
 	won = 0;
 	/* F1 */ lf = lock_fences;
 	if
-	:: SKIP_IT -> skip      /* SET: the lock's exits fence */
+	:: lf == STALE ->
+		/* being aged: back to SET (a CAS; it fails if an ager has
+		 * taken the word to 0 meanwhile; the result is ignored), and
+		 * no membarrier: our read came after W2 */
+		atomic {
+			if
+			:: lock_fences == STALE -> lock_fences = SET
+			:: else -> skip
+			fi
+		}
+	:: lf != STALE && SKIP_IT -> skip       /* SET: the lock's exits fence */
 	:: else ->
 		/* F2: the first to sleep in the lock marks it */
 		if
@@ -417,7 +521,7 @@ active proctype Exiter()
 	:: atomic { ef = exit_fences; e_win = (ef == 0) }; lf = lock_fences
 	:: lf = lock_fences; atomic { ef = exit_fences; e_win = (ef == 0) }
 	fi;
-	fence = (ef != 0 || lf != 0);
+	fence = FENCE_IT;
 	MAYBE_DIE;
 #if LOAD_FIRST
 	/* E1 after the look (the old order) */
@@ -471,6 +575,39 @@ end:	do
 	:: atomic { sb?v -> number = v }
 	od
 }
+
+#if AGE
+/* The aging of lock_fences (bakery__exit_fences_age, called from
+ * exit_store): A1 CAS(SET -> STALE), A2 CAS(STALE -> 0), each one locked
+ * instruction.  In the C code an exit makes them (its own store drained
+ * by its fence first); here a process of its own at any moment, which
+ * covers every exiter of the lock, the model's exiter included (its
+ * buffer drains at any moment too).  Any number of them (the process has
+ * no state: the state space stays finite), or at most AGES.  A CAS that
+ * fails changes nothing: only those that succeed are steps. */
+#if AGES
+#define AGE_STEP(from, to) \
+	atomic { n < AGES && lock_fences == from -> lock_fences = to; n++ }
+#else
+#define AGE_STEP(from, to) \
+	atomic { lock_fences == from -> lock_fences = to }
+#endif
+
+active proctype Ager()
+{
+#if AGES
+	byte n;
+#endif
+
+end:	do
+	:: /* A1 */ AGE_STEP(SET, STALE)
+	:: /* A2 */ AGE_STEP(STALE, 0)
+#if AGE_SETTING
+	:: AGE_STEP(SETTING, 0)         /* must-fail */
+#endif
+	od
+}
+#endif
 
 #if OTHER
 /* A registered sleeper of the same lock on another holder's line: its

@@ -110,6 +110,13 @@ exit-wake (TSO) unregistered exiter, registered + refused waiter, unbounded|exit
 exit-wake (TSO) refused open before the exit, unbounded, + registered waiter|exit_wake|-DWAITERS=2 -DREG_MASK=1 -DEARLY_SET=1 -DGRACE=0|safety|pass|1
 exit-wake (TSO) refused open at any moment, grace, + registered waiter|exit_wake|-DWAITERS=2 -DREG_MASK=1|safety|pass|1
 exit-wake (TSO) two refused opens at any moment, grace|exit_wake|-DWAITERS=2 -DREG_MASK=0|safety|pass|1
+exit-wake (TSO) aging, 1 registered waiter, crash, setter crash|exit_wake|-DAGE=1 -DWAITERS=1|safety|pass|1
+exit-wake (TSO) aging, 2 registered waiters, crash, setter crash|exit_wake|-DAGE=1 -DWAITERS=2|safety|pass|1
+exit-wake (TSO) aging, 1 registered waiter + a sleeper on another line, crash|exit_wake|-DAGE=1 -DWAITERS=1 -DOTHER=1|safety|pass|1
+exit-wake (TSO) aging, 2 registered waiters + a sleeper on another line, crash|exit_wake|-DAGE=1 -DWAITERS=2 -DOTHER=1|safety|pass|3
+exit-wake (TSO) aging, lock_fences SET from the start, 2 registered waiters, crash|exit_wake|-DAGE=1 -DWAITERS=2 -DLOCK_FENCES0=2|safety|pass|1
+exit-wake (TSO) aging, lock_fences STALE from the start, 2 registered waiters, crash|exit_wake|-DAGE=1 -DWAITERS=2 -DLOCK_FENCES0=3|safety|pass|1
+exit-wake (TSO) aging, refused open at any moment, grace, + registered waiter|exit_wake|-DAGE=1 -DWAITERS=2 -DREG_MASK=1|safety|pass|1
 exit-wake-no-membarrier (TSO)                |exit_wake  |-DNO_MEMBARRIER=1|safety  |fail:deadlock|1
 exit-wake-skip-on-setting (TSO)              |exit_wake  |-DWAITERS=2 -DSKIP_ON_SETTING=1 -DWCRASH=0|safety|fail:deadlock|1
 exit-wake-set-before-membarrier (TSO)        |exit_wake  |-DWAITERS=2 -DSET_EARLY=1|safety|fail:deadlock|1
@@ -117,6 +124,9 @@ exit-wake-load-before-store (TSO)            |exit_wake  |-DWAITERS=1 -DOTHER=1 
 exit-wake-fenceless-unregistered (TSO)       |exit_wake  |-DEXITER_REG=0 -DFENCELESS_UNREG=1|safety  |fail:deadlock|1
 exit-wake-refused-unbounded (TSO)            |exit_wake  |-DREG_MASK=0 -DGRACE=0|safety  |fail:deadlock|1
 exit-wake-grace-after-reread (TSO)           |exit_wake  |-DREG_MASK=0 -DLATE_GRACE=1|safety  |fail:deadlock|1
+exit-wake-aging-membarrier-early (TSO)       |exit_wake  |-DAGE=1 -DMEMBARRIER_EARLY=1|safety|fail:deadlock|1
+exit-wake-aging-stale-unfenced (TSO)         |exit_wake  |-DAGE=1 -DOTHER=1 -DSTALE_UNFENCED=1|safety|fail:deadlock|1
+exit-wake-aging-setting (TSO)                |exit_wake  |-DAGE=1 -DOTHER=1 -DAGE_SETTING=1|safety|fail:deadlock|1
 lamport-shared N=3 modes=any safety          |lamport_shared|-DN=3 -DSEQ=1|safety  |pass      |4
 lamport-shared N=2 modes=any crash=2 abort=2 |lamport_shared|-DN=2 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |2
 lamport-shared N=3 RRW crash=1 safety        |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4|safety  |pass      |7
