@@ -32,6 +32,20 @@
  * that dies before SET leaves the lock at SETTING: its waiters keep making
  * the membarrier, correct and slower.
  *
+ * The mark wears off where nobody sleeps any more: on every
+ * EXIT_AGE_PASSAGES-th passage of a slot in the lock, an exit that
+ * fenced moves SET to STALE, and STALE to 0 (compare-and-swap each); a
+ * waiter that finds STALE puts SET back (a compare-and-swap that may
+ * fail, the word having gone to 0 meanwhile) and makes no membarrier.
+ * So a lock contended once, then left to one process, skips its barrier
+ * again after one or two thousand passages, and a lock whose waiters
+ * sleep more often than that keeps its mark.  Lowering the word needs no
+ * membarrier: a waiter that read SET or STALE read it after its count
+ * increment and barrier; an exit that reads the 0 an ager stored reads it
+ * after that, and its load of the count comes after its load of the word
+ * (x86 keeps loads in order), so it sees the waiter's count and wakes it.
+ * SETTING is never aged: its setter's membarrier may still be to come.
+ *
  * An exit skips its barrier only when its process registered for the
  * expedited barrier at open (so that the waiters' barriers reach it), the
  * region's exit_fences is 0 and the lock's lock_fences is 0.  A process
@@ -54,8 +68,20 @@
 #include "futex.h"
 #include "handle.h"
 
+/* A lock's mark wears off after this many passages of one slot without a
+ * sleeper, or twice as many (above): a membarrier's few microseconds
+ * spread over a thousand passages, each a barrier cheaper. */
+#define EXIT_AGE_PASSAGES 1024u
+
 /* At open (not read-only): register, or make the region's exits fence. */
 BAKERY_HIDDEN void bakery__exit_fences_join(struct bakery *b);
+
+/* An exit's step down of lock E's mark: SET to STALE, STALE to 0.
+ * Returns MINE, the exiter's registers, so that the exit need not keep
+ * them on its stack across the call. */
+BAKERY_HIDDEN struct bakery_shm_reg *bakery__exit_fences_age(struct bakery_shm_lock *e,
+                                                             struct bakery_shm_reg *mine)
+	__attribute__((cold));
 
 /* After an exit's plain store to its ticket in lock E of B: must it
  * fence? */
@@ -70,7 +96,8 @@ BAKERY_HIDDEN long bakery__exit_fence_make(struct bakery *b, struct bakery_shm_l
 /*
  * A waiter in lock E, after its waiter count and the barrier behind it
  * and before its re-read of a ticket that an exit clears: the exiters'
- * barrier, unless the lock's exits make their own.  Returns the cap of
+ * barrier, unless the lock's exits make their own (SET; STALE is put back
+ * to SET out of line).  Returns the cap of
  * the sleep that follows: CAP_NS, or a shorter one where a wake-up may be
  * lost (above).
  */

@@ -48,9 +48,11 @@ struct bakery {
 	/* exitfence.h: this process may clear its tickets at an exit
 	 * without a barrier (registered for the expedited barrier, x86); or,
 	 * where it cannot, until when (CLOCK_MONOTONIC ns) its waiters cap
-	 * their sleeps */
+	 * their sleeps; which of a slot's passages age a lock's mark (a
+	 * power of two, less one: exit_store) */
 	bool exits_unfenced;
 	uint64_t fence_grace_end;
+	uint64_t exit_age_mask;
 	/* token windows given back, kept for the next take (token.c) */
 	pthread_mutex_t spare_lock;
 	unsigned char *spare_win[TOKEN_SPARE_WINDOWS];

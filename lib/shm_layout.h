@@ -105,6 +105,7 @@ enum lock_entry_state {
 /* lock_fences */
 #define LOCK_FENCES_SETTING 1u     /* a waiter's membarrier is under way */
 #define LOCK_FENCES_SET     2u     /* every exit that skipped its barrier is over */
+#define LOCK_FENCES_STALE   3u     /* SET, and nobody has slept since an exit aged it */
 
 /* lock flags */
 #define LOCK_OWNER_DIED       0x1u
@@ -136,8 +137,10 @@ struct bakery_shm_lock {
 	uint64_t reader_deaths;    /* shared holders that died inside          */
 	/* Layout 7: 0 while this lock's exits may skip their barrier, then
 	 * LOCK_FENCES_SETTING and LOCK_FENCES_SET once a waiter has slept in
-	 * it (exitfence.h); never back.  On the flags' line, which the lock
-	 * path reads anyway. */
+	 * it, back to 0 through LOCK_FENCES_STALE when nobody has slept in it
+	 * for a while (exitfence.h; a library of layout 7 that does not know
+	 * STALE reads it as "not SET": it fences and makes the membarrier,
+	 * correct).  On the flags' line, which the lock path reads anyway. */
 	uint32_t lock_fences;
 	uint32_t exits __attribute__((aligned(CACHE_LINE)));
 	                           /* futex word of a k-holder lock: bumped by

@@ -41,34 +41,42 @@
 #endif
 
 /*
- * exit_store(l, p, v): an exit's store of v to its ticket *p in lock L, the
- * store that lets the next holder in, before the load of the waiter count
- * (bakery__reg_signal).  Where this process's exits may leave that
- * store->load barrier to the waiters that sleep (exitfence.h): a release
- * store, then the looks at the region's and the lock's words that say
- * whether they do; the barrier only if not.  The looks come after the
- * store: a look that saw 0 was made before any waiter's "set" began, and
- * so, with the store, before that waiter's membarrier.  Else store_mb().
+ * exit_store(l, mine, v): an exit's store of v to its ticket mine->number
+ * in lock L, the store that lets the next holder in, before the load of
+ * the waiter count (bakery__reg_signal).  Where this process's exits may
+ * leave that store->load barrier to the waiters that sleep (exitfence.h):
+ * a release store, then the looks at the region's and the lock's words
+ * that say whether they do; the barrier only if not, and then, on every
+ * EXIT_AGE_PASSAGES-th passage of our slot, a step of the lock's mark
+ * towards 0.  The looks come after the store: a look that saw 0 was made
+ * before any waiter's "set" began, and so, with the store, before that
+ * waiter's membarrier.  Else store_mb().  Returns MINE: an exit that goes
+ * on with it takes it from here (mine = exit_store(...)), so that it need
+ * not stay on the stack across the aging's call.
  */
-static inline void exit_store(const struct bakery_lock *l, uint64_t *p, uint64_t v)
+static inline struct bakery_shm_reg *exit_store(const struct bakery_lock *l,
+                                                struct bakery_shm_reg *mine, uint64_t v)
 {
 	/* read before the store, which may alias them as far as the
 	 * compiler knows */
 	const struct bakery *b = l->b;
-	const struct bakery_shm_lock *e = l->entry;
+	struct bakery_shm_lock *e = l->entry;
 
 	if (caa_likely(b->exits_unfenced)) {
 		bakery_release();
-		CMM_STORE_SHARED(*p, v);
-		if (caa_unlikely(exit_fence_wanted(b, e)))
+		CMM_STORE_SHARED(mine->number, v);
+		if (caa_unlikely(exit_fence_wanted(b, e))) {
 			/* the store before the load of the waiter count
 			 * (store->load), pairing with the waiter's barrier
 			 * after its count increment (wait.c) */
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if (caa_unlikely(!(CMM_LOAD_SHARED(mine->acquisitions) & b->exit_age_mask)))
+				mine = bakery__exit_fences_age(e, mine);
+		}
 	} else
-		store_mb(p, v);
+		store_mb(&mine->number, v);
+	return mine;
 }
-
 
 /* What an algorithm supports beside the exclusive lock (algo_ops.modes). */
 #define ALGO_SHARED  0x1u          /* shared (reader) passages */

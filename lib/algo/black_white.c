@@ -214,7 +214,7 @@ static void bw_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bo
 	 * section), and both before the loads of the waiter counts
 	 * (store->load): by its own barrier, or by those of the waiters that
 	 * sleep, colour sleepers included (exit_store, exitfence.h) */
-	exit_store(l, &mine->number, bw_ticket(mycolor, 0));
+	mine = exit_store(l, mine, bw_ticket(mycolor, 0));
 	bakery__reg_signal(mine);
 	if (!shared && CMM_LOAD_SHARED(e->color_sleepers))
 		bakery__futex_wake_all(&e->color);

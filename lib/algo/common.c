@@ -121,7 +121,7 @@ void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *min
 	 * store that lets the next holder in), and before the load of the
 	 * waiter count: by its own barrier, or by those of the waiters that
 	 * sleep (exit_store, exitfence.h). */
-	exit_store(l, &mine->number, 0);
+	mine = exit_store(l, mine, 0);
 	bakery__reg_signal(mine);
 	if (caa_unlikely(l->holders > 1))
 		bakery__holders_signal(l->b, l->index);

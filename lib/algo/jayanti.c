@@ -538,7 +538,7 @@ static void jay_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, b
 	(void)shared;
 	/* line 10: token_i := -1, after the critical section, before the
 	 * waiter-count load (exit_store, exitfence.h) */
-	exit_store(l, &mine->number, 0);
+	mine = exit_store(l, mine, 0);
 	bakery__reg_signal(mine);
 }
 

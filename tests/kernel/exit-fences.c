@@ -8,10 +8,14 @@
  *   1. Registered processes only: an uncontended lock's exits skip their
  *      barrier (its lock_fences 0, the region's exit_fences 0); a waiter
  *      that sleeps in a lock marks it (lock_fences SET) and its exits
- *      fence from then on; two registered processes contend on every
- *      algorithm, their waiters sleeping (every 32nd passage holds the lock
- *      for a millisecond), exclusion checked by the occupancy objects,
- *      not by the lock.
+ *      fence from then on; without sleepers, our exits age the mark
+ *      (STALE within EXIT_AGE_PASSAGES passages, 0 within twice as many,
+ *      and the exits skip their barrier again), a waiter that sleeps in a
+ *      STALE lock puts SET back without the setter's steps, and the next
+ *      sleeper marks a lock anew; two registered processes contend on
+ *      every algorithm, their waiters sleeping (every 32nd passage holds
+ *      the lock for a millisecond) and the marks aging every 4 passages,
+ *      exclusion checked by the occupancy objects, not by the lock.
  *   2. A waiter killed between its mark's two steps (crash point
  *      exit-fence-setting) leaves the lock at SETTING; the next waiter
  *      still sleeps, is woken and gets in.
@@ -82,6 +86,10 @@ static void occupancies_unlink(const char *region)
 	}
 }
 
+/* The marks (lock_fences) our unlocks left, one bit per value: what the
+ * contention went through, for the report (timing decides it). */
+static unsigned marks_seen;
+
 /* PASSAGES lock / occupancy / unlock on each algorithm's lock; 0 or the
  * first error. */
 static int contend(bakery_t *b, struct occupancy **o, uint64_t id)
@@ -103,6 +111,7 @@ static int contend(bakery_t *b, struct occupancy **o, uint64_t id)
 			occupancy_out(o[a], id);
 			if ((err = bakery_unlock(l)))
 				return err;
+			marks_seen |= 1u << (CMM_LOAD_SHARED(((struct bakery_lock *)l)->entry->lock_fences) & 7);
 		}
 		bakery_lock_close(l);
 	}
@@ -320,6 +329,52 @@ static void sleeper_marks(bakery_t *b, struct peer *peer)
 	       "their barrier");
 }
 
+/* Passages of ours in lock NAME until its mark is WANT, at most LIMIT:
+ * how many it took (LIMIT + 1: it never was). */
+static unsigned passages_until(bakery_t *b, const char *name, uint32_t want, unsigned limit)
+{
+	unsigned n = 0;
+
+	while (lock_fences(b, name) != want && n <= limit) {
+		if (bakery_lock(lock_of(b, name)) || bakery_unlock(lock_of(b, name)))
+			return limit + 1;
+		n++;
+	}
+	return n;
+}
+
+/* S is marked (sleeper_marks): our fenced exits age it to STALE within
+ * EXIT_AGE_PASSAGES passages; a waiter that sleeps then puts SET back
+ * without the setter's steps (it would die at exit-fence-setting); with
+ * nobody sleeping the mark goes to STALE and 0 within twice as many, and
+ * S's exits skip their barrier again; the next sleeper marks it anew. */
+static void mark_wears_off(bakery_t *b, struct peer *peer)
+{
+	struct taker *t = taker_new(peer, "S", "exit-fence-setting");
+	struct counted c = { b, "S", 0 };
+	unsigned n;
+	pid_t pid;
+	int st;
+
+	expect(lock_fences(b, "S") == LOCK_FENCES_SET, "S not marked: %u", lock_fences(b, "S"));
+	n = passages_until(b, "S", LOCK_FENCES_STALE, EXIT_AGE_PASSAGES);
+	expect(n <= EXIT_AGE_PASSAGES, "S still %u after %u passages without a sleeper",
+	       lock_fences(b, "S"), EXIT_AGE_PASSAGES);
+	expect(exits_fence(b, "S"), "S is STALE, yet its exits skip their barrier");
+	expect(!bakery_lock(lock_of(b, "S")), "lock S");
+	pid = tk_fork(taker_run, t);
+	expect(tk_wait_until(lock_marked, &c, DONE_S), "a waiter slept in STALE S, yet S is "
+	       "not SET again (lock_fences %u)", lock_fences(b, "S"));
+	expect(!bakery_unlock(lock_of(b, "S")), "unlock S");
+	expect((st = tk_reap(pid, DONE_S)) == 0, "the waiter in STALE S took the setter's "
+	       "steps or failed: %d", st);
+	n = passages_until(b, "S", 0, 2 * EXIT_AGE_PASSAGES);
+	expect(n <= 2 * EXIT_AGE_PASSAGES, "S still %u after %u passages without a sleeper",
+	       lock_fences(b, "S"), 2 * EXIT_AGE_PASSAGES);
+	expect(!exits_fence(b, "S"), "S's mark wore off, yet its exits fence");
+	sleeper_marks(b, peer);
+}
+
 /* A waiter killed after it set SETTING, before its membarrier: S stays
  * SETTING, and the next waiter sleeps (making the membarrier itself), is
  * woken by our unlock and gets in. */
@@ -381,6 +436,12 @@ int main(int argc, char **argv)
 	       "process");
 	uncontended_skips(b);
 	sleeper_marks(b, peer);
+	mark_wears_off(b, peer);
+	/* the contention below ages the marks every 4 passages of a slot
+	 * (the peer reads the variable at its open): the locks go from SET
+	 * to 0 and are marked anew many times while the two contend */
+	setenv("BAKERY_TEST_EXIT_AGE", "4", 1);
+	handle(b)->exit_age_mask = 3;
 	pid = tk_fork(peer_run, peer);
 	expect(contend(b, o, 1) == 0, "the first process's passages");
 	expect((st = tk_reap(pid, DONE_S)) == 0, "the registered peer: %d", st);
@@ -418,6 +479,10 @@ int main(int argc, char **argv)
 	tk_run_end();
 	if (!failed)
 		printf("PASS: exits unfenced in a lock nobody slept in, fenced once a waiter "
-		       "slept or a refused process joined; exclusion held\n");
+		       "slept or a refused process joined, unfenced again once the mark wore "
+		       "off; exclusion held (marks seen while contending: 0 %s, SET %s, STALE "
+		       "%s)\n", marks_seen & 1 ? "yes" : "no",
+		       marks_seen & (1u << LOCK_FENCES_SET) ? "yes" : "no",
+		       marks_seen & (1u << LOCK_FENCES_STALE) ? "yes" : "no");
 	return failed;
 }
