@@ -213,6 +213,7 @@ enum test {
 	T_HOLDERS,                 /* threads of several processes take a lock of k holders */
 	T_CONTENDED_LOADED,        /* contended, beside CPU-bound processes at nice 19 */
 	T_SCALING,                 /* contended, 2 to 64 processes: cost per acquisition */
+	T_UNC_AFTER,               /* uncontended, after another process slept in the lock */
 };
 
 enum status { ST_OK, ST_NA, ST_VIOLATION, ST_ERROR, ST_HANG };
@@ -284,8 +285,11 @@ struct options {
 
 /* -------------------------------------------------------------- measure -- */
 
+/* One round of the uncontended loop of OPS; AFTER: in a lock in which
+ * another process has slept first (T_UNC_AFTER). */
 void measure_uncontended(const struct options *o, struct control *c,
-                         const struct mech_ops *ops, unsigned slots, struct results *rs);
+                         const struct mech_ops *ops, unsigned slots, struct results *rs,
+                         bool after);
 /* One run into R (initialised by result_init; R->test says whether with
  * work outside the lock). */
 void measure_contended(const struct options *o, struct control *c, struct result *r);

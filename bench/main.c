@@ -326,10 +326,13 @@ static void run_all(const struct options *o, struct control *c, struct results *
 
 			if (!selected(o, m))
 				continue;
-			measure_uncontended(o, c, m, o->slots_small, rs);
-			/* scaling: the same lock in a large region */
-			if (m->is_bakery)
-				measure_uncontended(o, c, m, o->slots_large, rs);
+			measure_uncontended(o, c, m, o->slots_small, rs, false);
+			/* scaling: the same lock in a large region; and a lock
+			 * in which another process has slept */
+			if (m->is_bakery) {
+				measure_uncontended(o, c, m, o->slots_large, rs, false);
+				measure_uncontended(o, c, m, o->slots_small, rs, true);
+			}
 		}
 	}
 	if (listed(o->tests, "contended") || listed(o->tests, "contended-work"))

@@ -72,21 +72,69 @@ static void result_error(struct result *r, const struct control *c, unsigned n)
 
 /* ---------------------------------------------------------- uncontended -- */
 
-/* Warm up, then one timed run of lock+unlock in batches. */
-static void uncontended_child(struct mech *m, struct control *c, unsigned id)
+/* One timed run of lock+unlock in batches, into R. */
+static void uncontended_run(struct mech *m, struct control *c, struct child_result *r)
 {
-	struct child_result *r = &c->res[id];
-	int64_t t0, t = 0;
+	int64_t t0 = now_ns(), t = 0;
 	uint64_t n = 0;
 
-	r->err = child_start(m, WARMUP_PASSES * 10);
-	t0 = now_ns();
 	while (!r->err && t < c->run_ns) {
 		r->err = passes(m, UNC_BATCH);
 		n += UNC_BATCH;
 		t = now_ns() - t0;
 	}
 	r->value = n ? (double)t / (double)n : 0;
+}
+
+/* Warm up, then the timed run. */
+static void uncontended_child(struct mech *m, struct control *c, unsigned id)
+{
+	struct child_result *r = &c->res[id];
+
+	r->err = child_start(m, WARMUP_PASSES * 10);
+	uncontended_run(m, c, r);
+	m->ops->detach(m);
+}
+
+/* The sleeper of an "after" round: once the measured child holds the
+ * lock, take it (it sleeps in it: a libbakery lock is marked, exitfence.h)
+ * and go. */
+static void sleeper_child(struct mech *m, struct control *c, unsigned id)
+{
+	struct child_result *r = &c->res[id];
+
+	if ((r->err = m->ops->attach(m)))
+		return;
+	flag_wait(&c->ready, 1);
+	if (m->ops->lock(m) == MECH_FAILED)
+		r->err = m->err;
+	else
+		m->ops->unlock(m);
+	flag_inc(&c->go);
+	m->ops->detach(m);
+}
+
+/* The measured child of an "after" round: hold the lock while the sleeper
+ * comes to sleep in it, then warm up past the passages after which the
+ * lock's mark wears off (AFTER_PASSES), and the timed run. */
+#define AFTER_HOLD_NS (20 * INT64_C(1000000))
+#define AFTER_PASSES 4096
+static void unc_after_child(struct mech *m, struct control *c, unsigned id)
+{
+	struct child_result *r = &c->res[id];
+
+	if ((r->err = child_start(m, 1)) || m->ops->lock(m) == MECH_FAILED) {
+		r->err = r->err ? r->err : m->err;
+		flag_inc(&c->ready);
+		m->ops->detach(m);
+		return;
+	}
+	flag_inc(&c->ready);
+	sleep_ns(AFTER_HOLD_NS);
+	m->ops->unlock(m);
+	flag_wait(&c->go, 1);
+	r->err = passes(m, AFTER_PASSES + WARMUP_PASSES * 10);
+	uncontended_run(m, c, r);
 	m->ops->detach(m);
 }
 
@@ -97,14 +145,17 @@ static void uncontended_child(struct mech *m, struct control *c, unsigned id)
  * one mechanism; the best run is the one least disturbed.
  */
 void measure_uncontended(const struct options *o, struct control *c,
-                         const struct mech_ops *ops, unsigned slots, struct results *rs)
+                         const struct mech_ops *ops, unsigned slots, struct results *rs,
+                         bool after)
 {
-	struct result *r = results_get(rs, T_UNCONTENDED, ops->name, slots, 1);
+	enum test test = after ? T_UNC_AFTER : T_UNCONTENDED;
+	struct result *r = results_get(rs, test, ops->name, slots, 1);
 	struct mech m;
-	pid_t pid;
+	pid_t pid[2];
+	unsigned n = 1;
 
 	if (!r) {
-		r = results_add(rs, T_UNCONTENDED, ops, slots, 1);
+		r = results_add(rs, test, ops, slots, 1);
 		r->ns_per_op = INFINITY;
 	}
 	control_reset(c);
@@ -113,10 +164,13 @@ void measure_uncontended(const struct options *o, struct control *c,
 		r->status = ST_ERROR;
 		return;
 	}
-	pid = spawn(uncontended_child, &m, c, 0);
-	if (pid < 0 || !reap(&pid, 1, BENCH_SETUP_TIMEOUT_NS + 4 * c->run_ns))
+	pid[0] = spawn(after ? unc_after_child : uncontended_child, &m, c, 0);
+	if (after && pid[0] > 0)
+		pid[n++] = spawn(sleeper_child, &m, c, 1);
+	if (pid[0] < 0 || pid[n - 1] < 0 ||
+	    !reap(pid, n, BENCH_SETUP_TIMEOUT_NS + 4 * c->run_ns))
 		r->status = ST_HANG;
-	result_error(r, c, 1);
+	result_error(r, c, n);
 	if (r->status == ST_OK && c->res[0].value < r->ns_per_op)
 		r->ns_per_op = c->res[0].value;
 	r->trials++;
