@@ -589,7 +589,7 @@ static void table_scaling(FILE *f, const struct options *o, const struct results
 /* -------------------------------------------------------------- targets -- */
 
 enum target_id {
-	TG_UNC_SMALL, TG_UNC_LARGE, TG_UNC_SMALL_STRETCH, TG_UNC_LARGE_STRETCH,
+	TG_UNC_SMALL, TG_UNC_LARGE, TG_UNC_AFTER, TG_UNC_SMALL_STRETCH, TG_UNC_LARGE_STRETCH,
 	TG_LOW_THR, TG_LOW_JAIN, TG_LOW_MAXMIN,
 	TG_HIGH_THR, TG_HIGH_CPU,
 	/* no loss to the parking ticket lock below the most processes
@@ -612,6 +612,7 @@ struct target {
 static const struct target targets[TG_COUNT] = {
 	[TG_UNC_SMALL]   = { 1.5,  true,  "x",   1 },
 	[TG_UNC_LARGE]   = { 1.5,  true,  "x",   1 },
+	[TG_UNC_AFTER]   = { 1.5,  true,  "x",   1 },
 	[TG_UNC_SMALL_STRETCH] = { 1.0, true, "x", 1 },
 	[TG_UNC_LARGE_STRETCH] = { 1.0, true, "x", 1 },
 	[TG_LOW_THR]     = { 0.5,  false, "x",   1 },
@@ -651,6 +652,7 @@ static void target_label(enum target_id t, const struct options *o, char *out, s
 	switch (t) {
 	case TG_UNC_SMALL:   snprintf(out, size, "uncontended, %u slots <= 1.5x", o->slots_small); break;
 	case TG_UNC_LARGE:   snprintf(out, size, "uncontended, %u slots <= 1.5x", o->slots_large); break;
+	case TG_UNC_AFTER:   snprintf(out, size, "unc. after a sleeper <= 1.5x"); break;
 	case TG_UNC_SMALL_STRETCH:
 		snprintf(out, size, "uncontended, %u slots <= 1.0x", o->slots_small); break;
 	case TG_UNC_LARGE_STRETCH:
@@ -691,6 +693,18 @@ static double ratio_of(const struct results *rs, enum test test, const char *mec
 }
 
 static double get_ns(const struct result *r) { return r->ns_per_op; }
+
+/* MECH's uncontended loop after a sleeper, to the baseline's uncontended
+ * loop, or NAN. */
+static double ratio_after(const struct results *rs, const char *mech, unsigned slots)
+{
+	const struct result *r = results_find(rs, T_UNC_AFTER, mech, slots, 1);
+	const struct result *b = results_find(rs, T_UNCONTENDED, BASELINE, 0, 1);
+
+	if (!r || !b || r->status != ST_OK || b->status != ST_OK || !(b->ns_per_op > 0))
+		return NAN;
+	return r->ns_per_op / b->ns_per_op;
+}
 static double get_thr(const struct result *r) { return r->acq_per_s; }
 static double get_cpu(const struct result *r) { return r->cpu_ns_per_acq; }
 static double get_jain(const struct result *r) { return r->jain; }
@@ -745,6 +759,7 @@ static double target_value(enum target_id t, const struct options *o,
 	switch (t) {
 	case TG_UNC_SMALL:   return ratio_of(rs, T_UNCONTENDED, m, s, 1, get_ns);
 	case TG_UNC_LARGE:   return ratio_of(rs, T_UNCONTENDED, m, o->slots_large, 1, get_ns);
+	case TG_UNC_AFTER:   return ratio_after(rs, m, s);
 	case TG_UNC_SMALL_STRETCH: return ratio_of(rs, T_UNCONTENDED, m, s, 1, get_ns);
 	case TG_UNC_LARGE_STRETCH:
 		return ratio_of(rs, T_UNCONTENDED, m, o->slots_large, 1, get_ns);
