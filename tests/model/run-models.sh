@@ -100,6 +100,18 @@ revoke-no-recheck (TSO)                      |revoke     |-DNO_RECHECK=1|safety 
 revoke-no-membarrier (TSO)                   |revoke     |-DNO_MEMBARRIER=1|safety  |fail:monitor|1
 revoke-marker-in-slot (TSO)                  |revoke     |-DMARKER_IN_SLOT=1|safety  |fail:monitor|1
 revoke-no-settle crash                       |revoke     |-DNO_SETTLE=1|safety  |fail:deadlock|1
+bias (TSO) REVOKERS=1, crash safety          |bias       |-DREVOKERS=1|safety  |pass      |1
+bias (TSO) REVOKERS=1 RPASS=2, crash safety  |bias       |-DRPASS=2|safety  |pass      |1
+bias (TSO) REVOKERS=2, crash safety          |bias       |-DREVOKERS=2|safety  |pass      |3
+bias (TSO) GRANT, REVOKERS=1, crash safety   |bias       |-DGRANT=1|safety  |pass      |1
+bias (TSO) GRANT, REVOKERS=1 RPASS=2, crash safety|bias|-DGRANT=1 -DRPASS=2|safety|pass      |1
+bias (TSO) GRANT, REVOKERS=2, crash safety   |bias       |-DGRANT=1 -DREVOKERS=2|safety  |pass      |5
+bias-fast-path-after-grant (TSO) (reachable) |bias       |-DGRANT=1 -DREACH=1|safety  |fail:reach|1
+bias-no-membarrier (TSO)                     |bias       |-DNO_MEMBARRIER=1 -DCRASH=0|safety  |fail:mutex|1
+bias-no-abort (TSO)                          |bias       |-DNO_ABORT=1 -DCRASH=0|safety  |fail:mutex|1
+bias-second-skips (TSO) REVOKERS=2           |bias       |-DREVOKERS=2 -DSECOND_SKIPS=1 -DCRASH=0|safety  |fail:mutex|1
+bias-grant-no-walk (TSO)                     |bias       |-DGRANT=1 -DGRANT_NO_WALK=1 -DCRASH=0|safety  |fail:mutex|1
+bias-before-choosing (TSO) GRANT             |bias       |-DGRANT=1 -DBIAS_BEFORE_CHOOSING=1 -DCRASH=0|safety  |fail:mutex|1
 exit-wake (TSO) fenceless exit, 1 registered waiter, crash, setter crash|exit_wake|-DWAITERS=1|safety|pass|1
 exit-wake (TSO) fenceless exit, 2 registered waiters, crash, setter crash|exit_wake|-DWAITERS=2|safety|pass|1
 exit-wake (TSO) fenceless exit, 1 registered waiter + a sleeper on another line, crash|exit_wake|-DWAITERS=1 -DOTHER=1|safety|pass|1
@@ -178,6 +190,8 @@ EOF
 full_configs() {
 cat <<'EOF'
 jayanti-pass N=2 crash=2 abort=2 pass=2 safety|jayanti_pass|-DN=2 -DCRASHES=2 -DABORTS=2 -DPASSES=2|safety|pass   |60
+bias (TSO) REVOKERS=2 RPASS=2, crash safety  |bias       |-DREVOKERS=2 -DRPASS=2|safety  |pass      |20
+bias (TSO) GRANT, REVOKERS=2 RPASS=2, crash safety|bias|-DGRANT=1 -DREVOKERS=2 -DRPASS=2|safety|pass    |45
 black-white-shared N=3 same-colour safety    |black_white_shared|-DN=3 -DSAME_COLOR=1|safety  |pass      |5
 black-white-shared N=2 same-colour crash=2 abort=2|black_white_shared|-DN=2 -DSAME_COLOR=1 -DCRASHES=2 -DABORTS=2|safety|pass|3
 black-white-shared N=2 same-colour crash=1 abort=1 liveness|black_white_shared|-DN=2 -DSAME_COLOR=1 -DCRASHES=1 -DABORTS=1 -DFIFO=0|liveness|pass|3
