@@ -693,6 +693,12 @@ static double ratio_of(const struct results *rs, enum test test, const char *mec
 }
 
 static double get_ns(const struct result *r) { return r->ns_per_op; }
+static double get_thr(const struct result *r) { return r->acq_per_s; }
+static double get_cpu(const struct result *r) { return r->cpu_ns_per_acq; }
+static double get_jain(const struct result *r) { return r->jain; }
+static double get_max_min(const struct result *r) { return r->max_min; }
+static double get_blocked(const struct result *r) { return r->cpu_ms_per_s; }
+static double get_latency(const struct result *r) { return r->latency_ns; }
 
 /* MECH's uncontended loop after a sleeper, to the baseline's uncontended
  * loop, or NAN. */
@@ -705,12 +711,6 @@ static double ratio_after(const struct results *rs, const char *mech, unsigned s
 		return NAN;
 	return r->ns_per_op / b->ns_per_op;
 }
-static double get_thr(const struct result *r) { return r->acq_per_s; }
-static double get_cpu(const struct result *r) { return r->cpu_ns_per_acq; }
-static double get_jain(const struct result *r) { return r->jain; }
-static double get_max_min(const struct result *r) { return r->max_min; }
-static double get_blocked(const struct result *r) { return r->cpu_ms_per_s; }
-static double get_latency(const struct result *r) { return r->latency_ns; }
 
 /* A ratio of MECH's figure to the parking ticket lock's in TEST, or NAN. */
 static double ratio_park(const struct results *rs, enum test test, const char *mech,
