@@ -286,7 +286,9 @@ struct options {
 /* -------------------------------------------------------------- measure -- */
 
 /* One round of the uncontended loop of OPS; AFTER: in a lock in which
- * another process has slept first (T_UNC_AFTER). */
+ * another process has slept first (T_UNC_AFTER), past the passages after
+ * which its mark wears off (AFTER_PASSES of the measured process). */
+#define AFTER_PASSES 4096
 void measure_uncontended(const struct options *o, struct control *c,
                          const struct mech_ops *ops, unsigned slots, struct results *rs,
                          bool after);

@@ -103,8 +103,10 @@ static void sleeper_child(struct mech *m, struct control *c, unsigned id)
 {
 	struct child_result *r = &c->res[id];
 
-	if ((r->err = m->ops->attach(m)))
+	if ((r->err = m->ops->attach(m))) {
+		flag_inc(&c->go);       /* the measured child goes on; the run is an ERROR */
 		return;
+	}
 	flag_wait(&c->ready, 1);
 	if (m->ops->lock(m) == MECH_FAILED)
 		r->err = m->err;
@@ -118,7 +120,6 @@ static void sleeper_child(struct mech *m, struct control *c, unsigned id)
  * comes to sleep in it, then warm up past the passages after which the
  * lock's mark wears off (AFTER_PASSES), and the timed run. */
 #define AFTER_HOLD_NS (20 * INT64_C(1000000))
-#define AFTER_PASSES 4096
 static void unc_after_child(struct mech *m, struct control *c, unsigned id)
 {
 	struct child_result *r = &c->res[id];

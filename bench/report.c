@@ -303,6 +303,14 @@ void report_header(FILE *f, const struct options *o)
 
 /* --------------------------------------------------------------- tables -- */
 
+/* A row of the uncontended table: R's time per lock+unlock, and its ratio
+ * to the baseline's B. */
+static void unc_row(FILE *f, const struct result *r, double b)
+{
+	fprintf(f, "%-14s %6s %12s %9s  %s\n", r->mech->name, fmt_slots(r),
+	        fmt_time(r->ns_per_op), fmt_ratio(r->ns_per_op, b), status_name(r->status));
+}
+
 /* The same loop in a lock in which another process has slept first (on
  * x86 its unlocks fence until the lock's mark wears off: exitfence.h). */
 static void table_unc_after(FILE *f, const struct results *rs, double b)
@@ -315,11 +323,10 @@ static void table_unc_after(FILE *f, const struct results *rs, double b)
 		if (r->test != T_UNC_AFTER)
 			continue;
 		if (!any)
-			fprintf(f, "after another process slept in the lock once (then 4096 "
-			        "passages of ours):\n");
+			fprintf(f, "after another process slept in the lock once (then %u "
+			        "passages of ours):\n", AFTER_PASSES);
 		any = true;
-		fprintf(f, "%-14s %6s %12s %9s  %s\n", r->mech->name, fmt_slots(r),
-		        fmt_time(r->ns_per_op), fmt_ratio(r->ns_per_op, b), status_name(r->status));
+		unc_row(f, r, b);
 	}
 }
 
@@ -337,8 +344,7 @@ static void table_uncontended(FILE *f, const struct options *o, const struct res
 
 		if (r->test != T_UNCONTENDED)
 			continue;
-		fprintf(f, "%-14s %6s %12s %9s  %s\n", r->mech->name, fmt_slots(r),
-		        fmt_time(r->ns_per_op), fmt_ratio(r->ns_per_op, b), status_name(r->status));
+		unc_row(f, r, b);
 	}
 	table_unc_after(f, rs, b);
 }

@@ -90,6 +90,12 @@ static void occupancies_unlink(const char *region)
  * contention went through, for the report (timing decides it). */
 static unsigned marks_seen;
 
+/* Lock L's mark (lock_fences). */
+static uint32_t mark_of(bakery_lock_t *l)
+{
+	return CMM_LOAD_SHARED(((struct bakery_lock *)l)->entry->lock_fences);
+}
+
 /* PASSAGES lock / occupancy / unlock on each algorithm's lock; 0 or the
  * first error. */
 static int contend(bakery_t *b, struct occupancy **o, uint64_t id)
@@ -111,7 +117,7 @@ static int contend(bakery_t *b, struct occupancy **o, uint64_t id)
 			occupancy_out(o[a], id);
 			if ((err = bakery_unlock(l)))
 				return err;
-			marks_seen |= 1u << (CMM_LOAD_SHARED(((struct bakery_lock *)l)->entry->lock_fences) & 7);
+			marks_seen |= 1u << (mark_of(l) & 7);
 		}
 		bakery_lock_close(l);
 	}
@@ -229,7 +235,7 @@ static struct bakery_lock *lock_of(bakery_t *b, const char *name)
 
 static uint32_t lock_fences(bakery_t *b, const char *name)
 {
-	return CMM_LOAD_SHARED(lock_of(b, name)->entry->lock_fences);
+	return mark_of(lock_of(b, name));
 }
 
 /* Would an exit of lock NAME fence (exit_store's look after its store)? */
