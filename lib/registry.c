@@ -155,14 +155,19 @@ static void slot_freed(struct bakery *b)
  * its own change (state or proxy, with a full barrier), then looks at the
  * other's, so at least one of them sees both done.
  */
-void bakery__slot_settle(struct bakery *b, unsigned slot)
+static bool slot_settle(struct bakery *b, unsigned slot)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
 
 	cmm_smp_mb();   /* our proxy/state store before reading the others' */
-	if (CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
-	    !b->recovery->proxies_pending(b, slot) &&
-	    uatomic_cmpxchg(&s->state, SLOT_RECOVERING, SLOT_FREE) == SLOT_RECOVERING)
+	return CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
+	       !b->recovery->proxies_pending(b, slot) &&
+	       uatomic_cmpxchg(&s->state, SLOT_RECOVERING, SLOT_FREE) == SLOT_RECOVERING;
+}
+
+void bakery__slot_settle(struct bakery *b, unsigned slot)
+{
+	if (slot_settle(b, slot))
 		slot_freed(b);
 }
 
@@ -171,22 +176,37 @@ void bakery__slot_settle(struct bakery *b, unsigned slot)
  * RECOVERING while proxy passages remain.  The caller holds the slot's token,
  * from EOWNERDEAD (DEAD: a holder's death is recorded) or as the owner giving
  * it back.  Idempotent: a recoverer that dies half-way is followed by another.
+ * True if this call made the slot FREE: the caller announces it
+ * (slot_freed) once it has let go of the token, or a waiter woken for it
+ * finds the token still held, and sleeps again.
  */
-static void slot_clear(struct bakery *b, unsigned slot, bool dead)
+static bool slot_clear(struct bakery *b, unsigned slot, bool dead)
 {
 	b->recovery->clear_slot(b, slot, dead);
 	CRASH_POINT("recover-cleared");
 	uatomic_set(&b->slots[slot].state, SLOT_RECOVERING);
-	bakery__slot_settle(b, slot);
+	return slot_settle(b, slot);
 }
 
-/* The owner is gone and we hold its token after EOWNERDEAD. */
-static void slot_recover_dead(struct bakery *b, unsigned slot)
+/* The owner is gone and we hold its token after EOWNERDEAD (not
+ * announced: see slot_clear). */
+static void slot_recover_dead_quiet(struct bakery *b, unsigned slot)
 {
 	struct bakery_shm_slot *s = &b->slots[slot];
 
 	if (CMM_LOAD_SHARED(s->state) == SLOT_ACTIVE || CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING)
 		slot_clear(b, slot, true);
+}
+
+/* The same, for revoke.c, which gives the token back after us: announced
+ * at once (a waiter woken early finds it at its next scan). */
+static void slot_recover_dead(struct bakery *b, unsigned slot)
+{
+	uint32_t before = CMM_LOAD_SHARED(b->slots[slot].state);
+
+	slot_recover_dead_quiet(b, slot);
+	if (before != SLOT_FREE && CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_FREE)
+		slot_freed(b);
 }
 
 /*
@@ -229,21 +249,31 @@ static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finis
 	if (before)
 		*before = CMM_LOAD_SHARED(s->state);
 	if (r == EOWNERDEAD)
-		slot_recover_dead(b, slot);
+		slot_recover_dead_quiet(b, slot);
 	if (finisher != BAKERY_NO_SLOT && CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
 	    b->recovery->finish_proxies(b, slot, finisher))
-		bakery__slot_settle(b, slot);
+		slot_settle(b, slot);
 	return r;
+}
+
+/* Let go of a slot's token H, taken by slot_take_and_recover with the slot
+ * found BEFORE: a slot that is FREE now and was not is announced. */
+static void slot_token_give(struct bakery *b, unsigned slot, uint32_t before, struct token_hold *h)
+{
+	bakery__token_give(h);
+	if (before != SLOT_FREE && CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_FREE)
+		slot_freed(b);
 }
 
 enum liveness bakery__slot_recover_if_dead(struct bakery *b, unsigned slot)
 {
 	struct token_hold h;
+	uint32_t before;
 
-	switch (slot_take_and_recover(b, slot, BAKERY_NO_SLOT, NULL, &h)) {
+	switch (slot_take_and_recover(b, slot, BAKERY_NO_SLOT, &before, &h)) {
 	case EOWNERDEAD:
 	case 0:
-		bakery__token_give(&h);
+		slot_token_give(b, slot, before, &h);
 		return SLOT_GONE;
 	default:
 		/* EBUSY: alive (or our own).  An error mapping the token's
@@ -280,7 +310,7 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 	now_free = before != SLOT_FREE && CMM_LOAD_SHARED(s->state) == SLOT_FREE;
 	if (now_free)
 		(*freed)++;
-	bakery__token_give(&h);
+	slot_token_give(b, i, before, &h);
 	return now_free;
 }
 
@@ -376,17 +406,49 @@ static int slot_claim(struct bakery *b, struct thread_slot *t)
 	return recovering ? EAGAIN : BAKERY_ESLOTS;
 }
 
+/*
+ * The slot this thread last gave back to a waiter (bakery__slot_yield_self):
+ * the region, the count of slot frees the give-back made, and when the
+ * yield lapses.  Until then, and while no other slot is freed, this
+ * thread's claims in that region find nothing free, so that the waiter
+ * woken for the slot takes it: the giver runs on and would otherwise claim
+ * it again within a microsecond, long before the waiter is scheduled.
+ */
+static __thread struct {
+	const struct bakery *b;
+	uint32_t frees;
+	uint64_t until;
+} yielded;
+
+static uint64_t yield_left(const struct bakery *b)
+{
+	uint64_t now;
+
+	if (caa_likely(yielded.b != b))
+		return 0;
+	now = monotonic_ns();
+	if (uatomic_read(&b->hdr->slot_frees) == yielded.frees && now < yielded.until)
+		return yielded.until - now;
+	yielded.b = NULL;
+	return 0;
+}
+
 /* Give back our own slot: its registers are idle unless a lock is held. */
 static void slot_give_back(struct bakery *b, unsigned slot, struct token_hold *h)
 {
-	slot_clear(b, slot, false);
+	bool freed = slot_clear(b, slot, false);
+
 	/* Cut short under us, our view of the registers may be private zero
 	 * pages, so the clearing above may not have reached the others: leave
 	 * the slot as a dead owner's, for them to recover. */
-	if (region_lost(b))
+	if (region_lost(b)) {
 		bakery__token_abandon(h);
-	else
-		bakery__token_give(h);
+		return;
+	}
+	bakery__token_give(h);
+	if (freed)
+		slot_freed(b);
+	CRASH_POINT("slot-announced");
 }
 
 /* ------------------------------------------------------- thread records -- */
@@ -569,6 +631,8 @@ static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
 	records_prune_closed();
 	if (records_count() >= BAKERY_MAX_THREAD_REGIONS)
 		return BAKERY_EREGIONS;  /* the kernel would not walk our robust list so far */
+	if (yield_left(b))
+		return BAKERY_ESLOTS;   /* the slot we gave back is a waiter's */
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ENOMEM;
@@ -632,6 +696,23 @@ void bakery__slot_release_self(struct bakery *b)
 			return;
 		}
 	}
+}
+
+void bakery__slot_yield_self(struct bakery *b, uint64_t ns)
+{
+	/* our give-back is the next free unless another comes first: then
+	 * there is a slot for us too, and no yield */
+	uint32_t frees = uatomic_read(&b->hdr->slot_frees) + 1u;
+
+	bakery__slot_release_self(b);
+	yielded.b = b;
+	yielded.frees = frees;
+	yielded.until = monotonic_ns() + ns;
+}
+
+uint64_t bakery__slot_yield_left(struct bakery *b)
+{
+	return yield_left(b);
 }
 
 /* The calling thread's record of B (the common case first). */

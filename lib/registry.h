@@ -147,6 +147,13 @@ BAKERY_HIDDEN int bakery__slot_reclaim_idle(struct bakery *b, unsigned *slot);
 BAKERY_HIDDEN bool bakery__slots_idle_owned(struct bakery *b);
 /* Release the calling thread's slot of B (bakery_close). */
 BAKERY_HIDDEN void bakery__slot_release_self(struct bakery *b);
+/* Release it for a thread waiting for a slot, and let that thread have it:
+ * the calling thread's claims in B find no slot free for the next NS
+ * nanoseconds, or until another slot is freed, whichever comes first. */
+BAKERY_HIDDEN void bakery__slot_yield_self(struct bakery *b, uint64_t ns);
+/* How long the calling thread's yield in B still holds its claims back
+ * (ns; 0: none). */
+BAKERY_HIDDEN uint64_t bakery__slot_yield_left(struct bakery *b);
 /* Does the calling thread, which has a record of B, hold LOCK of B through
  * another handle of the same region (another slot of its own)?  With one
  * record, B's, it has no other: one load. */

@@ -64,8 +64,9 @@ struct bakery_shm_header {
 	/* Layout 4: waiting for a free slot (slotwait.c).  In the padding of
 	 * slots_hwm's line: the header's size is unchanged. */
 	uint32_t slot_frees;       /* futex word: bumped whenever a slot turns FREE */
-	uint32_t slot_sleepers;    /* threads asleep on slot_frees (a dead one
-	                              stays counted: it costs wake-ups, no more) */
+	uint32_t slot_sleepers;    /* threads waiting for a slot, asleep on
+	                              slot_frees or scanning (a dead one stays
+	                              counted: slotwait.c says what it costs) */
 	uint32_t slot_wanted;      /* CLOCK_MONOTONIC seconds | 1 when a thread last
 	                              slept for a slot; 0 once seen stale */
 	/* Layout 7: 1 for good once a process that cannot make the

@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 
 #include <urcu/uatomic.h>
 
@@ -203,6 +205,124 @@ START_TEST(busy_thread_gives_its_slot_back)
 }
 END_TEST
 
+/* Wait (20 s at most) until a thread sleeps for a slot: counted, and the
+ * stamp it makes right before its sleep is there. */
+static void await_asleep(bakery_t *b)
+{
+	double t0 = tk_now(CLOCK_MONOTONIC);
+
+	await_sleepers(b, 1);
+	while (!uatomic_read(&b->hdr->slot_wanted) && tk_now(CLOCK_MONOTONIC) - t0 < 20)
+		tk_sleep_ms(1);
+	ck_assert_uint_ne(uatomic_read(&b->hdr->slot_wanted), 0);
+}
+
+/* A process that takes the slot, says so (gate IN), and gives it back
+ * when told (gate GO): then it stops itself right after the slot's
+ * announcement (BAKERY_STOP_AT=slot-announced). */
+struct giver {
+	const char *name;
+	struct tk_gate in, go;
+};
+
+static int giver_main(void *arg)
+{
+	struct giver *g = arg;
+	bakery_t *b;
+	bakery_lock_t *l;
+
+	if (setenv("BAKERY_STOP_AT", "slot-announced", 1) || bakery_open(g->name, 0, NULL, &b) ||
+	    bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l) || bakery_lock(l))
+		return 100;
+	tk_gate_open(&g->in);
+	if (!tk_gate_wait(&g->go, 60))
+		return 101;
+	return bakery_unlock(l) ? 1 : 0;        /* gives the slot back */
+}
+
+/*
+ * The slot a thread gives back is free by the time the sleeper woken for it
+ * looks: its token goes back before the wake-up.  The giver stops right
+ * after the wake-up, still alive; with the rescans put off for a minute,
+ * the wake-up alone must deliver the slot.
+ */
+START_TEST(woken_sleeper_finds_the_slot_free)
+{
+	char name[TK_NAME_SIZE];
+	struct giver g = { .name = name };
+	bakery_t *b;
+	bakery_lock_t *l;
+	pid_t giver, waiter;
+	int status, got;
+
+	ck_assert_int_eq(setenv("BAKERY_TEST_SLOT_RESCAN_MS", "60000", 1), 0);
+	b = unit_region(name, "slotwake", 1, 1);
+	l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	tk_gate_init(&g.in);
+	tk_gate_init(&g.go);
+	giver = tk_fork(giver_main, &g);
+	ck_assert(tk_gate_wait(&g.in, 20));     /* it has the only slot */
+	waiter = tk_fork(lock_once, name);
+	await_asleep(b);
+	tk_gate_open(&g.go);
+	ck_assert_int_eq(waitpid(giver, &status, WUNTRACED), giver);
+	ck_assert_msg(WIFSTOPPED(status), "the giver did not reach slot-announced (status %d)", status);
+	got = tk_reap(waiter, 30);
+	ck_assert_int_eq(kill(giver, SIGCONT), 0);
+	ck_assert_msg(got == 0, "the woken sleeper got no slot (%d)", got);
+	ck_assert_int_eq(tk_reap(giver, 30), 0);
+	tk_gate_close(&g.in);
+	tk_gate_close(&g.go);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+	unsetenv("BAKERY_TEST_SLOT_RESCAN_MS");
+}
+END_TEST
+
+/*
+ * A thread that gives its slot back to a sleeper does not take it again
+ * ahead of it: with the sleeper stopped (SIGSTOP) and the yield made to
+ * outlast the test, the giver's next lock call finds no slot; once the
+ * sleeper runs, it takes the slot, and the giver gets it after.
+ */
+START_TEST(giver_leaves_the_slot_to_its_sleeper)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b;
+	bakery_lock_t *l;
+	struct timespec soon;
+	pid_t waiter;
+	int status;
+
+	ck_assert_int_eq(setenv("BAKERY_TEST_SLOT_YIELD_MS", "600000", 1), 0);
+	b = unit_region(name, "slotyield", 1, 1);
+	l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	waiter = tk_fork(lock_once, name);
+	await_asleep(b);
+	ck_assert_int_eq(kill(waiter, SIGSTOP), 0);
+	ck_assert_int_eq(waitpid(waiter, &status, WUNTRACED), waiter);
+	ck_assert(WIFSTOPPED(status));
+	ck_assert_int_eq(bakery_unlock(l), 0);          /* the slot goes to the stopped sleeper */
+	clock_gettime(CLOCK_REALTIME, &soon);
+	soon.tv_nsec += 100000000L;
+	if (soon.tv_nsec >= 1000000000L) {
+		soon.tv_sec++;
+		soon.tv_nsec -= 1000000000L;
+	}
+	ck_assert_int_eq(bakery_timedlock(l, &soon), ETIMEDOUT);
+	ck_assert_int_eq(kill(waiter, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(waiter, 30), 0);
+	ck_assert_int_eq(bakery_lock(l), 0);            /* its release ended the yield */
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+	unsetenv("BAKERY_TEST_SLOT_YIELD_MS");
+}
+END_TEST
+
 static Suite *slot_wait_suite(void)
 {
 	Suite *s = suite_create("slot-wait");
@@ -212,6 +332,8 @@ static Suite *slot_wait_suite(void)
 	tcase_add_loop_test(tc, lock_waits_for_a_free_slot, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, dead_sleeper_does_not_hold_up_the_next);
 	tcase_add_test(tc, busy_thread_gives_its_slot_back);
+	tcase_add_test(tc, woken_sleeper_finds_the_slot_free);
+	tcase_add_test(tc, giver_leaves_the_slot_to_its_sleeper);
 	suite_add_tcase(s, tc);
 	return s;
 }
