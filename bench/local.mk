@@ -29,8 +29,12 @@ bench_bakery_bench_SOURCES = \
 bench_bakery_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/common
 bench_bakery_bench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS) -lpthread
 
-# Where `make bench` draws the plots: the committed ones live in docs/.
-BENCH_PLOTDIR = $(top_srcdir)/docs
+# Where `make bench` draws the plots: beside the CSV in the build tree, so
+# that a run leaves the sources as they were.  The committed ones in docs/
+# are redrawn with `make bench BENCH_PLOTDIR='$(top_srcdir)/docs'`.
+BENCH_PLOTDIR = bench
+CLEANFILES += bench/bench-throughput.svg bench/bench-cpu.svg bench/bench-uncontended.svg \
+	bench/bench-wait.svg
 
 bench_bakery_rwbench_SOURCES = bench/rw.c tests/common/rw_occupancy.h
 bench_bakery_rwbench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/common
