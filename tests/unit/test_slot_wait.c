@@ -218,10 +218,12 @@ static void await_asleep(bakery_t *b)
 }
 
 /* A process that takes the slot, says so (gate IN), and gives it back
- * when told (gate GO): then it stops itself right after the slot's
- * announcement (BAKERY_STOP_AT=slot-announced). */
+ * when told (gate GO): then it stops itself (BAKERY_STOP_AT) or dies
+ * (BAKERY_CRASH_AT, SIGKILL) right after the slot's announcement, at crash
+ * point slot-announced. */
 struct giver {
 	const char *name;
+	const char *at;         /* BAKERY_STOP_AT or BAKERY_CRASH_AT */
 	struct tk_gate in, go;
 };
 
@@ -231,7 +233,7 @@ static int giver_main(void *arg)
 	bakery_t *b;
 	bakery_lock_t *l;
 
-	if (setenv("BAKERY_STOP_AT", "slot-announced", 1) || bakery_open(g->name, 0, NULL, &b) ||
+	if (setenv(g->at, "slot-announced", 1) || bakery_open(g->name, 0, NULL, &b) ||
 	    bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l) || bakery_lock(l))
 		return 100;
 	tk_gate_open(&g->in);
@@ -243,13 +245,14 @@ static int giver_main(void *arg)
 /*
  * The slot a thread gives back is free by the time the sleeper woken for it
  * looks: its token goes back before the wake-up.  The giver stops right
- * after the wake-up, still alive; with the rescans put off for a minute,
- * the wake-up alone must deliver the slot.
+ * after the wake-up, still alive (_i = 0), or is SIGKILLed there (_i = 1);
+ * with the rescans put off for a minute, the wake-up alone must deliver
+ * the slot.
  */
 START_TEST(woken_sleeper_finds_the_slot_free)
 {
 	char name[TK_NAME_SIZE];
-	struct giver g = { .name = name };
+	struct giver g = { .name = name, .at = _i ? "BAKERY_CRASH_AT" : "BAKERY_STOP_AT" };
 	bakery_t *b;
 	bakery_lock_t *l;
 	pid_t giver, waiter;
@@ -266,11 +269,14 @@ START_TEST(woken_sleeper_finds_the_slot_free)
 	await_asleep(b);
 	tk_gate_open(&g.go);
 	ck_assert_int_eq(waitpid(giver, &status, WUNTRACED), giver);
-	ck_assert_msg(WIFSTOPPED(status), "the giver did not reach slot-announced (status %d)", status);
+	ck_assert_msg(_i ? WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL : WIFSTOPPED(status),
+	              "the giver did not reach slot-announced (status %d)", status);
 	got = tk_reap(waiter, 30);
-	ck_assert_int_eq(kill(giver, SIGCONT), 0);
+	if (!_i)
+		ck_assert_int_eq(kill(giver, SIGCONT), 0);
 	ck_assert_msg(got == 0, "the woken sleeper got no slot (%d)", got);
-	ck_assert_int_eq(tk_reap(giver, 30), 0);
+	if (!_i)
+		ck_assert_int_eq(tk_reap(giver, 30), 0);
 	tk_gate_close(&g.in);
 	tk_gate_close(&g.go);
 	ck_assert_int_eq(bakery_lock_close(l), 0);
@@ -332,7 +338,7 @@ static Suite *slot_wait_suite(void)
 	tcase_add_loop_test(tc, lock_waits_for_a_free_slot, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, dead_sleeper_does_not_hold_up_the_next);
 	tcase_add_test(tc, busy_thread_gives_its_slot_back);
-	tcase_add_test(tc, woken_sleeper_finds_the_slot_free);
+	tcase_add_loop_test(tc, woken_sleeper_finds_the_slot_free, 0, 2);
 	tcase_add_test(tc, giver_leaves_the_slot_to_its_sleeper);
 	suite_add_tcase(s, tc);
 	return s;
