@@ -154,7 +154,8 @@ static int slot_wait_counted(struct bakery *b, unsigned *slot, const struct dead
 	uint64_t idle_since = 0;
 	int err;
 
-	for (unsigned sleeps = 0;; sleeps++) {
+	/* sleeps: those that were not a yield's (a yield is no wait of ours) */
+	for (unsigned sleeps = 0;;) {
 		/* the count before the scan: a slot freed after the scan
 		 * looked at it moves the count, and the sleep does not start */
 		uint32_t seen = uatomic_read(&h->slot_frees);
@@ -179,6 +180,7 @@ static int slot_wait_counted(struct bakery *b, unsigned *slot, const struct dead
 				return BAKERY_ESLOTS;
 		}
 		slot_sleep(b, seen, dl, yield);
+		sleeps += !yield;
 	}
 }
 
