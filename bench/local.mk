@@ -9,7 +9,10 @@
 #                     pthread_rwlock_t, flock and a POSIX semaphore (2 minutes)
 #   make bench-path   bakery-pathbench and bench/pathlock.py: a lock per file,
 #                     uncontended, from C and from Python, against flock (a minute)
-noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench bench/bakery-pathbench
+#   make bench-slots  bakery-slotbench: a newcomer's wait for the slot a busy
+#                     thread holds, against a free slot (a few seconds)
+noinst_PROGRAMS += bench/bakery-bench bench/bakery-rwbench bench/bakery-pathbench \
+	bench/bakery-slotbench
 # ab.sh: a benchmark against two builds in alternation; profile-lockpath.sh:
 # the instructions of an uncontended lock+unlock, function by function;
 # cli-vs-flock.sh: bakery run and bakery flock beside flock(1)
@@ -42,9 +45,12 @@ bench_bakery_rwbench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS) -lpthr
 
 bench_bakery_pathbench_SOURCES = bench/path.c
 bench_bakery_pathbench_LDADD = lib/libbakery.la $(BAKERY_LIBS)
+
+bench_bakery_slotbench_SOURCES = bench/slots.c
+bench_bakery_slotbench_LDADD = lib/libbakery.la $(URCU_LIBS) $(BAKERY_LIBS) -lpthread
 EXTRA_DIST += bench/pathlock.py
 
-.PHONY: bench bench-quick bench-rw bench-path
+.PHONY: bench bench-quick bench-rw bench-path bench-slots
 bench: bench/bakery-bench$(EXEEXT)
 	bench/bakery-bench$(EXEEXT) --csv bench/results.csv
 	@if test -n "$(GNUPLOT)"; then \
@@ -65,3 +71,6 @@ bench-path: bench/bakery-pathbench$(EXEEXT)
 	bench/bakery-pathbench$(EXEEXT)
 	BAKERY_LIBRARY=lib/.libs/libbakery.so PYTHONPATH=$(top_srcdir)/python \
 	  python3 $(top_srcdir)/bench/pathlock.py
+
+bench-slots: bench/bakery-slotbench$(EXEEXT)
+	bench/bakery-slotbench$(EXEEXT) $(BENCH_SLOTS_N)
