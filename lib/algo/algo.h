@@ -180,15 +180,15 @@ static inline bool active_walk_next(struct active_walk *it, unsigned *j)
  * would find (no member to visit), so a step may skip its walk on it.
  * "No" may also mean a member past the bound, or our own bit missing (a
  * forged set): the walk then sorts it out.
- * The uncontended passage's two walks are this loop of one load and test,
+ * The uncontended passage's two walks are one load and compare each (while
+ * the slots ever claimed are below 64; a loop over the words past that),
  * and the walks themselves stay out of its way (the callers keep them in
  * functions of their own, so that the common path saves no registers).
  */
-static inline bool active_alone(const struct passage *p)
+static inline bool active_alone_words(const uint64_t *set, unsigned bound, unsigned self)
 {
-	const uint64_t *set = p->active;
-	unsigned bound = slots_bound(p->b), self_word = p->self / 64, w = 0;
-	uint64_t self_bit = UINT64_C(1) << (p->self % 64);
+	unsigned self_word = self / 64, w = 0;
+	uint64_t self_bit = UINT64_C(1) << (self % 64);
 
 	/* our own bit is in the set for the whole passage (we joined before
 	 * the doorway), and our slot is below the bound: at least one word */
@@ -197,6 +197,17 @@ static inline bool active_alone(const struct passage *p)
 			return false;
 	} while (++w * 64 < bound);
 	return true;
+}
+
+static inline bool active_alone(const struct passage *p)
+{
+	unsigned bound = slots_bound(p->b);
+
+	/* every slot ever claimed below 64 (a region's usual state, whatever
+	 * its size): the loop's one word, without the loop */
+	if (caa_likely(bound <= 64))
+		return CMM_LOAD_SHARED(p->active[0]) == (p->self < 64 ? UINT64_C(1) << p->self : 0);
+	return active_alone_words(p->active, bound, p->self);
 }
 
 /* for (each slot j of the lock's active set, j != self).  WALK names the
