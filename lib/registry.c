@@ -211,7 +211,8 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 
 /*
  * The one recovery worker.  Take SLOT's token unless a live thread holds
- * it; if its holder died, clear what it left in every lock; then, if
+ * it; if its holder died, clear what it left in every lock (and clear an
+ * ACTIVE slot whose token nobody held: see below); then, if
  * FINISHER is a slot (not BAKERY_NO_SLOT), drive the slot's pending proxy
  * passages as far as they go without waiting, as their finisher FINISHER
  * (we hold the token, so a finisher we name after the slot itself is
@@ -250,6 +251,15 @@ static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finis
 		*before = CMM_LOAD_SHARED(s->state);
 	if (r == EOWNERDEAD)
 		slot_recover_dead_quiet(b, slot);
+	else if (CMM_LOAD_SHARED(s->state) == SLOT_ACTIVE)
+		/* ACTIVE, and its token was free: nobody owns it.  Its owner
+		 * let go of the token without clearing the slot: its exit or
+		 * bakery_close timed out on a revocation of the slot
+		 * (record_release), which its revoker then undid, the token
+		 * being free.  The owner held no lock (its registers are
+		 * idle) and has forgotten the slot: clear it, or it would
+		 * stay taken for good. */
+		slot_clear(b, slot, false);
 	if (finisher != BAKERY_NO_SLOT && CMM_LOAD_SHARED(s->state) == SLOT_RECOVERING &&
 	    b->recovery->finish_proxies(b, slot, finisher))
 		slot_settle(b, slot);

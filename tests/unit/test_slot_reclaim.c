@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include "unit.h"
 #include "../common/occupancy.h"
@@ -308,6 +309,89 @@ START_TEST(dead_reclaimer_is_settled)
 }
 END_TEST
 
+/* ---------------------------------- an owner that leaves mid-revocation -- */
+
+struct leaving {
+	char name[TK_NAME_SIZE];
+	struct tk_gate ready, leave;
+};
+
+/* Lock once, sleep in the application until told to leave, then close the
+ * region (its slot under a revocation that does not end meanwhile). */
+static int leaving_owner_main(void *arg)
+{
+	struct leaving *v = arg;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (bakery_open(v->name, 0, NULL, &b) || bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l))
+		return 1;
+	if (bakery_lock(l) || bakery_unlock(l))
+		return 2;
+	tk_gate_open(&v->ready);
+	if (!tk_gate_wait(&v->leave, 120))
+		return 3;
+	bakery_lock_close(l);
+	return bakery_close(b) ? 4 : 0;
+}
+
+/* Wait for a slot, stopping (SIGSTOP) in the middle of the revocation of
+ * the idle owner's; once continued, lock within the timeout. */
+static int stopped_reclaimer_main(void *arg)
+{
+	struct leaving *v = arg;
+	struct timespec until;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	setenv("BAKERY_STOP_AT", "revoke-odd", 1);
+	if (bakery_open(v->name, 0, NULL, &b) || bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l))
+		return 1;
+	until = tk_in(CLOCK_MONOTONIC, RECLAIM_TIMEOUT_S);
+	if (bakery_clocklock(l, CLOCK_MONOTONIC, &until))
+		return 2;
+	return bakery_unlock(l) ? 3 : 0;
+}
+
+/*
+ * The owner closes the region while a reclaimer, stopped, is revoking its
+ * slot: its close waits for the revocation (REVOKE_WAIT_NS), gives up, and
+ * lets go of the slot's token without clearing the slot, the slot being
+ * perhaps the reclaimer's.  The reclaimer, continued, finds the token free,
+ * undoes its revocation and must still get the slot: an ACTIVE slot whose
+ * token nobody holds is nobody's (until 2026-11-28 it stayed taken for
+ * good, and the reclaimer waited until its timeout).
+ */
+START_TEST(owner_leaving_mid_revocation_frees_its_slot)
+{
+	struct leaving *v = tk_shared(sizeof(*v));
+	bakery_t *b = unit_region(v->name, "revgone", 1, 1);
+	bakery_lock_t *l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	pid_t owner, reclaimer;
+	int status;
+
+	tk_gate_init(&v->ready);
+	tk_gate_init(&v->leave);
+	owner = tk_fork(leaving_owner_main, v);
+	ck_assert(tk_gate_wait(&v->ready, 20));
+	reclaimer = tk_fork(stopped_reclaimer_main, v);
+	ck_assert_int_eq(waitpid(reclaimer, &status, WUNTRACED), reclaimer);
+	ck_assert_msg(WIFSTOPPED(status), "the reclaimer did not reach revoke-odd (status %d)",
+	              status);
+	tk_gate_open(&v->leave);
+	ck_assert_int_eq(tk_reap(owner, RECLAIM_TIMEOUT_S), 0);
+	ck_assert_int_eq(kill(reclaimer, SIGCONT), 0);
+	ck_assert_int_eq(tk_reap(reclaimer, RECLAIM_TIMEOUT_S + 10), 0);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	tk_gate_close(&v->ready);
+	tk_gate_close(&v->leave);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(v->name), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("slot_reclaim");
@@ -317,6 +401,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, sleepers_slots_are_reclaimed);
 	tcase_add_loop_test(tc, revoked_thread_leaves_new_owner_alone, 0, 2);
 	tcase_add_loop_test(tc, dead_reclaimer_is_settled, 0, 2);
+	tcase_add_test(tc, owner_leaving_mid_revocation_frees_its_slot);
 	suite_add_tcase(s, tc);
 	return s;
 }
