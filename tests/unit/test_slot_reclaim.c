@@ -237,6 +237,20 @@ struct dying {
 	struct tk_gate ready, wake;
 };
 
+/* Open region NAME and its lock "l", lock once (taking a slot), say so
+ * (gate READY), and sleep in the application until told (gate GO): 0 with
+ * *B and *L, or the step that failed (1 to 3). */
+static int lock_once_then_idle(const char *name, struct tk_gate *ready, struct tk_gate *go,
+                               bakery_t **b, bakery_lock_t **l)
+{
+	if (bakery_open(name, 0, NULL, b) || bakery_lock_open(*b, "l", BAKERY_ALGO_DEFAULT, l))
+		return 1;
+	if (bakery_lock(*l) || bakery_unlock(*l))
+		return 2;
+	tk_gate_open(ready);
+	return tk_gate_wait(go, 120) ? 0 : 3;
+}
+
 /* Lock once, sleep until woken, lock again (within the timeout). */
 static int idle_owner_main(void *arg)
 {
@@ -244,14 +258,10 @@ static int idle_owner_main(void *arg)
 	struct timespec until;
 	bakery_lock_t *l;
 	bakery_t *b;
+	int err = lock_once_then_idle(d->name, &d->ready, &d->wake, &b, &l);
 
-	if (bakery_open(d->name, 0, NULL, &b) || bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l))
-		return 1;
-	if (bakery_lock(l) || bakery_unlock(l))
-		return 2;
-	tk_gate_open(&d->ready);
-	if (!tk_gate_wait(&d->wake, 120))
-		return 3;
+	if (err)
+		return err;
 	until = tk_in(CLOCK_MONOTONIC, RECLAIM_TIMEOUT_S);
 	d->rc = bakery_clocklock(l, CLOCK_MONOTONIC, &until);
 	if (d->rc || bakery_unlock(l))
@@ -323,14 +333,10 @@ static int leaving_owner_main(void *arg)
 	struct leaving *v = arg;
 	bakery_lock_t *l;
 	bakery_t *b;
+	int err = lock_once_then_idle(v->name, &v->ready, &v->leave, &b, &l);
 
-	if (bakery_open(v->name, 0, NULL, &b) || bakery_lock_open(b, "l", BAKERY_ALGO_DEFAULT, &l))
-		return 1;
-	if (bakery_lock(l) || bakery_unlock(l))
-		return 2;
-	tk_gate_open(&v->ready);
-	if (!tk_gate_wait(&v->leave, 120))
-		return 3;
+	if (err)
+		return err;
 	bakery_lock_close(l);
 	return bakery_close(b) ? 4 : 0;
 }
