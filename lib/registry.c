@@ -198,6 +198,21 @@ static void slot_recover_dead_quiet(struct bakery *b, unsigned slot)
 		slot_clear(b, slot, true);
 }
 
+/* Is SLOT FREE now, having been found BEFORE otherwise? */
+static bool slot_turned_free(struct bakery *b, unsigned slot, uint32_t before)
+{
+	return before != SLOT_FREE && CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_FREE;
+}
+
+/* Let go of a slot's token H; then, if we made the slot FREE (FREED),
+ * announce it: after, so that the waiter it wakes finds the token back. */
+static void slot_token_give(struct bakery *b, bool freed, struct token_hold *h)
+{
+	bakery__token_give(h);
+	if (freed)
+		slot_freed(b);
+}
+
 /* The same, for revoke.c, which gives the token back after us: announced
  * at once (a waiter woken early finds it at its next scan). */
 static void slot_recover_dead(struct bakery *b, unsigned slot)
@@ -205,7 +220,7 @@ static void slot_recover_dead(struct bakery *b, unsigned slot)
 	uint32_t before = CMM_LOAD_SHARED(b->slots[slot].state);
 
 	slot_recover_dead_quiet(b, slot);
-	if (before != SLOT_FREE && CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_FREE)
+	if (slot_turned_free(b, slot, before))
 		slot_freed(b);
 }
 
@@ -266,15 +281,6 @@ static int slot_take_and_recover(struct bakery *b, unsigned slot, unsigned finis
 	return r;
 }
 
-/* Let go of a slot's token H, taken by slot_take_and_recover with the slot
- * found BEFORE: a slot that is FREE now and was not is announced. */
-static void slot_token_give(struct bakery *b, unsigned slot, uint32_t before, struct token_hold *h)
-{
-	bakery__token_give(h);
-	if (before != SLOT_FREE && CMM_LOAD_SHARED(b->slots[slot].state) == SLOT_FREE)
-		slot_freed(b);
-}
-
 enum liveness bakery__slot_recover_if_dead(struct bakery *b, unsigned slot)
 {
 	struct token_hold h;
@@ -283,7 +289,7 @@ enum liveness bakery__slot_recover_if_dead(struct bakery *b, unsigned slot)
 	switch (slot_take_and_recover(b, slot, BAKERY_NO_SLOT, &before, &h)) {
 	case EOWNERDEAD:
 	case 0:
-		slot_token_give(b, slot, before, &h);
+		slot_token_give(b, slot_turned_free(b, slot, before), &h);
 		return SLOT_GONE;
 	default:
 		/* EBUSY: alive (or our own).  An error mapping the token's
@@ -317,10 +323,10 @@ static bool reap_one(struct bakery *b, unsigned i, unsigned helper, unsigned *fr
 	r = slot_take_and_recover(b, i, helper < b->nslots ? helper : i, &before, &h);
 	if (r != 0 && r != EOWNERDEAD)
 		return false;
-	now_free = before != SLOT_FREE && CMM_LOAD_SHARED(s->state) == SLOT_FREE;
+	now_free = slot_turned_free(b, i, before);
 	if (now_free)
 		(*freed)++;
-	slot_token_give(b, i, before, &h);
+	slot_token_give(b, now_free, &h);
 	return now_free;
 }
 
@@ -430,7 +436,7 @@ static __thread struct {
 	uint64_t until;
 } yielded;
 
-static uint64_t yield_left(const struct bakery *b)
+uint64_t bakery__slot_yield_left(const struct bakery *b)
 {
 	uint64_t now;
 
@@ -455,9 +461,7 @@ static void slot_give_back(struct bakery *b, unsigned slot, struct token_hold *h
 		bakery__token_abandon(h);
 		return;
 	}
-	bakery__token_give(h);
-	if (freed)
-		slot_freed(b);
+	slot_token_give(b, freed, h);
 	CRASH_POINT("slot-announced");
 }
 
@@ -641,7 +645,7 @@ static int slot_self_slow(struct bakery *b, unsigned long c, unsigned *slot)
 	records_prune_closed();
 	if (records_count() >= BAKERY_MAX_THREAD_REGIONS)
 		return BAKERY_EREGIONS;  /* the kernel would not walk our robust list so far */
-	if (yield_left(b))
+	if (bakery__slot_yield_left(b))
 		return BAKERY_ESLOTS;   /* the slot we gave back is a waiter's */
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -718,11 +722,6 @@ void bakery__slot_yield_self(struct bakery *b, uint64_t ns)
 	yielded.b = b;
 	yielded.frees = frees;
 	yielded.until = monotonic_ns() + ns;
-}
-
-uint64_t bakery__slot_yield_left(struct bakery *b)
-{
-	return yield_left(b);
 }
 
 /* The calling thread's record of B (the common case first). */

@@ -153,7 +153,7 @@ BAKERY_HIDDEN void bakery__slot_release_self(struct bakery *b);
 BAKERY_HIDDEN void bakery__slot_yield_self(struct bakery *b, uint64_t ns);
 /* How long the calling thread's yield in B still holds its claims back
  * (ns; 0: none). */
-BAKERY_HIDDEN uint64_t bakery__slot_yield_left(struct bakery *b);
+BAKERY_HIDDEN uint64_t bakery__slot_yield_left(const struct bakery *b);
 /* Does the calling thread, which has a record of B, hold LOCK of B through
  * another handle of the same region (another slot of its own)?  With one
  * record, B's, it has no other: one load. */
