@@ -322,7 +322,7 @@ END_TEST
 /* ---------------------------------- an owner that leaves mid-revocation -- */
 
 struct leaving {
-	char name[TK_NAME_SIZE];
+	const char *name;
 	struct tk_gate ready, leave;
 };
 
@@ -370,12 +370,12 @@ static int stopped_reclaimer_main(void *arg)
  */
 START_TEST(owner_leaving_mid_revocation_frees_its_slot)
 {
-	struct leaving *v = tk_shared(sizeof(*v));
-	bakery_t *b = unit_region(v->name, "revgone", 1, 1);
-	bakery_lock_t *l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	struct unit_fixture f;
+	struct leaving leaving = { .name = f.name }, *v = &leaving;
 	pid_t owner, reclaimer;
 	int status;
 
+	unit_fixture_open(&f, "revgone", 1, 1, "l", BAKERY_ALGO_DEFAULT);
 	tk_gate_init(&v->ready);
 	tk_gate_init(&v->leave);
 	owner = tk_fork(leaving_owner_main, v);
@@ -388,13 +388,11 @@ START_TEST(owner_leaving_mid_revocation_frees_its_slot)
 	ck_assert_int_eq(tk_reap(owner, RECLAIM_TIMEOUT_S), 0);
 	ck_assert_int_eq(kill(reclaimer, SIGCONT), 0);
 	ck_assert_int_eq(tk_reap(reclaimer, RECLAIM_TIMEOUT_S + 10), 0);
-	ck_assert_int_eq(bakery_lock(l), 0);
-	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock(f.l), 0);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
 	tk_gate_close(&v->ready);
 	tk_gate_close(&v->leave);
-	ck_assert_int_eq(bakery_lock_close(l), 0);
-	ck_assert_int_eq(bakery_close(b), 0);
-	ck_assert_int_eq(bakery_unlink(v->name), 0);
+	unit_fixture_close(&f);
 }
 END_TEST
 

@@ -251,22 +251,19 @@ static int giver_main(void *arg)
  */
 START_TEST(woken_sleeper_finds_the_slot_free)
 {
-	char name[TK_NAME_SIZE];
-	struct giver g = { .name = name, .at = _i ? "BAKERY_CRASH_AT" : "BAKERY_STOP_AT" };
-	bakery_t *b;
-	bakery_lock_t *l;
+	struct unit_fixture f;
+	struct giver g = { .name = f.name, .at = _i ? "BAKERY_CRASH_AT" : "BAKERY_STOP_AT" };
 	pid_t giver, waiter;
 	int status, got;
 
 	ck_assert_int_eq(setenv("BAKERY_TEST_SLOT_RESCAN_MS", "60000", 1), 0);
-	b = unit_region(name, "slotwake", 1, 1);
-	l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	unit_fixture_open(&f, "slotwake", 1, 1, "l", BAKERY_ALGO_DEFAULT);
 	tk_gate_init(&g.in);
 	tk_gate_init(&g.go);
 	giver = tk_fork(giver_main, &g);
 	ck_assert(tk_gate_wait(&g.in, 20));     /* it has the only slot */
-	waiter = tk_fork(lock_once, name);
-	await_asleep(b);
+	waiter = tk_fork(lock_once, f.name);
+	await_asleep(f.b);
 	tk_gate_open(&g.go);
 	ck_assert_int_eq(waitpid(giver, &status, WUNTRACED), giver);
 	ck_assert_msg(_i ? WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL : WIFSTOPPED(status),
@@ -279,9 +276,7 @@ START_TEST(woken_sleeper_finds_the_slot_free)
 		ck_assert_int_eq(tk_reap(giver, 30), 0);
 	tk_gate_close(&g.in);
 	tk_gate_close(&g.go);
-	ck_assert_int_eq(bakery_lock_close(l), 0);
-	ck_assert_int_eq(bakery_close(b), 0);
-	ck_assert_int_eq(bakery_unlink(name), 0);
+	unit_fixture_close(&f);
 	unsetenv("BAKERY_TEST_SLOT_RESCAN_MS");
 }
 END_TEST
@@ -294,37 +289,27 @@ END_TEST
  */
 START_TEST(giver_leaves_the_slot_to_its_sleeper)
 {
-	char name[TK_NAME_SIZE];
-	bakery_t *b;
-	bakery_lock_t *l;
+	struct unit_fixture f;
 	struct timespec soon;
 	pid_t waiter;
 	int status;
 
 	ck_assert_int_eq(setenv("BAKERY_TEST_SLOT_YIELD_MS", "600000", 1), 0);
-	b = unit_region(name, "slotyield", 1, 1);
-	l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
-	ck_assert_int_eq(bakery_lock(l), 0);
-	waiter = tk_fork(lock_once, name);
-	await_asleep(b);
+	unit_fixture_open(&f, "slotyield", 1, 1, "l", BAKERY_ALGO_DEFAULT);
+	ck_assert_int_eq(bakery_lock(f.l), 0);
+	waiter = tk_fork(lock_once, f.name);
+	await_asleep(f.b);
 	ck_assert_int_eq(kill(waiter, SIGSTOP), 0);
 	ck_assert_int_eq(waitpid(waiter, &status, WUNTRACED), waiter);
 	ck_assert(WIFSTOPPED(status));
-	ck_assert_int_eq(bakery_unlock(l), 0);          /* the slot goes to the stopped sleeper */
-	clock_gettime(CLOCK_REALTIME, &soon);
-	soon.tv_nsec += 100000000L;
-	if (soon.tv_nsec >= 1000000000L) {
-		soon.tv_sec++;
-		soon.tv_nsec -= 1000000000L;
-	}
-	ck_assert_int_eq(bakery_timedlock(l, &soon), ETIMEDOUT);
+	ck_assert_int_eq(bakery_unlock(f.l), 0);        /* the slot goes to the stopped sleeper */
+	soon = tk_in(CLOCK_REALTIME, 0.1);
+	ck_assert_int_eq(bakery_timedlock(f.l, &soon), ETIMEDOUT);
 	ck_assert_int_eq(kill(waiter, SIGCONT), 0);
 	ck_assert_int_eq(tk_reap(waiter, 30), 0);
-	ck_assert_int_eq(bakery_lock(l), 0);            /* its release ended the yield */
-	ck_assert_int_eq(bakery_unlock(l), 0);
-	ck_assert_int_eq(bakery_lock_close(l), 0);
-	ck_assert_int_eq(bakery_close(b), 0);
-	ck_assert_int_eq(bakery_unlink(name), 0);
+	ck_assert_int_eq(bakery_lock(f.l), 0);          /* its release ended the yield */
+	ck_assert_int_eq(bakery_unlock(f.l), 0);
+	unit_fixture_close(&f);
 	unsetenv("BAKERY_TEST_SLOT_YIELD_MS");
 }
 END_TEST
