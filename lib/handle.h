@@ -14,6 +14,10 @@ struct recovery_ops;
 struct thread_slot;
 struct algo_ops;
 
+/* "No slot": a caller without a slot of its own (registry reap, proxy
+ * finisher), nobody seen ahead in line (passage.h). */
+#define BAKERY_NO_SLOT UINT32_MAX
+
 /* Token windows given back and kept for the next take (token.c). */
 #define TOKEN_SPARE_WINDOWS 4u
 

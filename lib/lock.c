@@ -279,7 +279,7 @@ static inline void passage_new_place(struct passage *p)
 {
 	p->also = p->also_waiters = NULL;
 	p->crowd = 0;
-	p->pred = BAKERY_NO_SLOT;
+	p->pred = p->pred2 = BAKERY_NO_SLOT;
 	p->pred_number = 0;
 	p->pass_published = p->pass_phase = false;
 }

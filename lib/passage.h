@@ -24,9 +24,13 @@ struct passage {
 	 * ours (wait.c: how long to spin, whether to park) */
 	unsigned crowd;
 	/* the latest of those tickets (our predecessor in line) and the
-	 * register value the doorway read, or BAKERY_NO_SLOT */
-	unsigned pred;
-	uint64_t pred_number;
+	 * register value the doorway read, or BAKERY_NO_SLOT; and the latest
+	 * before it, whose exit makes us the next in line (BAKERY_NO_SLOT
+	 * with fewer than two ahead), and the place of each in line
+	 * (passage_note_ahead) */
+	unsigned pred, pred2;
+	uint64_t pred_number, pred2_number;
+	uint64_t pred_rank, pred2_rank;
 	/* a shared (reader) passage: it waits only for exclusive ones ahead */
 	bool shared;
 	/* the lock's capacity k: more than 1 admits k holders at once */
@@ -46,12 +50,28 @@ struct passage {
 	uint64_t handle;
 };
 
-/* Note slot J, ticket register value NUMBER, as the latest ticket ahead of
- * ours so far (doorways call it in order of their tickets' rank). */
-static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t number)
+/*
+ * Note slot J, ticket register value NUMBER, as a ticket ahead of ours.
+ * RANK is its place in line: a later ticket has a larger rank.  Doorways
+ * note every ticket ahead, in increasing slot order, so that on a tie of
+ * ranks the later slot is the later ticket, as the algorithms order them.
+ * Keeps the latest two (wait.c parks behind them).
+ */
+static inline void passage_note_ahead(struct passage *p, unsigned j, uint64_t number,
+                                      uint64_t rank)
 {
-	p->pred = j;
-	p->pred_number = number;
+	if (p->pred == BAKERY_NO_SLOT || rank >= p->pred_rank) {
+		p->pred2 = p->pred;
+		p->pred2_number = p->pred_number;
+		p->pred2_rank = p->pred_rank;
+		p->pred = j;
+		p->pred_number = number;
+		p->pred_rank = rank;
+	} else if (p->pred2 == BAKERY_NO_SLOT || rank >= p->pred2_rank) {
+		p->pred2 = j;
+		p->pred2_number = number;
+		p->pred2_rank = rank;
+	}
 }
 
 #endif /* BAKERY_PASSAGE_H */

@@ -11,10 +11,6 @@
 #include "revoke.h"
 #include "token.h"
 
-/* "No slot": a caller without a slot of its own (registry reap, proxy
- * finisher). */
-#define BAKERY_NO_SLOT UINT32_MAX
-
 /* A thread's slot in one region (thread-local records). */
 struct thread_slot {
 	struct bakery *b;

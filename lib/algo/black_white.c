@@ -34,38 +34,73 @@
 
 #include "common.h"
 
-/* Lines 3 and 5 over the others in the active set: the highest number of
- * colour MYCOLOR, each ticket ahead of ours noted in P (the crowd; the
- * latest of our colour, else of the other, as our predecessor).  Out of
- * line: an uncontended doorway has nobody to visit (active_alone). */
+/* The latest two tickets of the other colour a doorway read, the latest
+ * first (ties: the later slot, as the walk is in slot order). */
+struct other_latest {
+	unsigned slot[2];
+	uint64_t ticket[2];
+};
+
+static void other_note(struct other_latest *o, unsigned j, uint64_t t)
+{
+	if (o->slot[0] == BAKERY_NO_SLOT || bw_number(t) >= bw_number(o->ticket[0])) {
+		o->slot[1] = o->slot[0];
+		o->ticket[1] = o->ticket[0];
+		o->slot[0] = j;
+		o->ticket[0] = t;
+	} else if (o->slot[1] == BAKERY_NO_SLOT || bw_number(t) >= bw_number(o->ticket[1])) {
+		o->slot[1] = j;
+		o->ticket[1] = t;
+	}
+}
+
+/*
+ * Lines 3 and 5 over the others in the active set: the highest number of
+ * colour MYCOLOR, each ticket ahead of ours counted in P's crowd, and the
+ * latest two noted (wait.c parks behind them).  A ticket of the other
+ * colour is ahead of ours only while the shared colour is ours (line 12):
+ * one taken after a flip during our doorway is behind us and waits for us,
+ * and parking behind it would stall both until the grace.  So those are
+ * noted only if the colour, read again after the tickets, is still ours;
+ * then each of them leaves before a ticket of ours can enter, and so
+ * before the colour can flip again.  Out of line: an uncontended doorway
+ * has nobody to visit (active_alone).
+ */
 static __attribute__((noinline)) uint64_t others_max_number(struct passage *p, unsigned mycolor)
 {
-	unsigned other_pred = BAKERY_NO_SLOT;
-	uint64_t max = 0, pred_max = 0, other_max = 0, other_number = 0;
+	struct other_latest other = { { BAKERY_NO_SLOT, BAKERY_NO_SLOT }, { 0, 0 } };
+	uint64_t max = 0;
 
 	for_each_other(p, j, bound) {                             /* lines 3, 5 */
 		uint64_t t = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
-		/* every ticket read is ahead of ours: of our colour with a
-		 * lower number, or of the other colour, served first; the
-		 * latest is our colour's last, else the other colour's (for a
-		 * reader: the latest writer's) */
+		/* for a reader: the writers among them */
 		bool ahead = bw_number(t) && conflicts(p, j);
 
-		if (ahead && bw_color(t) == mycolor && bw_number(t) >= pred_max) {
-			passage_note_ahead(p, j, t);
-			pred_max = bw_number(t);
-		}
-		if (ahead && bw_color(t) != mycolor && bw_number(t) >= other_max) {
-			other_max = bw_number(t);
-			other_pred = j;
-			other_number = t;
-		}
+		if (ahead && bw_color(t) == mycolor)
+			passage_note_ahead(p, j, t, bw_ticket_key(t, mycolor));
+		else if (ahead)
+			other_note(&other, j, t);
 		if (bw_color(t) == mycolor && bw_number(t) > max)
 			max = bw_number(t);
 		p->crowd += ahead;
 	}
-	if (p->pred == BAKERY_NO_SLOT && other_pred != BAKERY_NO_SLOT)
-		passage_note_ahead(p, other_pred, other_number);
+	/* the colour is read again only where a waiter may park: two or
+	 * more ahead, fewer than two of our colour (the colour's line moves
+	 * at every exit: a load of it is a cache miss) */
+	if (other.slot[0] == BAKERY_NO_SLOT || p->crowd < 2 || p->pred2 != BAKERY_NO_SLOT)
+		return max;
+	/* the tickets before the colour (load->load): with the colour ours
+	 * after they were read, each ticket of the other colour read is
+	 * served before every ticket of ours (line 12), or has already left
+	 * (a stale read: the park then ends at once) */
+	cmm_smp_rmb();
+	if (bw_shared_color(p->b, p->lock) != mycolor)
+		return max;
+	/* served before every ticket of ours: ranked below them */
+	for (int k = 1; k >= 0; k--)
+		if (other.slot[k] != BAKERY_NO_SLOT)
+			passage_note_ahead(p, other.slot[k], other.ticket[k],
+			                   bw_ticket_key(other.ticket[k], mycolor));
 	return max;
 }
 
@@ -82,6 +117,7 @@ static int bw_doorway(struct passage *p)
 	store_mb(&me->choosing, count);
 	CRASH_POINT("doorway");
 	mycolor = bw_shared_color(p->b, p->lock);                    /* line 4 */
+	CRASH_POINT("doorway-color");
 	max = active_alone(p) ? 0 : others_max_number(p, mycolor); /* lines 3, 5 */
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;

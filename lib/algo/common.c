@@ -68,19 +68,16 @@ int bakery__await_doorway_end(struct passage *p, unsigned j)
  * an uncontended doorway has nobody to visit (active_alone). */
 static __attribute__((noinline)) uint64_t others_max_number(struct passage *p)
 {
-	uint64_t max = 0, pred_max = 0;
+	uint64_t max = 0;
 
 	for_each_other(p, j, bound) {
 		uint64_t n = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
-		/* a reader parks behind the latest writer ahead only;
-		 * slots come in increasing order: on a tie the later slot
-		 * has the later ticket (n, j) */
+		/* a reader parks behind the writers ahead only; a ticket's
+		 * place in line is its number (ties: the later slot) */
 		bool ahead = n && conflicts(p, j);
 
-		if (ahead && n >= pred_max) {
-			passage_note_ahead(p, j, n);
-			pred_max = n;
-		}
+		if (ahead)
+			passage_note_ahead(p, j, n, n);
 		if (n > max)
 			max = n;
 		p->crowd += ahead;
@@ -168,11 +165,10 @@ static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, voi
 {
 	struct holders_count *c = arg;
 	struct passage *p = c->p;
-	uint64_t pred_number = 0;
 
 	(void)unused;
 	p->crowd = 0;
-	p->pred = BAKERY_NO_SLOT;
+	p->pred = p->pred2 = BAKERY_NO_SLOT;
 	c->nslots = 0;
 	for_each_other(p, j, walk) {
 		uint64_t n = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
@@ -180,12 +176,7 @@ static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, voi
 		if (n && ticket_before(n, j, c->me.number, c->me.slot)) {
 			if (c->slots && c->nslots < b->nslots)
 				c->slots[c->nslots++] = j;
-			/* slots come in increasing order: on a tie the later
-			 * slot has the later ticket */
-			if (n >= pred_number) {
-				passage_note_ahead(p, j, n);
-				pred_number = n;
-			}
+			passage_note_ahead(p, j, n, n);
 			p->crowd++;
 		}
 	}

@@ -148,7 +148,7 @@ static int jay_doorway(struct passage *p)
 {
 	struct bakery *b = p->b;
 	struct bakery_shm_lock *e = &b->locks[p->lock];
-	unsigned m = modulus(b), x, best, tok, count, latest = BAKERY_NO_SLOT;
+	unsigned m = modulus(b), x, best, tok, count;
 	struct seen_token on_stack[SEEN_ON_STACK], *seen = on_stack;
 
 	/* line 1: gettoken := true, then a full barrier: forbids loading the
@@ -171,16 +171,15 @@ static int jay_doorway(struct passage *p)
 	x = CMM_LOAD_SHARED(e->jayanti_x) % m;                      /* line 3: x := X */
 	best = shift(b, x, x);                                  /* line 4: max^ over S u {x} */
 	for (unsigned k = 0; k < count; k++) {
-		/* every token read is ahead of ours; the latest (ties: the
-		 * later slot, as the walk is in slot order) is our predecessor */
-		if (latest == BAKERY_NO_SLOT ||
-		    shift(b, seen[k].token, x) >= shift(b, seen[latest].token, x))
-			latest = k;
-		if (shift(b, seen[k].token, x) > best)
-			best = shift(b, seen[k].token, x);
+		/* every token read is ahead of ours, its place in line its
+		 * shifted value (ties: the later slot, as the walk is in
+		 * slot order) */
+		unsigned place = shift(b, seen[k].token, x);
+
+		passage_note_ahead(p, seen[k].slot, (uint64_t)seen[k].token + 1, place);
+		if (place > best)
+			best = place;
 	}
-	if (latest != BAKERY_NO_SLOT)
-		passage_note_ahead(p, seen[latest].slot, (uint64_t)seen[latest].token + 1);
 	if (seen != on_stack)
 		free(seen);
 	tok = (best + x + m - (b->nslots - 1)) % m;             /* shift back */
