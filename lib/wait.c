@@ -23,9 +23,10 @@
  * A line counts those waiting on its ticket and those waiting for the end of
  * its doorway apart, so that a doorway wakes only the latter.
  *
- * A waiter far back in line first parks (bakery__park_behind_slow): one
- * sleep on its predecessor's line and token, the same two words, ended by
- * the predecessor's exit, abort or death.
+ * A waiter with two or more ahead first parks (bakery__park_behind_slow):
+ * one sleep on a line ahead and its token, the same two words, ended by
+ * that slot's exit, abort or death: far back, its predecessor's; nearer
+ * the front, the one before its predecessor, so that it wakes next in line.
  * A blocking or timed waiter that meets a false condition becomes passable
  * (pass.c); it also sleeps on its own pass word, so that being passed wakes
  * it, and it passes the slot it waits on if that one does not take its
@@ -670,27 +671,26 @@ static unsigned park_threshold(void)
 	return 2 * online_cpus();
 }
 
-/* The predecessor's passage moved on: its ticket changed (exit, abort, a new
- * passage, a reset after its death) or was left to a proxy (Jayanti). */
-static bool pred_moved(struct bakery *b, unsigned lock, unsigned j, void *arg)
+/* The passage of slot J, whose ticket register our doorway read as SEEN,
+ * moved on: its ticket changed (exit, abort, a new passage, a reset after
+ * its death) or was left to a proxy (Jayanti). */
+static bool ticket_moved(struct bakery *b, unsigned lock, unsigned j, const uint64_t *seen)
 {
-	const uint64_t *seen = arg;
 	struct bakery_shm_reg *r = reg_of(b, lock, j);
 
 	return CMM_LOAD_SHARED(r->number) != *seen || CMM_LOAD_SHARED(r->proxy);
 }
 
-int bakery__park_behind_slow(struct passage *p)
+/* Sleep on slot J's line and token until its ticket moves from *SEEN (the
+ * value our doorway read), its owner dies, we are passed or the deadline
+ * comes: one sleep, unless a wake-up changed nothing. */
+static int park_on(struct passage *p, unsigned j, const uint64_t *seen)
 {
 	struct bakery *b = p->b;
-	unsigned j = p->pred;
 	struct pass_watch watch = { .started = false };
-	struct bakery_shm_reg *r;
+	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
 	unsigned naps = 0;
 
-	if (p->dl->mode == WAIT_NONE || p->crowd < park_threshold())
-		return 0;
-	r = reg_of(b, p->lock, j);
 	bakery__pass_publish(p);                /* waiting for real */
 
 	for (;;) {
@@ -703,18 +703,18 @@ int bakery__park_behind_slow(struct passage *p)
 			return region_lost_error(b);
 		if (bakery__pass_was_passed(p) || bakery__wait_over(p->dl))
 			return 0;
-		/* a predecessor that does not take its turn is passed here
-		 * too: then its ticket changed, and the park ends */
+		/* a slot that does not take its turn is passed here too:
+		 * then its ticket changed, and the park ends */
 		if (bakery__pass_consider(p, j, &watch))
 			return 0;
 		uatomic_inc(&r->waiters);
-		/* our waiter count before our re-read of the predecessor's
-		 * ticket (store->load), pairing with its exit's store_mb(), or
-		 * for an exit without one, the exiters' barrier (exitfence.h) */
+		/* our waiter count before our re-read of j's ticket
+		 * (store->load), pairing with its exit's store_mb(), or for an
+		 * exit without one, the exiters' barrier (exitfence.h) */
 		cmm_smp_mb();
 		cap = bakery__exit_fence_remote(b, &b->locks[p->lock], SLEEP_CAP_NS);
 		tok = token_arm(b, j);
-		moved = !tok || pred_moved(b, p->lock, j, &p->pred_number);
+		moved = !tok || ticket_moved(b, p->lock, j, seen);
 		if (!moved) {
 			struct watch s;
 
@@ -730,8 +730,29 @@ int bakery__park_behind_slow(struct passage *p)
 		 * what changed); only a wake-up that changed nothing (a signal,
 		 * the sleep cap) sleeps again. */
 		if (moved || CMM_LOAD_SHARED(r->seq) != seq ||
-		    pred_moved(b, p->lock, j, &p->pred_number) ||
+		    ticket_moved(b, p->lock, j, seen) ||
 		    CMM_LOAD_SHARED(*slot_token_word(b, j)) != tok)
 			return 0;
 	}
+}
+
+int bakery__park_behind_slow(struct passage *p)
+{
+	int err;
+
+	if (p->dl->mode == WAIT_NONE)
+		return 0;
+	if (p->crowd >= park_threshold())
+		return park_on(p, p->pred, &p->pred_number);
+	if (p->pred2 == BAKERY_NO_SLOT)
+		return 0;
+	/* two or more ahead, and all of them may be running: wait for the
+	 * one before our predecessor to leave, so that we are next in line
+	 * when we wake; the wake-up takes place during the predecessor's
+	 * turn, not after it */
+	err = park_on(p, p->pred2, &p->pred2_number);
+	/* next in line, as far as we know: the loop spins on the
+	 * predecessor for about a wake-up before it sleeps (await_spin) */
+	p->crowd = 1;
+	return err;
 }

@@ -42,6 +42,10 @@ BAKERY_HIDDEN int bakery__await_registers(struct passage *p, unsigned j, await_f
  * the deadline.  Then the loop runs as always and finds the line ahead
  * mostly gone: one sleep and one wake-up per acquisition instead of a sleep
  * on every slot still ahead and a wake-up of every sleeper of a line.
+ * Nearer the front, with two or more ahead, it sleeps the same way behind
+ * the ticket before its predecessor's: it wakes next in line, during its
+ * predecessor's turn, and spins on it for about a wake-up (the next in
+ * line, which waits on the holder, is the only one that spins).
  * Only a wait: what lets us in is still the algorithm's loop.  0, or
  * BAKERY_EBADREGION; a deadline passing here is left to the loop to report.
  */

@@ -6,7 +6,8 @@
  * exact step: region creation (create-format, create-link), slot claim
  * (claim), a token taken but not yet linked or unlinked but not yet given
  * back (token-taken, token-unlinked), lock-table entry creation
- * (lock-create), doorway, doorway-token
+ * (lock-create), doorway, doorway-color (Black-White: the colour read, no
+ * ticket yet), doorway-token
  * (Jayanti: token published, gettoken still set), waiting, critical, exit,
  * proxy-finish (Jayanti: the proxy finisher of a dead passage).  Another
  * process holds the lock meanwhile, so that the victim dies with others
@@ -158,6 +159,13 @@ END_TEST
 START_TEST(test_doorway_token)
 {
 	death_on_the_way_in(BAKERY_ALGO_JAYANTI, "doorway-token", BAKERY_PASS_DOORWAY);
+}
+END_TEST
+
+/* Black-White only: the colour read, no ticket read yet. */
+START_TEST(test_doorway_color)
+{
+	death_on_the_way_in(BAKERY_ALGO_BLACK_WHITE, "doorway-color", BAKERY_PASS_DOORWAY);
 }
 END_TEST
 
@@ -721,6 +729,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_doorway, 0, CRASH_NALGOS);
 	tcase_add_test(tc, test_doorway_token);
+	tcase_add_test(tc, test_doorway_color);
 	tcase_add_loop_test(tc, test_waiting, 0, CRASH_NALGOS);
 	tcase_add_loop_test(tc, test_critical, 0, CRASH_NALGOS);
 	tcase_add_loop_test(tc, test_exit, 0, CRASH_NALGOS);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_wakeups.c - one release wakes one waiter, for every algorithm.
+ * test_wakeups.c - who a release wakes: one waiter where everyone parks,
+ * the next two nearer the front, for every algorithm; and whom a
+ * Black-White waiter parks behind.
  *
  * WAITERS processes queue behind a held lock one after another, each asleep
  * before the next arrives, so that each is parked behind the one before it
@@ -20,13 +22,19 @@
  * woke everyone asleep on the lock's exit count would wake all WAITERS, and
  * with a crowd every exit would wake it all.  Then everyone gets in, never
  * more than two inside (tests/common/rw_occupancy.h).
+ *
+ * The line of a few, without the override (the_next_but_one_...) and a
+ * Black-White ticket of the other colour behind ours (black_white_...):
+ * see there.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <urcu/uatomic.h>
 
@@ -128,6 +136,204 @@ START_TEST(one_release_wakes_one_waiter)
 		ck_assert_msg(a->woken[k] == (k + 1 < WAITERS),
 		              "waiter %u's release woke %lu threads", k, a->woken[k]);
 	}
+	bakery_lock_close(l);
+	bakery_close(b);
+	bakery_unlink(a->name);
+	unsetenv("BAKERY_TEST_PARK_AHEAD");
+}
+END_TEST
+
+/* ------------------------------------------------ the next but one -- */
+
+/*
+ * Without the override that parks everyone, a waiter two or more tickets
+ * back (all of those ahead may be running) sleeps until the one before its
+ * predecessor leaves, so that it is awake and next in line during its
+ * predecessor's turn; the next in line itself waits on the holder.  Three
+ * waiters queue behind a held lock, each asleep before the next arrives:
+ * the holder's release must wake the first two (the next, and the one
+ * parked behind the holder), not the third, parked behind the first.  Each
+ * waiter releases only once those after it are asleep again, so that
+ * every count is that of the sleepers it had to wake: 2 (the next, and the
+ * one parked behind it), 1, 0.  Before, every waiter slept on the first
+ * slot still ahead in slot order, the holder's: its release woke all 3.
+ */
+#define LINE 3
+
+struct line_arena {
+	char name[TK_NAME_SIZE];
+	enum bakery_algo algo;
+	unsigned holder;                /* occupancy: 1 + id of the holder, 0 = free */
+	unsigned overlaps;
+	unsigned next;                  /* acquisitions so far */
+	unsigned order[LINE];
+	pid_t pid[LINE];
+	unsigned long woken[LINE];      /* threads woken by waiter k's release */
+};
+
+struct line_waiter {
+	struct line_arena *a;
+	unsigned id;
+};
+
+/* Are the waiters after W asleep? */
+static bool later_ones_asleep(void *arg)
+{
+	const struct line_waiter *w = arg;
+
+	for (unsigned k = w->id + 1; k < LINE; k++)
+		if (unit_proc_state(w->a->pid[k]) != 'S')
+			return false;
+	return true;
+}
+
+static int line_waiter_run(void *arg)
+{
+	struct line_waiter *w = arg;
+	struct line_arena *a = w->a;
+	bakery_lock_t *l;
+	bakery_t *b;
+	unsigned long before;
+
+	if (bakery_open(a->name, 0, NULL, &b) || bakery_lock_open(b, "line", a->algo, &l))
+		return 1;
+	if (acquire(l, w->id))
+		return 2;
+	if (uatomic_xchg(&a->holder, w->id + 1) != 0)
+		uatomic_inc(&a->overlaps);
+	a->order[a->next++] = w->id;
+	if (!tk_wait_until(later_ones_asleep, w, 30))
+		return 4;
+	if (uatomic_xchg(&a->holder, 0) != w->id + 1)
+		uatomic_inc(&a->overlaps);
+	before = bakery__test_futex_woken();
+	if (bakery_unlock(l))
+		return 3;
+	a->woken[w->id] = bakery__test_futex_woken() - before;
+	return 0;
+}
+
+START_TEST(the_next_but_one_wakes_at_the_holders_exit)
+{
+	struct line_arena *a = tk_shared(sizeof(*a));
+	struct line_waiter w[LINE];
+	bakery_lock_t *l;
+	bakery_t *b;
+	unsigned long before, woken;
+
+	/* the park behind the predecessor itself only from 64 ahead, as on a
+	 * machine of 32 CPUs: what is tested is the line of a few */
+	setenv("BAKERY_TEST_PARK_AHEAD", "64", 1);
+	a->algo = (enum bakery_algo)_i;
+	b = unit_region(a->name, "next2", 0, 0);
+	l = unit_lock(b, "line", a->algo);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	for (unsigned k = 0; k < LINE; k++) {
+		struct unit_queued q = { b, 0, k + 1 };
+
+		w[k] = (struct line_waiter){ a, k };
+		a->pid[k] = q.pid = tk_fork(line_waiter_run, &w[k]);
+		ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30),
+		              "waiter %u never went to sleep in line", k);
+	}
+	before = bakery__test_futex_woken();
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	woken = bakery__test_futex_woken() - before;
+	ck_assert_msg(woken == 2, "the holder's release woke %lu threads, not 2", woken);
+	for (unsigned k = 0; k < LINE; k++)
+		ck_assert_int_eq(tk_reap(a->pid[k], 60), 0);
+	ck_assert_uint_eq(a->overlaps, 0);
+	ck_assert_uint_eq(a->next, LINE);
+	for (unsigned k = 0; k < LINE; k++) {
+		unsigned long expect = k + 2 < LINE ? 2 : LINE - 1 - k;
+
+		ck_assert_uint_eq(a->order[k], k);
+		ck_assert_msg(a->woken[k] == expect, "waiter %u's release woke %lu threads, not %lu",
+		              k, a->woken[k], expect);
+	}
+	bakery_lock_close(l);
+	bakery_close(b);
+	bakery_unlink(a->name);
+	unsetenv("BAKERY_TEST_PARK_AHEAD");
+}
+END_TEST
+
+/* ------------------------------------ Black-White's tickets ahead -- */
+
+/*
+ * A Black-White ticket of the other colour read in a doorway is ahead of
+ * ours only if it was taken before the last flip of the shared colour.  X
+ * reads the colour and stops (BAKERY_STOP_AT=doorway-color); the holder
+ * leaves, flipping it; Y takes a ticket of the new colour, behind X's to
+ * come, and waits for X's doorway.  X, continued, reads Y's ticket and
+ * must not park behind it (everyone parks from one ticket ahead here): Y
+ * waits for X.  Until 2026-11-28 X did, and the two waited for each other
+ * until the grace (10 minutes here) let one pass the other.
+ */
+struct bw_arena {
+	char name[TK_NAME_SIZE];
+	unsigned holder, overlaps, next;
+	unsigned order[2];
+};
+
+struct bw_taker {
+	struct bw_arena *a;
+	unsigned id;
+	bool stop;                      /* stop after reading the colour */
+};
+
+static int bw_taker_run(void *arg)
+{
+	struct bw_taker *t = arg;
+	struct bw_arena *a = t->a;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (t->stop)
+		setenv("BAKERY_STOP_AT", "doorway-color", 1);
+	if (bakery_open(a->name, 0, NULL, &b) ||
+	    bakery_lock_open(b, "line", BAKERY_ALGO_BLACK_WHITE, &l))
+		return 1;
+	/* no deadline: one would end a wrong park and hide it */
+	if (bakery_lock(l))
+		return 2;
+	if (uatomic_xchg(&a->holder, t->id + 1) != 0)
+		uatomic_inc(&a->overlaps);
+	a->order[a->next++] = t->id;
+	if (uatomic_xchg(&a->holder, 0) != t->id + 1)
+		uatomic_inc(&a->overlaps);
+	return bakery_unlock(l) ? 3 : 0;
+}
+
+START_TEST(black_white_parks_only_behind_tickets_ahead)
+{
+	struct bw_arena *a = tk_shared(sizeof(*a));
+	struct bw_taker x = { a, 0, true }, y = { a, 1, false };
+	pid_t px, py;
+	bakery_lock_t *l;
+	bakery_t *b;
+	int status;
+	struct unit_queued q;
+
+	setenv("BAKERY_TEST_PARK_AHEAD", "1", 1);
+	b = unit_region(a->name, "bwpark", 0, 0);
+	q = (struct unit_queued){ b, 0, 2 };
+	l = unit_lock(b, "line", BAKERY_ALGO_BLACK_WHITE);
+	ck_assert_int_eq(bakery_lock(l), 0);
+	px = tk_fork(bw_taker_run, &x);
+	ck_assert_int_eq(waitpid(px, &status, WUNTRACED), px);
+	ck_assert_msg(WIFSTOPPED(status), "X did not stop at doorway-color (status %d)", status);
+	ck_assert_int_eq(bakery_unlock(l), 0);                 /* the colour flips */
+	q.pid = py = tk_fork(bw_taker_run, &y);
+	/* X in its doorway and Y in line: two waiters, Y asleep */
+	ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30), "Y never waited for X's doorway");
+	ck_assert_int_eq(kill(px, SIGCONT), 0);
+	/* milliseconds when right; parked behind Y, until the grace */
+	ck_assert_msg(tk_reap(px, 30) == 0, "X did not get the lock within 30 s");
+	ck_assert_int_eq(tk_reap(py, 60), 0);
+	ck_assert_uint_eq(a->overlaps, 0);
+	ck_assert_uint_eq(a->next, 2);
+	ck_assert_uint_eq(a->order[0], 0);                      /* X's colour goes first */
 	bakery_lock_close(l);
 	bakery_close(b);
 	bakery_unlink(a->name);
@@ -240,6 +446,9 @@ static Suite *wakeups_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, one_release_wakes_one_waiter, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, the_next_but_one_wakes_at_the_holders_exit, TK_ALGO_FIRST,
+	                    TK_ALGO_END);
+	tcase_add_test(tc, black_white_parks_only_behind_tickets_ahead);
 	/* the algorithms that count holders */
 	tcase_add_loop_test(tc, one_exit_wakes_the_next_in_line, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_BOULANGERIE + 1);
