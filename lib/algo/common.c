@@ -64,8 +64,9 @@ int bakery__await_doorway_end(struct passage *p, unsigned j)
 	return bakery__await_doorway(p, j, doorway_ended, &d);
 }
 /* max(number[1..n]) over the others in the active set, each one ahead of
- * us noted in P (the crowd, the latest as our predecessor).  Out of line:
- * an uncontended doorway has nobody to visit (active_alone). */
+ * us noted in P (the crowd; the latest two, our predecessor and the one
+ * before it).  Out of line: an uncontended doorway has nobody to visit
+ * (active_alone). */
 static __attribute__((noinline)) uint64_t others_max_number(struct passage *p)
 {
 	uint64_t max = 0;
