@@ -54,6 +54,8 @@ struct arena {
 	unsigned next;                  /* acquisitions so far */
 	unsigned order[WAITERS];        /* order[k]: the k-th acquirer's id */
 	unsigned long woken[WAITERS];   /* threads woken by waiter k's release */
+	pid_t pid[WAITERS];
+	bool hold_for_sleepers;         /* release once those behind are asleep */
 };
 
 struct waiter {
@@ -77,6 +79,17 @@ static int acquire(bakery_lock_t *l, unsigned id)
 	}
 }
 
+/* Are the waiters after W asleep? */
+static bool later_ones_asleep(void *arg)
+{
+	const struct waiter *w = arg;
+
+	for (unsigned k = w->id + 1; k < WAITERS; k++)
+		if (unit_proc_state(w->a->pid[k]) != 'S')
+			return false;
+	return true;
+}
+
 static int waiter_run(void *arg)
 {
 	struct waiter *w = arg;
@@ -92,6 +105,8 @@ static int waiter_run(void *arg)
 	if (uatomic_xchg(&a->holder, w->id + 1) != 0)
 		uatomic_inc(&a->overlaps);
 	a->order[a->next++] = w->id;
+	if (a->hold_for_sleepers && !tk_wait_until(later_ones_asleep, w, 30))
+		return 4;
 	if (uatomic_xchg(&a->holder, 0) != w->id + 1)
 		uatomic_inc(&a->overlaps);
 	before = bakery__test_futex_woken();
@@ -149,74 +164,20 @@ END_TEST
  * Without the override that parks everyone, a waiter two or more tickets
  * back (all of those ahead may be running) sleeps until the one before its
  * predecessor leaves, so that it is awake and next in line during its
- * predecessor's turn; the next in line itself waits on the holder.  Three
- * waiters queue behind a held lock, each asleep before the next arrives:
- * the holder's release must wake the first two (the next, and the one
- * parked behind the holder), not the third, parked behind the first.  Each
+ * predecessor's turn; the next in line itself waits on the holder.
+ * WAITERS waiters queue behind a held lock, each asleep before the next
+ * arrives: the holder's release must wake the first two (the next, and the
+ * one parked behind the holder), not those parked further back.  Each
  * waiter releases only once those after it are asleep again, so that
  * every count is that of the sleepers it had to wake: 2 (the next, and the
- * one parked behind it), 1, 0.  Before, every waiter slept on the first
- * slot still ahead in slot order, the holder's: its release woke all 3.
+ * one parked behind it) while two are left, then 1, 0.  Before, every
+ * waiter slept on the first slot still ahead in slot order, the holder's:
+ * its release woke them all.
  */
-#define LINE 3
-
-struct line_arena {
-	char name[TK_NAME_SIZE];
-	enum bakery_algo algo;
-	unsigned holder;                /* occupancy: 1 + id of the holder, 0 = free */
-	unsigned overlaps;
-	unsigned next;                  /* acquisitions so far */
-	unsigned order[LINE];
-	pid_t pid[LINE];
-	unsigned long woken[LINE];      /* threads woken by waiter k's release */
-};
-
-struct line_waiter {
-	struct line_arena *a;
-	unsigned id;
-};
-
-/* Are the waiters after W asleep? */
-static bool later_ones_asleep(void *arg)
-{
-	const struct line_waiter *w = arg;
-
-	for (unsigned k = w->id + 1; k < LINE; k++)
-		if (unit_proc_state(w->a->pid[k]) != 'S')
-			return false;
-	return true;
-}
-
-static int line_waiter_run(void *arg)
-{
-	struct line_waiter *w = arg;
-	struct line_arena *a = w->a;
-	bakery_lock_t *l;
-	bakery_t *b;
-	unsigned long before;
-
-	if (bakery_open(a->name, 0, NULL, &b) || bakery_lock_open(b, "line", a->algo, &l))
-		return 1;
-	if (acquire(l, w->id))
-		return 2;
-	if (uatomic_xchg(&a->holder, w->id + 1) != 0)
-		uatomic_inc(&a->overlaps);
-	a->order[a->next++] = w->id;
-	if (!tk_wait_until(later_ones_asleep, w, 30))
-		return 4;
-	if (uatomic_xchg(&a->holder, 0) != w->id + 1)
-		uatomic_inc(&a->overlaps);
-	before = bakery__test_futex_woken();
-	if (bakery_unlock(l))
-		return 3;
-	a->woken[w->id] = bakery__test_futex_woken() - before;
-	return 0;
-}
-
 START_TEST(the_next_but_one_wakes_at_the_holders_exit)
 {
-	struct line_arena *a = tk_shared(sizeof(*a));
-	struct line_waiter w[LINE];
+	struct arena *a = tk_shared(sizeof(*a));
+	struct waiter w[WAITERS];
 	bakery_lock_t *l;
 	bakery_t *b;
 	unsigned long before, woken;
@@ -225,14 +186,15 @@ START_TEST(the_next_but_one_wakes_at_the_holders_exit)
 	 * machine of 32 CPUs: what is tested is the line of a few */
 	setenv("BAKERY_TEST_PARK_AHEAD", "64", 1);
 	a->algo = (enum bakery_algo)_i;
+	a->hold_for_sleepers = true;
 	b = unit_region(a->name, "next2", 0, 0);
 	l = unit_lock(b, "line", a->algo);
 	ck_assert_int_eq(bakery_lock(l), 0);
-	for (unsigned k = 0; k < LINE; k++) {
+	for (unsigned k = 0; k < WAITERS; k++) {
 		struct unit_queued q = { b, 0, k + 1 };
 
-		w[k] = (struct line_waiter){ a, k };
-		a->pid[k] = q.pid = tk_fork(line_waiter_run, &w[k]);
+		w[k] = (struct waiter){ a, k };
+		a->pid[k] = q.pid = tk_fork(waiter_run, &w[k]);
 		ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30),
 		              "waiter %u never went to sleep in line", k);
 	}
@@ -240,12 +202,12 @@ START_TEST(the_next_but_one_wakes_at_the_holders_exit)
 	ck_assert_int_eq(bakery_unlock(l), 0);
 	woken = bakery__test_futex_woken() - before;
 	ck_assert_msg(woken == 2, "the holder's release woke %lu threads, not 2", woken);
-	for (unsigned k = 0; k < LINE; k++)
+	for (unsigned k = 0; k < WAITERS; k++)
 		ck_assert_int_eq(tk_reap(a->pid[k], 60), 0);
 	ck_assert_uint_eq(a->overlaps, 0);
-	ck_assert_uint_eq(a->next, LINE);
-	for (unsigned k = 0; k < LINE; k++) {
-		unsigned long expect = k + 2 < LINE ? 2 : LINE - 1 - k;
+	ck_assert_uint_eq(a->next, WAITERS);
+	for (unsigned k = 0; k < WAITERS; k++) {
+		unsigned long expect = k + 2 < WAITERS ? 2 : WAITERS - 1 - k;
 
 		ck_assert_uint_eq(a->order[k], k);
 		ck_assert_msg(a->woken[k] == expect, "waiter %u's release woke %lu threads, not %lu",
