@@ -34,41 +34,28 @@
 
 #include "common.h"
 
-/* The latest two tickets of the other colour a doorway read, the latest
- * first (ties: the later slot, as the walk is in slot order). */
-struct other_latest {
-	unsigned slot[2];
-	uint64_t ticket[2];
-};
-
-static void other_note(struct other_latest *o, unsigned j, uint64_t t)
+/* Is the ticket register value T, noted for slot J (BAKERY_NO_SLOT: none),
+ * of the other colour than MYCOLOR? */
+static bool noted_other(unsigned j, uint64_t t, unsigned mycolor)
 {
-	if (o->slot[0] == BAKERY_NO_SLOT || bw_number(t) >= bw_number(o->ticket[0])) {
-		o->slot[1] = o->slot[0];
-		o->ticket[1] = o->ticket[0];
-		o->slot[0] = j;
-		o->ticket[0] = t;
-	} else if (o->slot[1] == BAKERY_NO_SLOT || bw_number(t) >= bw_number(o->ticket[1])) {
-		o->slot[1] = j;
-		o->ticket[1] = t;
-	}
+	return j != BAKERY_NO_SLOT && bw_color(t) != mycolor;
 }
 
 /*
  * Lines 3 and 5 over the others in the active set: the highest number of
  * colour MYCOLOR, each ticket ahead of ours counted in P's crowd, and the
- * latest two noted (wait.c parks behind them).  A ticket of the other
- * colour is ahead of ours only while the shared colour is ours (line 12):
- * one taken after a flip during our doorway is behind us and waits for us,
- * and parking behind it would stall both until the grace.  So those are
- * noted only if the colour, read again after the tickets, is still ours;
- * then each of them leaves before a ticket of ours can enter, and so
- * before the colour can flip again.  Out of line: an uncontended doorway
- * has nobody to visit (active_alone).
+ * latest two noted (wait.c parks behind them), the other colour's ranked
+ * before ours.  A ticket of the other colour is ahead of ours only while
+ * the shared colour is ours (line 12): one taken after a flip during our
+ * doorway is behind us and waits for us, and parking behind it would stall
+ * both until the grace.  So those noted stay noted only if the colour,
+ * read again after the tickets, is still ours; then each of them leaves
+ * before a ticket of ours can enter, and so before the colour can flip
+ * again.  Out of line: an uncontended doorway has nobody to visit
+ * (active_alone).
  */
 static __attribute__((noinline)) uint64_t others_max_number(struct passage *p, unsigned mycolor)
 {
-	struct other_latest other = { { BAKERY_NO_SLOT, BAKERY_NO_SLOT }, { 0, 0 } };
 	uint64_t max = 0;
 
 	for_each_other(p, j, bound) {                             /* lines 3, 5 */
@@ -76,31 +63,33 @@ static __attribute__((noinline)) uint64_t others_max_number(struct passage *p, u
 		/* for a reader: the writers among them */
 		bool ahead = bw_number(t) && conflicts(p, j);
 
-		if (ahead && bw_color(t) == mycolor)
+		if (ahead)
 			passage_note_ahead(p, j, t, bw_ticket_key(t, mycolor));
-		else if (ahead)
-			other_note(&other, j, t);
 		if (bw_color(t) == mycolor && bw_number(t) > max)
 			max = bw_number(t);
 		p->crowd += ahead;
 	}
-	/* the colour is read again only where a waiter may park: two or
-	 * more ahead, fewer than two of our colour (the colour's line moves
-	 * at every exit: a load of it is a cache miss) */
-	if (other.slot[0] == BAKERY_NO_SLOT || p->crowd < 2 || p->pred2 != BAKERY_NO_SLOT)
+	/* ours rank after the other colour's: if the latest two hold one of
+	 * the other colour, the second does (and the first, if both do) */
+	if (!noted_other(p->pred2, p->pred2_number, mycolor) &&
+	    !noted_other(p->pred, p->pred_number, mycolor))
 		return max;
-	/* the tickets before the colour (load->load): with the colour ours
-	 * after they were read, each ticket of the other colour read is
-	 * served before every ticket of ours (line 12), or has already left
-	 * (a stale read: the park then ends at once) */
-	cmm_smp_rmb();
-	if (bw_shared_color(p->b, p->lock) != mycolor)
-		return max;
-	/* served before every ticket of ours: ranked below them */
-	for (int k = 1; k >= 0; k--)
-		if (other.slot[k] != BAKERY_NO_SLOT)
-			passage_note_ahead(p, other.slot[k], other.ticket[k],
-			                   bw_ticket_key(other.ticket[k], mycolor));
+	/* the colour is read again only where a waiter may park, two or
+	 * more ahead (the colour's line moves at every exit: a load of it is
+	 * a cache miss); with one ahead, those of the other colour are
+	 * dropped unread.  The tickets before the colour (load->load): with
+	 * the colour ours after they were read, each ticket of the other
+	 * colour read is served before every ticket of ours (line 12), or
+	 * has already left (a stale read: the park then ends at once) */
+	if (p->crowd >= 2) {
+		cmm_smp_rmb();
+		if (bw_shared_color(p->b, p->lock) == mycolor)
+			return max;
+	}
+	if (noted_other(p->pred2, p->pred2_number, mycolor))
+		p->pred2 = BAKERY_NO_SLOT;
+	if (noted_other(p->pred, p->pred_number, mycolor))
+		p->pred = BAKERY_NO_SLOT;
 	return max;
 }
 
