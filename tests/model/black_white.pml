@@ -21,7 +21,9 @@
  *       num := 1 + max{ number[j] : mycolor[j] == c };
  *       ticket[i] := (c, num)                  (one store)
  *   B4  choosing[i] := 0                       -- end of the doorway
- *   for each j != i (increasing index):
+ *   for each j != i, from any other slot, round (N-1 wraps to 0, i is
+ *   skipped), each once; the first is chosen nondeterministically at B4
+ *   (the C code starts after its predecessor in line):
  *   B6      await choosing[j] == 0
  *   B7      read ticket j (atomic);
  *           if mycolor[j] == c:
@@ -32,6 +34,10 @@
  *       CS
  *   B12 color := 1 - c
  *   B13 ticket[i] := (c, 0)
+ * The order of the j's is free: Taubenfeld's argument for mutual exclusion
+ * and FIFO is made for each j on its own (after its B3, i saw j out of its
+ * doorway, then j's ticket gone or not ahead of its own), whatever i passed
+ * before.
  * The first B7 read decides the branch and is the first evaluation of its
  * await.  The re-reads are modelled as a blocking guard over the current
  * ticket j (and color): a failed re-read changes nothing, so the blocking
@@ -182,6 +188,17 @@ byte aborts  = ABORTS;
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
 
+/* the wait (B6, B7): `left` other slots still to pass, from j, round; j
+   is 0 when none is left (states merge) */
+#define WNEXT(j)      left--; \
+                      if \
+                      :: left == 0 -> j = 0 \
+                      :: else -> j = (j + 1) % N; if :: j == i -> j = (j + 1) % N :: else fi \
+                      fi
+/* B4, the wait starting at slot k (any other one: one branch per k) */
+#define B4_FROM(k)    :: d_step { i != k -> \
+                         choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; j = k; left = N - 1 }
+
 /* recovery writes; the one that clears number also ends the dead
    incarnation's (ghost) stay in the CS */
 #define RESET_CHOOSING(k)  choosing[k] = 0
@@ -191,6 +208,7 @@ active [N] proctype P()
 {
 	byte i = _pid; /* slot index = pid (the P's are instantiated first) */
 	byte j;        /* loop index over the other slots              */
+	byte left;     /* wait: other slots still to pass (0 elsewhere) */
 	bit  c;        /* B2: own colour (local copy of mycolor[i])    */
 	byte num;      /* own number (local copy of number[i])         */
 
@@ -208,24 +226,31 @@ incarnation:
 		:: d_step { j >= N -> num++; j = 0;
 			assert(num <= BOUND);            /* bounded tickets */
 			mycolor[i] = c; number[i] = num };
-		   /* B4 */ d_step { choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
+		   /* B4, and the slot the wait starts from */
+		   if
+		   B4_FROM(0)
+		   B4_FROM(1)
+#if N > 2
+		   B4_FROM(2)
+#endif
+		   fi;
 		   break
 		od;
 		{
-		/* for each j != i */
+		/* for each j != i, from the chosen one, round */
 		do
-		:: j < N ->
+		:: left > 0 ->
 			/* B6 */ (choosing[j] == 0);
 			/* B7 */
 			if
-			:: d_step { mycolor[j] == c && SAME_OK(j) -> NEXT(j) }
+			:: d_step { mycolor[j] == c && SAME_OK(j) -> WNEXT(j) }
 			:: d_step { mycolor[j] == c && !SAME_OK(j) };
-			   d_step { SAME_OK(j) -> NEXT(j) }
-			:: d_step { mycolor[j] != c && number[j] == 0 -> NEXT(j) }
+			   d_step { SAME_OK(j) -> WNEXT(j) }
+			:: d_step { mycolor[j] != c && number[j] == 0 -> WNEXT(j) }
 			:: d_step { mycolor[j] != c && number[j] != 0 };
-			   d_step { OTHER_OK(j) -> NEXT(j) }
+			   d_step { OTHER_OK(j) -> WNEXT(j) }
 			fi
-		:: d_step { j >= N ->	/* all j passed: enter the CS */
+		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(ncs == 0);                /* mutual exclusion */
 #if FIFO
 			assert(ahead[i] == 0);           /* doorway FIFO     */
@@ -245,7 +270,7 @@ incarnation:
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; num = 0; c = 0 }
+				pend[i] = 0; j = 0; left = 0; num = 0; c = 0 }
 		}
 	od
 	} unless {
@@ -255,7 +280,7 @@ incarnation:
 	   dropped there. ---- */
 #if FLIP
 	/* MUST FAIL variant: the recoverer also flips the colour bit */
-	d_step { dead[i] -> j = 0; num = 0; c = 0; color = 1 - color };
+	d_step { dead[i] -> j = 0; left = 0; num = 0; c = 0; color = 1 - color };
 	if
 	:: d_step { RESET_CHOOSING(i) };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
@@ -266,9 +291,9 @@ incarnation:
 	/* either order; the second write also ends the recovery, after
 	   which the registry may hand the slot to a new thread */
 	if
-	:: d_step { dead[i] -> j = 0; num = 0; c = 0; RESET_CHOOSING(i) };
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; c = 0; RESET_CHOOSING(i) };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
-	:: d_step { dead[i] -> j = 0; num = 0; c = 0; RESET_NUMBER(i) };
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; c = 0; RESET_NUMBER(i) };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;
 #endif

@@ -21,7 +21,9 @@
  *   B2  c := color
  *   B3  read the other tickets; ticket[i] := (c, 1 + max of colour c)
  *   B4  choosing[i] := 0                       -- end of the doorway
- *   for each j != i (increasing index):
+ *   for each j != i, from any other slot, round (N-1 wraps to 0, i is
+ *   skipped), each once; the first is chosen nondeterministically at B4
+ *   (the C code starts after its predecessor in line):
  *   B6      await choosing[j] == 0 (SEQ: the doorway counter's wait)
  *   B7      repeat (each try from fresh reads, one step each, in the C
  *           code's order: ticket j, then color if needed, then mode[j]):
@@ -36,6 +38,8 @@
  *       CS
  *   B12 color := 1 - c
  *   B13 ticket[i] := (c, 0)
+ * The order of the j's is free: the argument for exclusion and FIFO is made
+ * for each j on its own (as black_white.pml's), whatever i passed before.
  * A failed try changes nothing but the waiter's copies of what it read:
  * the next try is taken only once one of those registers differs from its
  * copy (a try over the same values fails the same way; leaving it out
@@ -188,6 +192,13 @@ hidden short nz_done;
 #define LESS(a,i,b,j) ((a) < (b) || ((a) == (b) && (i) < (j)))
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
+/* the wait (B6, B7): `left` other slots still to pass, from j, round; j
+   is 0 when none is left (states merge) */
+#define WNEXT(j)      left--; \
+                      if \
+                      :: left == 0 -> j = 0 \
+                      :: else -> j = (j + 1) % N; if :: j == i -> j = (j + 1) % N :: else fi \
+                      fi
 
 #if FIFO
 #define AHEAD_START(k, mm) \
@@ -262,7 +273,10 @@ hidden short nz_done;
 /* B7: a new try only if a register read by the failed one has changed */
 #define RETRY(j)  (!tried || number[j] != tn || mycolor[j] != tc || \
 		   (br == 2 && color != cc) || (m == R && mode[j] != mj))
-#define PASS(j)   tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; br = 0; ph = 0; NEXT(j); NORMALIZE
+#define PASS(j)   tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; br = 0; ph = 0; WNEXT(j); NORMALIZE
+/* B4, the wait starting at slot k (any other one: one branch per k) */
+#define B4_FROM(k)  :: d_step { i != k -> choosing[i] = 0; DOORWAY_DONE(i); \
+                                 wmask = wmask | BIT(i); pend[i] = 1; j = k; left = N - 1 }
 /* the try failed on the ticket (and colour) terms: readers go on to mode */
 #if SAME_COLOR
 #define TO_MODE   (m == R && br == 1)
@@ -281,6 +295,7 @@ active [N] proctype P()
 {
 	byte i = _pid; /* slot index = pid (the P's are instantiated first) */
 	byte j;        /* loop index over the other slots              */
+	byte left;     /* wait: other slots still to pass (0 elsewhere) */
 	bit  c;        /* B2: own colour                               */
 	               /* mynum: own number, val[N + i] (see NORM)    */
 	bit  m;        /* this passage's mode                          */
@@ -316,21 +331,28 @@ end_rem:
 		:: d_step { j >= N -> mynum++; j = 0;
 			num = mynum; assert(num <= BOUND); num = 0;            /* bounded tickets */
 			mycolor[i] = c; number[i] = mynum; NORMALIZE };
-		   /* B4 */ d_step { choosing[i] = 0; DOORWAY_DONE(i); wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
+		   /* B4, and the slot the wait starts from */
+		   if
+		   B4_FROM(0)
+		   B4_FROM(1)
+#if N > 2
+		   B4_FROM(2)
+#endif
+		   fi;
 		   break
 		od;
 		{
 		do
 		/* B6 */
-		:: d_step { j < N && ph == 0 && choosing[j] == 0 -> ph = 1 }
+		:: d_step { left > 0 && ph == 0 && choosing[j] == 0 -> ph = 1 }
 #if SEQ
 		/* B6 with a doorway counter: odd first read, wait for a change */
-		:: d_step { j < N && ph == 0 && choosing[j] == 1 -> watch[i] = j + 1; ph = 4 }
-		:: d_step { j < N && ph == 4 && (choosing[j] == 0 || changed[i]) ->
+		:: d_step { left > 0 && ph == 0 && choosing[j] == 1 -> watch[i] = j + 1; ph = 4 }
+		:: d_step { left > 0 && ph == 4 && (choosing[j] == 0 || changed[i]) ->
 			UNWATCH(i); ph = 1 }
 #endif
 		/* B7: ticket j */
-		:: d_step { j < N && ph == 1 && RETRY(j) ->
+		:: d_step { left > 0 && ph == 1 && RETRY(j) ->
 			tn = number[j]; tc = mycolor[j]; tried = 0; NORMALIZE;
 			if :: br == 0 -> br = (tc == c -> 1 : 2) :: else fi;
 			if
@@ -341,18 +363,18 @@ end_rem:
 			:: else -> if :: TO_MODE -> ph = 3 :: else -> FAIL fi
 			fi }
 		/* B7: color (other-colour branch) */
-		:: d_step { j < N && ph == 2 -> cc = color;
+		:: d_step { left > 0 && ph == 2 -> cc = color;
 			if
 			:: c != cc -> PASS(j)
 			:: else -> if :: TO_MODE -> ph = 3 :: else -> FAIL fi
 			fi }
 		/* B7: mode[j] (readers) */
-		:: d_step { j < N && ph == 3 -> mj = mode[j];
+		:: d_step { left > 0 && ph == 3 -> mj = mode[j];
 			if
 			:: mj == R -> PASS(j)
 			:: else -> FAIL
 			fi }
-		:: d_step { j >= N ->	/* all j passed: enter the CS */
+		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(nw == 0 && (m == R || nr == 0));   /* exclusion */
 #if FIFO
 			assert(ahead[i] == 0);                    /* FIFO      */
@@ -386,7 +408,7 @@ end_rem:
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; mynum = 0; c = 0; UNWATCH(i);
+				pend[i] = 0; j = 0; left = 0; mynum = 0; c = 0; UNWATCH(i);
 				ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; NORMALIZE }
 		}
 	od
@@ -394,11 +416,11 @@ end_rem:
 	/* ---- crashed: recovery of slot i by a survivor (see
 	   black_white.pml); color and mode[i] are not touched ---- */
 	if
-	:: d_step { dead[i] -> j = 0; mynum = 0; c = 0; m = 0;
+	:: d_step { dead[i] -> j = 0; left = 0; mynum = 0; c = 0; m = 0;
 		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; UNWATCH(i);
 		RESET_CHOOSING(i); NORMALIZE };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0; NORMALIZE }
-	:: d_step { dead[i] -> j = 0; mynum = 0; c = 0; m = 0;
+	:: d_step { dead[i] -> j = 0; left = 0; mynum = 0; c = 0; m = 0;
 		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; UNWATCH(i);
 		RESET_NUMBER(i); NORMALIZE };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }

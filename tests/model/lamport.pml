@@ -17,11 +17,16 @@
  *   L2  for each j != i (increasing index): read number[j];  num := 1 + max
  *   L3  number[i] := num
  *   L4  choosing[i] := 0                       -- end of the doorway
- *   L5  for each j != i (increasing index):
+ *   L5  for each j != i, from any other slot, round (N-1 wraps to 0, i is
+ *       skipped), each once; the first is chosen nondeterministically at L4
+ *       (the C code starts after its predecessor in line):
  *   L6      await choosing[j] == 0
  *   L7      await number[j] == 0 || (num,i) < (number[j],j)
  *       CS
  *   L9  number[i] := 0
+ * The order of L5 is free: the argument for mutual exclusion and FIFO is
+ * made for each j on its own (after its L3, i saw j out of its doorway,
+ * then j's ticket gone or behind its own), whatever i passed before.
  *
  * Faults:
  *   crash   -- the Fault process may stop any live process at any step
@@ -167,6 +172,17 @@ byte aborts  = ABORTS;
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
 
+/* the wait (L5): `left` other slots still to pass, from j, round; j is
+   0 when none is left (states merge) */
+#define WNEXT(j)      left--; \
+                      if \
+                      :: left == 0 -> j = 0 \
+                      :: else -> j = (j + 1) % N; if :: j == i -> j = (j + 1) % N :: else fi \
+                      fi
+/* L4, the wait starting at slot k (any other one: one branch per k) */
+#define L4_FROM(k)    :: d_step { i != k -> \
+                         choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; j = k; left = N - 1 }
+
 /* recovery writes; the one that clears number also ends the dead
    incarnation's (ghost) stay in the CS */
 #define RESET_CHOOSING(k)  choosing[k] = 0
@@ -176,6 +192,7 @@ active [N] proctype P()
 {
 	byte i = _pid; /* slot index = pid (the P's are instantiated first) */
 	byte j;        /* loop index over the other slots              */
+	byte left;     /* L5: other slots still to pass (0 elsewhere)  */
 	byte num;      /* own ticket (local copy of number[i])         */
 
 incarnation:
@@ -194,14 +211,21 @@ incarnation:
 		   goto gone
 		od;
 		/* L3 */ number[i] = num;
-		/* L4 */ d_step { choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
+		/* L4, and the slot the wait starts from */
+		if
+		L4_FROM(0)
+		L4_FROM(1)
+#if N > 2
+		L4_FROM(2)
+#endif
+		fi;
 		{
-		/* L5: for each j != i */
+		/* L5: for each j != i, from the chosen one, round */
 		do
-		:: j < N ->
+		:: left > 0 ->
 			/* L6 */ (choosing[j] == 0);
-			/* L7 */ d_step { (number[j] == 0 || LESS(num, i, number[j], j)) -> NEXT(j) }
-		:: d_step { j >= N ->	/* all j passed: enter the CS */
+			/* L7 */ d_step { (number[j] == 0 || LESS(num, i, number[j], j)) -> WNEXT(j) }
+		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(ncs == 0);                /* mutual exclusion */
 #if FIFO
 			assert(ahead[i] == 0);           /* doorway FIFO     */
@@ -220,7 +244,7 @@ incarnation:
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; num = 0 }
+				pend[i] = 0; j = 0; left = 0; num = 0 }
 		}
 	od
 	} unless {
@@ -233,7 +257,7 @@ incarnation:
 	   number[i] := 0 is still in flight (the Fault process lands it at
 	   any later time).  The dead incarnation stops counting as "in the
 	   CS" here, so that a violation found is one between live threads. */
-	d_step { dead[i] -> j = 0; num = 0;
+	d_step { dead[i] -> j = 0; left = 0; num = 0;
 		 choosing[i] = 0; late[i] = 1; dead[i] = 0; pend[i] = 0;
 		 if :: in_cs[i] -> ncs--; in_cs[i] = 0 :: else fi };
 	goto incarnation
@@ -241,9 +265,9 @@ incarnation:
 	/* either order; the second write also ends the recovery, after
 	   which the registry may hand the slot to a new thread */
 	if
-	:: d_step { dead[i] -> j = 0; num = 0; RESET_CHOOSING(i) };
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; RESET_CHOOSING(i) };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
-	:: d_step { dead[i] -> j = 0; num = 0; RESET_NUMBER(i) };
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; RESET_NUMBER(i) };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;
 	/* a new thread claims the slot: fresh incarnation */

@@ -16,7 +16,9 @@
  *   S2  for each j != i: read number[j];  num := 1 + max
  *   S3  number[i] := num
  *   S4  choosing[i] := 0                       -- end of the doorway
- *   for each j != i (increasing index):
+ *   for each j != i, from any other slot, round (N-1 wraps to 0, i is
+ *   skipped), each once; the first is chosen nondeterministically at S4
+ *   (the C code starts after its predecessor in line):
  *   S6      await choosing[j] == 0
  *   S7      repeat  read number[j] -> nj
  *                   if nj == 0 or (num,i) < (nj,j): pass
@@ -24,6 +26,8 @@
  *           until pass
  *       CS
  *   S9  number[i] := 0
+ * The order of the j's is free: the argument for exclusion and FIFO is made
+ * for each j on its own (as lamport.pml's), whatever i passed before.
  * The S7 try is re-made from fresh reads each time; number[j] is read
  * before mode[j], in two steps.  A writer never reads mode[j] (its term
  * cannot hold), so its S7 is the blocking guard of lamport.pml.  A failed
@@ -157,6 +161,13 @@ byte g;              /* ghost loop index (inside d_steps only)          */
 #define LESS(a,i,b,j) ((a) < (b) || ((a) == (b) && (i) < (j)))
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
+/* the wait (S6, S7): `left` other slots still to pass, from j, round; j
+   is 0 when none is left (states merge) */
+#define WNEXT(j)      left--; \
+                      if \
+                      :: left == 0 -> j = 0 \
+                      :: else -> j = (j + 1) % N; if :: j == i -> j = (j + 1) % N :: else fi \
+                      fi
 
 #if FIFO
 /* the waiting processes whose mode conflicts with mine */
@@ -218,12 +229,16 @@ byte g;              /* ghost loop index (inside d_steps only)          */
 #define TICKET_OK(nj)   ((nj) == 0 || LESS(num, i, nj, j))
 /* a new try only if a register differs from the failed try's copy */
 #define RETRY(j)        (!tried || number[j] != nj || (m == R && mode[j] != mj))
-#define PASS(j)         nj = 0; mj = 0; tried = 0; ph = 0; NEXT(j)
+#define PASS(j)         nj = 0; mj = 0; tried = 0; ph = 0; WNEXT(j)
+/* S4, the wait starting at slot k (any other one: one branch per k) */
+#define S4_FROM(k)      :: d_step { i != k -> choosing[i] = 0; DOORWAY_DONE(i); \
+                                     wmask = wmask | BIT(i); pend[i] = 1; j = k; left = N - 1 }
 
 active [N] proctype P()
 {
 	byte i = _pid; /* slot index = pid (the P's are instantiated first) */
 	byte j;        /* loop index over the other slots              */
+	byte left;     /* wait: other slots still to pass (0 elsewhere) */
 	byte num;      /* own number                                   */
 	bit  m;        /* this passage's mode                          */
 	byte ph;       /* S7 phase: 0 S6, 1 first read, 2 second read  */
@@ -253,41 +268,51 @@ incarnation:
 		od;
 		/* S3 */ number[i] = num;
 		/* S1m (MODE_LATE) */ WRITE_MODE_LATE;
-		/* S4 */ d_step { choosing[i] = 0; DOORWAY_DONE(i); wmask = wmask | BIT(i); pend[i] = 1; FIRST(j) };
+		/* S4, and the slot the wait starts from */
+		if
+		S4_FROM(0)
+		S4_FROM(1)
+#if N > 2
+		S4_FROM(2)
+#endif
+#if N > 3
+		S4_FROM(3)
+#endif
+		fi;
 		/* S1m (MODE_LATE=2) */ WRITE_MODE_AFTER;
 		{
 		do
 		/* S6 */
-		:: d_step { j < N && ph == 0 && CHOOSING_OK(j) -> ph = 1 }
+		:: d_step { left > 0 && ph == 0 && CHOOSING_OK(j) -> ph = 1 }
 #if SEQ
 		/* S6 with a doorway counter: odd first read, wait for a change */
-		:: d_step { j < N && ph == 0 && choosing[j] == 1 -> watch[i] = j + 1; ph = 4 }
-		:: d_step { j < N && ph == 4 && (choosing[j] == 0 || changed[i]) ->
+		:: d_step { left > 0 && ph == 0 && choosing[j] == 1 -> watch[i] = j + 1; ph = 4 }
+		:: d_step { left > 0 && ph == 4 && (choosing[j] == 0 || changed[i]) ->
 			UNWATCH(i); ph = 1 }
 #endif
 		/* S7 */
 #if MODE_FIRST
-		:: d_step { j < N && ph == 1 && m == W && TICKET_OK(number[j]) -> PASS(j) }
-		:: d_step { j < N && ph == 1 && m == R && RETRY(j) -> mj = mode[j]; ph = 2 }
-		:: d_step { j < N && ph == 2 -> nj = number[j];
+		:: d_step { left > 0 && ph == 1 && m == W && TICKET_OK(number[j]) -> PASS(j) }
+		:: d_step { left > 0 && ph == 1 && m == R && RETRY(j) -> mj = mode[j]; ph = 2 }
+		:: d_step { left > 0 && ph == 2 -> nj = number[j];
 			if
 			:: TICKET_OK(nj) || mj == R -> PASS(j)
 			:: else -> tried = 1; ph = 1
 			fi }
 #else
-		:: d_step { j < N && ph == 1 && (m == W -> TICKET_OK(number[j]) : RETRY(j)) ->
+		:: d_step { left > 0 && ph == 1 && (m == W -> TICKET_OK(number[j]) : RETRY(j)) ->
 			nj = number[j];
 			if
 			:: TICKET_OK(nj) -> PASS(j)
 			:: else -> ph = 2   /* only readers get here */
 			fi }
-		:: d_step { j < N && ph == 2 -> mj = mode[j];
+		:: d_step { left > 0 && ph == 2 -> mj = mode[j];
 			if
 			:: mj == R -> PASS(j)
 			:: else -> tried = 1; ph = 1
 			fi }
 #endif
-		:: d_step { j >= N ->	/* all j passed: enter the CS */
+		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(nw == 0 && (m == R || nr == 0));   /* exclusion */
 #if FIFO
 			assert(ahead[i] == 0);                    /* FIFO      */
@@ -306,17 +331,17 @@ incarnation:
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; UNWATCH(i) }
+				pend[i] = 0; j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; UNWATCH(i) }
 		}
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor (see lamport.pml);
 	   mode[i] is not touched ---- */
 	if
-	:: d_step { dead[i] -> j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0; UNWATCH(i);
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0; UNWATCH(i);
 		RESET_CHOOSING(i) };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
-	:: d_step { dead[i] -> j = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0; UNWATCH(i);
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0; UNWATCH(i);
 		RESET_NUMBER(i) };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;

@@ -14,12 +14,15 @@
  *          lib/algo/common.c, bw_abort in lib/algo/black_white.c)
  *
  * Registers are atomic and sequentially consistent, one Promela step per
- * shared access, as in lamport.pml (whose steps L1..L9 are reused),
+ * shared access, as in lamport.pml (whose steps L1..L9 are reused, with
+ * its wait over the other slots from any one, round),
  * black_white.pml (B1..B13, with -DBW=1; a ticket (colour, number) is one
- * word, and a clear writes the whole word: colour 0, number 0) and
+ * word, and a clear writes the whole word: colour 0, number 0; the wait
+ * from any other slot, round, as there) and
  * boulangerie.pml (with -DBOUL=1: Lamport's doorway L1..L4 = Fig. 2 lines
  * 3..5, then Moses & Patkin's waiting loop, Fig. 2 line numbers:
- *   6a  if number 1: test only the j < i, else every j != i
+ *   6a  if number 1: test only the j < i, else every j != i, in
+ *       increasing index (the limit relies on it)
  *   7_j await choosing[j] == 0
  *   8_j one read of number[j]; if it does not decide, prev := that value
  *       and await number[j] == 0 || (num,i) < (number[j],j) ||
@@ -159,6 +162,27 @@ byte aborts = ABORTS;
 #define OTHER_OK(j)  (number[j] == 0 || c != color || mycolor[j] == c)
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
+#if BOUL
+/* Boulangerie's wait: the j < lim, in increasing index */
+#define IN_WAIT       (j < lim)
+#define WNEXT(j)      NEXT(j)
+#define LIM_RESET     lim = N
+#else
+/* Lamport's and Black-White's wait: `left` other slots still to pass,
+   from j (any other slot, chosen at L4/B4), round; j is 0 when none is
+   left (states merge) */
+#define IN_WAIT       (left > 0)
+#define WNEXT(j)      left--; \
+                      if \
+                      :: left == 0 -> j = 0 \
+                      :: else -> j = (j + 1) % N; if :: j == i -> j = (j + 1) % N :: else fi \
+                      fi
+/* L4 (B4), the wait starting at slot k (any other one: one branch per k) */
+#define L4_FROM(k)    :: d_step { i != k -> choosing[i] = 0; j = k; left = N - 1 }
+/* lim is Boulangerie's only (written but never read, it would keep
+   states apart) */
+#define LIM_RESET     skip
+#endif
 #if BW
 #define RESET_NUMBER(k)  number[k] = 0; mycolor[k] = 0; \
                          if :: in_cs[k] -> ncs--; in_cs[k] = 0 :: else fi
@@ -180,6 +204,9 @@ active [N] proctype P()
 {
 	byte i = _pid;
 	byte j;
+#if !BOUL
+	byte left;       /* the wait: other slots still to pass (0 elsewhere) */
+#endif
 	byte num;
 	bit  published;
 	byte ph;         /* Lamport: 1 = L6 done for this j, L7 next;
@@ -189,8 +216,8 @@ active [N] proctype P()
 #endif
 	byte k = N;      /* the waiter being passed, N = none */
 	byte r;          /* recovery's index */
-	byte lim = N;    /* the waiting loop tests the j < lim (Boulangerie's 6a) */
 #if BOUL
+	byte lim = N;    /* the waiting loop tests the j < lim (Boulangerie's 6a) */
 	byte prev;       /* 8_j: the first value read from number[j] */
 #endif
 #if BW
@@ -224,7 +251,14 @@ incarnation:
 			if :: mycolor[j] == c && number[j] > num -> num = number[j] :: else fi;
 			NEXT(j) }
 		:: d_step { j >= N && num < MAXNUM -> num++; j = 0; mycolor[i] = c; number[i] = num };
-		   /* B4 */ d_step { choosing[i] = 0; FIRST(j) };
+		   /* B4, and the slot the wait starts from */
+		   if
+		   L4_FROM(0)
+		   L4_FROM(1)
+#if N > 2
+		   L4_FROM(2)
+#endif
+		   fi;
 		   break
 		:: d_step { j >= N && num >= MAXNUM -> choosing[i] = 0; retired[i] = 1; j = 0; num = 0 };
 		   goto gone
@@ -243,7 +277,14 @@ incarnation:
 		/* 5, 6a: a process holding number 1 tests only the slots below it */
 		d_step { choosing[i] = 0; FIRST(j); lim = (num == 1 -> i : N) };
 #else
-		/* L4 */ d_step { choosing[i] = 0; FIRST(j) };
+		/* L4, and the slot the wait starts from */
+		if
+		L4_FROM(0)
+		L4_FROM(1)
+#if N > 2
+		L4_FROM(2)
+#endif
+		fi;
 #endif
 #endif
 		/* W: publish, or not (trylock, uncontended) */
@@ -254,16 +295,16 @@ incarnation:
 		/* L5..L7, with the passer's steps and the check X */
 		do
 #if BW
-		:: d_step { j < N && ph == 0 && choosing[j] == 0 -> ph = 1 }     /* B6 */
-		:: d_step { j < N && ph == 1 ->                                 /* B7: the branch */
+		:: d_step { left > 0 && ph == 0 && choosing[j] == 0 -> ph = 1 }  /* B6 */
+		:: d_step { left > 0 && ph == 1 ->                              /* B7: the branch */
 			if
-			:: mycolor[j] == c && SAME_OK(j) -> ph = 0; NEXT(j)
+			:: mycolor[j] == c && SAME_OK(j) -> ph = 0; WNEXT(j)
 			:: mycolor[j] == c && !SAME_OK(j) -> ph = 2
-			:: mycolor[j] != c && number[j] == 0 -> ph = 0; NEXT(j)
+			:: mycolor[j] != c && number[j] == 0 -> ph = 0; WNEXT(j)
 			:: mycolor[j] != c && number[j] != 0 -> ph = 3
 			fi }
-		:: d_step { j < N && ph == 2 && SAME_OK(j) -> ph = 0; NEXT(j) }
-		:: d_step { j < N && ph == 3 && OTHER_OK(j) -> ph = 0; NEXT(j) }
+		:: d_step { left > 0 && ph == 2 && SAME_OK(j) -> ph = 0; WNEXT(j) }
+		:: d_step { left > 0 && ph == 3 && OTHER_OK(j) -> ph = 0; WNEXT(j) }
 #elif BOUL
 		:: d_step { j < lim && ph == 0 && choosing[j] == 0 -> ph = 1 }   /* 7_j */
 		:: d_step { j < lim && ph == 1 ->                               /* 8_j: first read */
@@ -275,14 +316,16 @@ incarnation:
 			(number[j] == 0 || LESS(num, i, number[j], j) || number[j] != prev) ->
 			prev = 0; ph = 0; NEXT(j) }
 #else
-		:: d_step { j < N && ph == 0 && choosing[j] == 0 -> ph = 1 }     /* L6 */
-		:: d_step { j < N && ph == 1 && (number[j] == 0 || LESS(num, i, number[j], j)) ->
-			ph = 0; NEXT(j) }                                          /* L7 */
+		:: d_step { left > 0 && ph == 0 && choosing[j] == 0 -> ph = 1 }  /* L6 */
+		:: d_step { left > 0 && ph == 1 && (number[j] == 0 || LESS(num, i, number[j], j)) ->
+			ph = 0; WNEXT(j) }                                         /* L7 */
 #endif
 		/* A: our own wait gives up (timeout, trylock), at any step of it */
-		:: d_step { aborts > 0 && j < lim -> aborts--; j = 0; ph = 0;
+		:: d_step { aborts > 0 && IN_WAIT -> aborts--; j = 0; ph = 0;
 #if BOUL
 			prev = 0;
+#else
+			left = 0;
 #endif
 			aborted = 1 };
 #if BW
@@ -296,10 +339,14 @@ incarnation:
 			/* A2: pass_close with the wait's error: the CAS, whatever
 			   its outcome; the error is returned (no entry) */
 			d_step { if :: published && pass[i] == WAITING -> pass[i] = IDLE :: else fi;
-				 published = 0; lim = N };
+				 published = 0; LIM_RESET };
 			goto settle
 		:: atomic { published && pass[i] != WAITING ->                   /* X */
-			published = 0; j = 0; num = 0; ph = 0; lim = N };
+			published = 0; j = 0; num = 0; ph = 0; LIM_RESET;
+#if !BOUL
+			left = 0;
+#endif
+			};
 			goto settle
 		/* the passer's steps, on a waiter k (P1..P3) */
 		PASS(0)
@@ -307,7 +354,7 @@ incarnation:
 #if N > 2
 		PASS(2)
 #endif
-		:: d_step { j >= lim -> lim = N };
+		:: d_step { !IN_WAIT -> LIM_RESET };
 			/* C: WAITING -> IDLE, or we were passed */
 			if
 			:: !published -> skip
@@ -334,7 +381,10 @@ settle:		skip
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor ---- */
-	d_step { dead[i] -> j = 0; num = 0; published = 0; ph = 0; lim = N; aborted = 0;
+	d_step { dead[i] -> j = 0; num = 0; published = 0; ph = 0; LIM_RESET; aborted = 0;
+#if !BOUL
+		 left = 0;
+#endif
 #if BW
 		 c = 0; ac = 0;
 #endif
