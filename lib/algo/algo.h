@@ -217,6 +217,27 @@ static inline bool active_alone(const struct passage *p)
 	     walk.set = NULL)                                                   \
 		for (unsigned j = 0; active_walk_next(&walk, &j);)
 
+/*
+ * for (each slot j of the active set, j != self), the slots above LAST
+ * first, then those up to LAST: LAST (our predecessor in line) is visited
+ * last.  A wait loop that checks its predecessor last finds every other
+ * slot's condition met while the predecessor holds the lock (everyone
+ * ahead of it has left, everyone else is behind us), so the predecessor's
+ * exit is followed by no further load of another slot's line before we
+ * enter: at 4 processes on 2 CPUs the hand-over gets ~10 % faster.  The
+ * papers' loops go in increasing order, but their arguments take each j
+ * alone: any order is as correct (the models visit the others from any
+ * slot, round: tests/model).  LAST = BAKERY_NO_SLOT: increasing order.
+ * Two walks of the set (the second reads it again: a slot that joined
+ * since is behind us, one that left has its registers clear, as for any
+ * walk).  `break` ends the current walk only; the callers return instead.
+ */
+#define for_each_other_last(p, j, walk, last)                                \
+	for (unsigned walk##_lap = (last) == BAKERY_NO_SLOT; walk##_lap < 2;   \
+	     walk##_lap++)                                                     \
+		for_each_other(p, j, walk)                                     \
+			if ((j > (last)) == (walk##_lap == 0))
+
 /* Join LOCK's active set (once per slot ownership); leave it with the
  * slot's registers clear (algo/common.c). */
 BAKERY_HIDDEN void bakery__active_join(struct passage *p);

@@ -197,7 +197,8 @@ static __attribute__((noinline)) int wait_for_others(struct passage *p)
 		bw_abort(p);
 		return err;
 	}
-	for_each_other(p, j, bound) {                                   /* lines 7-8 */
+	/* lines 7-8, our predecessor last (algo.h) */
+	for_each_other_last(p, j, bound, p->pred) {
 		struct bw_wait w = { mine, p->self, p->shared, -1 };
 
 		err = bakery__await_doorway_end(p, j);             /* line 9 */

@@ -50,7 +50,8 @@ static __attribute__((noinline)) int wait_for_others(struct passage *p)
 		bakery__number_abort(p);
 		return err;
 	}
-	for_each_other(p, j, bound) {                                   /* line 8 */
+	/* line 8, our predecessor last (algo.h) */
+	for_each_other_last(p, j, bound, p->pred) {
 		err = bakery__await_doorway_end(p, j);             /* line 10 */
 		if (!err)
 			err = bakery__await_slot(p, j, goes_after_us, &me);     /* line 13 */
