@@ -51,11 +51,13 @@ static __attribute__((noinline)) int wait_for_others(struct passage *p, uint64_t
 		bakery__number_abort(p);
 		return err;
 	}
-	for_each_other(p, j, bound) {                                   /* 6b */
-		struct testing t = { { num, p->self, p->shared }, false, 0 };  /* 8_j a */
+	/* 6b, our predecessor last (algo.h: 6a bounds the set, not the
+	 * order; with number 1, any ticket ahead is below us) */
+	for_each_other_last(p, j, bound, p->pred) {
+		struct testing t = { { num, p->self, p->shared }, false, 0 }; /* 8_j a */
 
 		if (j >= limit)
-			break;
+			continue;
 		err = bakery__await_doorway_end(p, j);             /* 7_j */
 		if (!err)
 			err = bakery__await_slot(p, j, priority_gained, &t);    /* 8_j b-e */

@@ -23,7 +23,9 @@
  *   4.3   number[i] := num
  *   5     choosing[i] := 0                     -- end of the doorway
  *   6a    if num == 1 then test only j < i else test every j != i
- *   6b    for each such j (increasing index):
+ *   6b    for each such j, from any of them, round (within the j < lim,
+ *         i is skipped), each once; the first is chosen nondeterministically
+ *         at 5 (the C code starts after its predecessor in line):
  *   7_j       await choosing[j] == 0
  *   8_j       prev := bottom;
  *             repeat prev := tmp; tmp := number[j]
@@ -36,6 +38,9 @@
  * (every later read that does not end the loop returns prev again, so
  * prev never changes after the first read: the two forms have the same
  * behaviours, the blocking one without the useless self-loops).
+ * The order of 6b is free: 6a limits the set, not the order (with number 1
+ * only a j < i can hold a better ticket), and 8_j's argument is made for
+ * each j on its own, whatever i passed before.
  * A Bakery participant (bit i of LAMPORT_MASK) runs L1..L9 of lamport.pml,
  * i.e. the same doorway, no 6a shortcut and no "two different reads" exit.
  *
@@ -189,6 +194,21 @@ byte aborts  = ABORTS;
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
 
+/* 6a: the wait tests the j < LIM0 (j != i), LEFT0 of them */
+#define LIM0          ((boul && num == 1) -> i : N)
+#define LEFT0         ((boul && num == 1) -> i : N - 1)
+/* 6b: `left` slots still to pass, from j, round within the j < lim; j is
+   0 when none is left (states merge) */
+#define WNEXT(j)      left--; \
+                      if \
+                      :: left == 0 -> j = 0 \
+                      :: else -> j = (j + 1) % lim; if :: j == i -> j = (j + 1) % lim :: else fi \
+                      fi
+/* 5, 6a, and the slot 6b starts from: any k < lim (one branch per k) */
+#define DOOR_END      choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; \
+                      lim = LIM0; left = LEFT0
+#define W5_FROM(k)    :: d_step { k < LIM0 && k != i -> DOOR_END; j = k }
+
 /* recovery writes; the one that clears number also ends the dead
    incarnation's (ghost) stay in the CS */
 #define RESET_CHOOSING(k)  choosing[k] = 0
@@ -200,6 +220,7 @@ active [N] proctype P()
 	bit  boul = ((LAMPORT_MASK & BIT(_pid)) == 0);  /* Boulangerie or Bakery */
 	byte j;         /* loop index over the other slots              */
 	byte lim;       /* 6a: test the j < lim only                    */
+	byte left;      /* 6b: slots still to pass (0 elsewhere)        */
 	byte num;       /* own ticket, num[i] of Fig. 2                 */
 	byte prev;      /* 8_j: previous value read from number[j]      */
 
@@ -219,22 +240,28 @@ incarnation:
 		   goto gone
 		od;
 		/* 4.3 */ number[i] = num;
-		/* 5, 6a */
-		d_step { choosing[i] = 0; wmask = wmask | BIT(i); pend[i] = 1; FIRST(j);
-			 lim = ((boul && num == 1) -> i : N) };
+		/* 5, 6a, and the slot 6b starts from */
+		if
+		W5_FROM(0)
+		W5_FROM(1)
+#if N > 2
+		W5_FROM(2)
+#endif
+		:: d_step { LEFT0 == 0 -> DOOR_END; j = 0 }
+		fi;
 		{
-		/* 6b: for each j != i, j < lim */
+		/* 6b: for each j != i, j < lim, from the chosen one, round */
 		do
-		:: j < lim ->
+		:: left > 0 ->
 			/* 7_j */ (choosing[j] == 0);
 			/* 8_j */
 			if
-			:: d_step { (number[j] == 0 || LESS(num, i, number[j], j)) -> NEXT(j) }
+			:: d_step { (number[j] == 0 || LESS(num, i, number[j], j)) -> WNEXT(j) }
 			:: d_step { !(number[j] == 0 || LESS(num, i, number[j], j)) -> prev = number[j] };
 			   d_step { (number[j] == 0 || LESS(num, i, number[j], j) ||
-				     (boul && number[j] != prev)) -> prev = 0; NEXT(j) }
+				     (boul && number[j] != prev)) -> prev = 0; WNEXT(j) }
 			fi
-		:: d_step { j >= lim ->	/* all j passed: enter the CS */
+		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(ncs == 0);                /* mutual exclusion */
 #if FIFO
 			assert(ahead[i] == 0);           /* doorway FIFO     */
@@ -254,7 +281,7 @@ incarnation:
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; num = 0; lim = 0; prev = 0 }
+				pend[i] = 0; j = 0; left = 0; num = 0; lim = 0; prev = 0 }
 		}
 	od
 	} unless {
@@ -267,7 +294,7 @@ incarnation:
 	   number[i] := 0 is still in flight (the Fault process lands it at
 	   any later time).  The dead incarnation stops counting as "in the
 	   CS" here, so that a violation found is one between live threads. */
-	d_step { dead[i] -> j = 0; num = 0; lim = 0; prev = 0;
+	d_step { dead[i] -> j = 0; left = 0; num = 0; lim = 0; prev = 0;
 		 choosing[i] = 0; late[i] = 1; dead[i] = 0; pend[i] = 0;
 		 if :: in_cs[i] -> ncs--; in_cs[i] = 0 :: else fi };
 	goto incarnation
@@ -275,9 +302,9 @@ incarnation:
 	/* either order; the second write also ends the recovery, after
 	   which the registry may hand the slot to a new thread */
 	if
-	:: d_step { dead[i] -> j = 0; num = 0; lim = 0; prev = 0; RESET_CHOOSING(i) };
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; lim = 0; prev = 0; RESET_CHOOSING(i) };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
-	:: d_step { dead[i] -> j = 0; num = 0; lim = 0; prev = 0; RESET_NUMBER(i) };
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; lim = 0; prev = 0; RESET_NUMBER(i) };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;
 	/* a new thread claims the slot: fresh incarnation */

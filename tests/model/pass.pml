@@ -21,8 +21,8 @@
  * from any other slot, round, as there) and
  * boulangerie.pml (with -DBOUL=1: Lamport's doorway L1..L4 = Fig. 2 lines
  * 3..5, then Moses & Patkin's waiting loop, Fig. 2 line numbers:
- *   6a  if number 1: test only the j < i, else every j != i, in
- *       increasing index (the limit relies on it)
+ *   6a  if number 1: test only the j < i, else every j != i, from any
+ *       of them, round (the limit bounds the set, not the order)
  *   7_j await choosing[j] == 0
  *   8_j one read of number[j]; if it does not decide, prev := that value
  *       and await number[j] == 0 || (num,i) < (number[j],j) ||
@@ -162,21 +162,26 @@ byte aborts = ABORTS;
 #define OTHER_OK(j)  (number[j] == 0 || c != color || mycolor[j] == c)
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
-#if BOUL
-/* Boulangerie's wait: the j < lim, in increasing index */
-#define IN_WAIT       (j < lim)
-#define WNEXT(j)      NEXT(j)
-#define LIM_RESET     lim = N
-#else
-/* Lamport's and Black-White's wait: `left` other slots still to pass,
-   from j (any other slot, chosen at L4/B4), round; j is 0 when none is
+/* The wait: `left` other slots still to pass, from j (any of them, chosen
+   at the doorway's end), round within the j < WLIM; j is 0 when none is
    left (states merge) */
 #define IN_WAIT       (left > 0)
 #define WNEXT(j)      left--; \
                       if \
                       :: left == 0 -> j = 0 \
-                      :: else -> j = (j + 1) % N; if :: j == i -> j = (j + 1) % N :: else fi \
+                      :: else -> j = (j + 1) % WLIM; if :: j == i -> j = (j + 1) % WLIM :: else fi \
                       fi
+#if BOUL
+/* Boulangerie's wait: the j < lim (6a) */
+#define WLIM          lim
+#define LIM0          (num == 1 -> i : N)
+#define LEFT0         (num == 1 -> i : N - 1)
+/* 5, 6a, the wait starting at slot k (any j < lim: one branch per k) */
+#define B5_FROM(k)    :: d_step { k < LIM0 && k != i -> choosing[i] = 0; lim = LIM0; left = LEFT0; j = k }
+#define LIM_RESET     lim = N
+#else
+/* Lamport's and Black-White's wait: every other slot */
+#define WLIM          N
 /* L4 (B4), the wait starting at slot k (any other one: one branch per k) */
 #define L4_FROM(k)    :: d_step { i != k -> choosing[i] = 0; j = k; left = N - 1 }
 /* lim is Boulangerie's only (written but never read, it would keep
@@ -204,9 +209,7 @@ active [N] proctype P()
 {
 	byte i = _pid;
 	byte j;
-#if !BOUL
 	byte left;       /* the wait: other slots still to pass (0 elsewhere) */
-#endif
 	byte num;
 	bit  published;
 	byte ph;         /* Lamport: 1 = L6 done for this j, L7 next;
@@ -274,8 +277,16 @@ incarnation:
 		od;
 		/* L3 */ number[i] = num;
 #if BOUL
-		/* 5, 6a: a process holding number 1 tests only the slots below it */
-		d_step { choosing[i] = 0; FIRST(j); lim = (num == 1 -> i : N) };
+		/* 5, 6a: a process holding number 1 tests only the slots below
+		   it; and the slot the wait starts from */
+		if
+		B5_FROM(0)
+		B5_FROM(1)
+#if N > 2
+		B5_FROM(2)
+#endif
+		:: d_step { LEFT0 == 0 -> choosing[i] = 0; lim = LIM0; left = 0; j = 0 }
+		fi;
 #else
 		/* L4, and the slot the wait starts from */
 		if
@@ -306,15 +317,15 @@ incarnation:
 		:: d_step { left > 0 && ph == 2 && SAME_OK(j) -> ph = 0; WNEXT(j) }
 		:: d_step { left > 0 && ph == 3 && OTHER_OK(j) -> ph = 0; WNEXT(j) }
 #elif BOUL
-		:: d_step { j < lim && ph == 0 && choosing[j] == 0 -> ph = 1 }   /* 7_j */
-		:: d_step { j < lim && ph == 1 ->                               /* 8_j: first read */
+		:: d_step { left > 0 && ph == 0 && choosing[j] == 0 -> ph = 1 }  /* 7_j */
+		:: d_step { left > 0 && ph == 1 ->                              /* 8_j: first read */
 			if
-			:: number[j] == 0 || LESS(num, i, number[j], j) -> ph = 0; NEXT(j)
+			:: number[j] == 0 || LESS(num, i, number[j], j) -> ph = 0; WNEXT(j)
 			:: else -> prev = number[j]; ph = 2
 			fi }
-		:: d_step { j < lim && ph == 2 &&                               /* 8_j: later reads */
+		:: d_step { left > 0 && ph == 2 &&                              /* 8_j: later reads */
 			(number[j] == 0 || LESS(num, i, number[j], j) || number[j] != prev) ->
-			prev = 0; ph = 0; NEXT(j) }
+			prev = 0; ph = 0; WNEXT(j) }
 #else
 		:: d_step { left > 0 && ph == 0 && choosing[j] == 0 -> ph = 1 }  /* L6 */
 		:: d_step { left > 0 && ph == 1 && (number[j] == 0 || LESS(num, i, number[j], j)) ->
@@ -324,10 +335,8 @@ incarnation:
 		:: d_step { aborts > 0 && IN_WAIT -> aborts--; j = 0; ph = 0;
 #if BOUL
 			prev = 0;
-#else
-			left = 0;
 #endif
-			aborted = 1 };
+			left = 0; aborted = 1 };
 #if BW
 			/* A1: bw_abort re-reads its ticket's colour, stores (colour, 0) */
 			ac = mycolor[i];
@@ -342,11 +351,7 @@ incarnation:
 				 published = 0; LIM_RESET };
 			goto settle
 		:: atomic { published && pass[i] != WAITING ->                   /* X */
-			published = 0; j = 0; num = 0; ph = 0; LIM_RESET;
-#if !BOUL
-			left = 0;
-#endif
-			};
+			published = 0; j = 0; num = 0; ph = 0; LIM_RESET; left = 0 };
 			goto settle
 		/* the passer's steps, on a waiter k (P1..P3) */
 		PASS(0)
@@ -382,9 +387,7 @@ settle:		skip
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor ---- */
 	d_step { dead[i] -> j = 0; num = 0; published = 0; ph = 0; LIM_RESET; aborted = 0;
-#if !BOUL
 		 left = 0;
-#endif
 #if BW
 		 c = 0; ac = 0;
 #endif

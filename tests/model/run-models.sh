@@ -38,26 +38,23 @@ export LC_ALL
 configs() {
 cat <<'EOF'
 lamport N=2 crash=2 abort=2 safety           |lamport    |-DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |1
-lamport N=3 crash=1 abort=1 safety           |lamport    |-DN=3 -DCRASHES=1 -DABORTS=1|safety  |pass      |5
+lamport N=3 crash=1 abort=1 safety           |lamport    |-DN=3 -DCRASHES=1 -DABORTS=1|safety  |pass      |45
 lamport N=2 crash=2 abort=2 liveness         |lamport    |-DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass      |1
-lamport N=3 crash=1 liveness                 |lamport    |-DN=3 -DCRASHES=1 -DFIFO=0|liveness|pass      |4
 lamport-early-reuse N=2 crash=1              |lamport    |-DN=2 -DCRASHES=1 -DEARLY_REUSE=1 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
 boulangerie N=2 crash=2 abort=2 safety       |boulangerie|-DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |1
-boulangerie N=3 crash=1 abort=1 safety       |boulangerie|-DN=3 -DCRASHES=1 -DABORTS=1|safety  |pass      |8
+boulangerie N=3 crash=1 abort=1 safety       |boulangerie|-DN=3 -DCRASHES=1 -DABORTS=1|safety  |pass      |70
 boulangerie N=2 crash=2 abort=2 liveness     |boulangerie|-DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass      |1
-boulangerie N=3 crash=1 liveness             |boulangerie|-DN=3 -DCRASHES=1 -DFIFO=0|liveness|pass      |7
 mixed(0=Bakery) N=2 crash=2 abort=2 safety   |boulangerie|-DN=2 -DLAMPORT_MASK=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |1
 mixed(0=Bakery) N=3 crash=1 safety           |boulangerie|-DN=3 -DLAMPORT_MASK=1 -DCRASHES=1|safety  |pass      |2
-mixed(1=Bakery) N=3 crash=1 abort=1 safety   |boulangerie|-DN=3 -DLAMPORT_MASK=2 -DCRASHES=1 -DABORTS=1|safety  |pass      |8
 mixed(0=Bakery) N=2 crash=2 abort=2 liveness |boulangerie|-DN=2 -DLAMPORT_MASK=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass      |1
 mixed(0=Bakery) N=3 liveness                 |boulangerie|-DN=3 -DLAMPORT_MASK=1 -DFIFO=0|liveness|pass      |1
 black-white N=2 safety (number<=N)           |black_white|-DN=2|safety  |pass      |1
-black-white N=3 safety (number<=N)           |black_white|-DN=3|safety  |pass      |1
+black-white N=3 safety (number<=N)           |black_white|-DN=3|safety  |pass      |3
 black-white N=2 crash=2 abort=2 safety       |black_white|-DN=2 -DCRASHES=2 -DABORTS=2|safety  |pass      |1
-black-white N=3 crash=1 safety               |black_white|-DN=3 -DCRASHES=1|safety  |pass      |6
-black-white N=3 abort=1 safety               |black_white|-DN=3 -DABORTS=1|safety  |pass      |5
+black-white N=3 crash=1 safety               |black_white|-DN=3 -DCRASHES=1|safety  |pass      |45
+black-white N=3 abort=1 safety               |black_white|-DN=3 -DABORTS=1|safety  |pass      |50
 black-white N=2 crash=2 abort=2 liveness     |black_white|-DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass      |2
-black-white N=3 liveness                     |black_white|-DN=3 -DFIFO=0|liveness|pass      |2
+black-white N=3 liveness                     |black_white|-DN=3 -DFIFO=0|liveness|pass      |5
 black-white-bound-n N=2 crash=1              |black_white|-DN=2 -DCRASHES=1 -DBOUND=2|safety  |fail:bound|1
 black-white-bound-n N=2 abort=1              |black_white|-DN=2 -DABORTS=1 -DBOUND=2|safety  |fail:bound|1
 black-white-flip-color N=3 crash=1           |black_white|-DN=3 -DCRASHES=1 -DFLIP=1 -DBOUND=99 -DFIFO=0 -DDEAD_HOLDS=0|safety  |fail:mutex|1
@@ -139,9 +136,9 @@ exit-wake-grace-after-reread (TSO)           |exit_wake  |-DREG_MASK=0 -DLATE_GR
 exit-wake-aging-membarrier-early (TSO)       |exit_wake  |-DAGE=1 -DMEMBARRIER_EARLY=1|safety|fail:deadlock|1
 exit-wake-aging-stale-unfenced (TSO)         |exit_wake  |-DAGE=1 -DOTHER=1 -DSTALE_UNFENCED=1|safety|fail:deadlock|1
 exit-wake-aging-setting (TSO)                |exit_wake  |-DAGE=1 -DOTHER=1 -DAGE_SETTING=1|safety|fail:deadlock|1
-lamport-shared N=3 modes=any safety          |lamport_shared|-DN=3 -DSEQ=1|safety  |pass      |4
+lamport-shared N=3 modes=any safety          |lamport_shared|-DN=3 -DSEQ=1|safety  |pass      |15
 lamport-shared N=2 modes=any crash=2 abort=2 |lamport_shared|-DN=2 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety  |pass      |2
-lamport-shared N=3 RRW crash=1 safety        |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4|safety  |pass      |7
+lamport-shared N=3 RRW crash=1 safety        |lamport_shared|-DN=3 -DSEQ=1 -DCRASHES=1 -DRMASK=3 -DWMASK=4|safety  |pass      |35
 lamport-shared N=2 modes=any crash=2 abort=2 liveness|lamport_shared|-DN=2 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass|6
 lamport-shared N=3 RRW liveness              |lamport_shared|-DN=3 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass      |3
 lamport-shared-overlap N=3 (reachable)       |lamport_shared|-DN=3 -DREACH=1|safety  |fail:reach|1
@@ -166,21 +163,20 @@ k-pass-k-inside K=2 N=3 (reachable)          |lamport_k_pass|-DN=3 -DK=2 -DMAXNU
 k-pass-no-close K=2 N=3                      |lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1 -DNO_CLOSE=1|safety|fail:mutex|2
 k-pass-no-settle K=2 N=3                     |lamport_k_pass|-DN=3 -DK=2 -DMAXNUM=4 -DPASSES=1 -DPASSED_MASK=1 -DNO_SETTLE=1|safety|fail:mutex|2
 pass(lamport) N=2 crash=2 pass=2 abort=2 safety|pass   |-DN=2 -DCRASHES=2 -DPASSES=2 -DABORTS=2|safety|pass|3
-pass(lamport) N=3 pass=1 abort=1 safety      |pass       |-DN=3 -DPASSES=1 -DABORTS=1 -DMAXNUM=4|safety|pass|5
+pass(lamport) N=3 pass=1 abort=1 safety      |pass       |-DN=3 -DPASSES=1 -DABORTS=1 -DMAXNUM=4|safety|pass|60
 pass(black-white) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |6
 pass(black-white) N=2 crash=2 pass=1 abort=1 safety|pass |-DN=2 -DBW=1 -DCRASHES=2 -DPASSES=1 -DABORTS=1|safety|pass|15
 pass(boulangerie) N=2 crash=2 pass=2 safety  |pass       |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=2|safety  |pass      |8
 pass(boulangerie) N=2 crash=2 pass=1 abort=1 safety|pass |-DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=1 -DABORTS=1|safety|pass|12
-pass(boulangerie) N=3 pass=1 safety          |pass       |-DN=3 -DBOUL=1 -DPASSES=1 -DMAXNUM=4|safety|pass|6
+pass(boulangerie) N=3 pass=1 safety          |pass       |-DN=3 -DBOUL=1 -DPASSES=1 -DMAXNUM=4|safety|pass|40
 pass(boulangerie)-no-settle N=2              |pass       |-DN=2 -DBOUL=1 -DNO_SETTLE=1|safety  |fail:mutex|1
 pass(boulangerie)-no-close N=2               |pass       |-DN=2 -DBOUL=1 -DNO_CLOSE=1|safety  |fail:mutex|1
 pass-abort-no-settle N=2 abort=1             |pass       |-DN=2 -DPASSES=1 -DABORTS=1 -DABORT_NO_SETTLE=1|safety|fail:mutex|1
 pass(black-white)-abort-no-settle N=2 abort=1|pass       |-DN=2 -DBW=1 -DPASSES=1 -DABORTS=1 -DABORT_NO_SETTLE=1|safety|fail:mutex|1
 pass(boulangerie)-abort-no-settle N=2 abort=1|pass       |-DN=2 -DBOUL=1 -DPASSES=1 -DABORTS=1 -DABORT_NO_SETTLE=1|safety|fail:mutex|1
-black-white-shared N=3 RRW readers keep colour safety|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4|safety|pass|2
+black-white-shared N=3 RRW readers keep colour safety|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4|safety|pass|8
 black-white-shared N=2 readers keep colour crash=2 abort=2 safety|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DCRASHES=2 -DABORTS=2|safety|pass|10
 black-white-shared N=2 readers keep colour crash=1 abort=1 liveness|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DCRASHES=1 -DABORTS=1 -DFIFO=0|liveness|pass|10
-black-white-shared N=3 RRW readers keep colour liveness|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass|10
 black-white-shared-readers-keep-colour-overlap N=3 (reachable)|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DREACH=1|safety|fail:reach|1
 black-white-shared-readers-keep-colour-choosing-bit N=3 RRW liveness|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|fail:liveness|2
 EOF
@@ -189,6 +185,10 @@ EOF
 # heavy configurations: run-models.sh --full
 full_configs() {
 cat <<'EOF'
+boulangerie N=3 crash=1 liveness             |boulangerie|-DN=3 -DCRASHES=1 -DFIFO=0|liveness|pass      |50
+lamport N=3 crash=1 liveness                 |lamport    |-DN=3 -DCRASHES=1 -DFIFO=0|liveness|pass      |40
+black-white-shared N=3 RRW readers keep colour liveness|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass|50
+mixed(1=Bakery) N=3 crash=1 abort=1 safety   |boulangerie|-DN=3 -DLAMPORT_MASK=2 -DCRASHES=1 -DABORTS=1|safety  |pass      |120
 jayanti-pass N=2 crash=2 abort=2 pass=2 safety|jayanti_pass|-DN=2 -DCRASHES=2 -DABORTS=2 -DPASSES=2|safety|pass   |60
 bias (TSO) REVOKERS=2 RPASS=2, crash safety  |bias       |-DREVOKERS=2 -DRPASS=2|safety  |pass      |20
 bias (TSO) GRANT, REVOKERS=2 RPASS=2, crash safety|bias|-DGRANT=1 -DREVOKERS=2 -DRPASS=2|safety|pass    |45
