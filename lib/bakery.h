@@ -268,7 +268,7 @@ struct bakery_config {
  * (no room left in /dev/shm for the region's pages), ENOMEM, EMFILE,
  * EAGAIN (creation found every temporary name it tried taken: try again),
  * BAKERY_EBADREGION (also: the name is not a regular file, as a directory,
- * a FIFO or a symbolic link), BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
+ * a FIFO, a socket or a symbolic link), BAKERY_EVERSION, ENOTSUP (not the 64-bit glibc
  * robust-futex ABI the liveness tokens need), or another errno from the
  * system.
  *
@@ -303,7 +303,8 @@ BAKERY_API int bakery_region_size(const struct bakery_config *cfg, uint64_t *siz
 BAKERY_API int bakery_close(bakery_t *b);
 
 /* Remove the region's name; mapped handles keep working.  0, EINVAL,
- * ENAMETOOLONG, ENOENT, EACCES. */
+ * ENAMETOOLONG, ENOENT, EACCES, EPERM (another user's, in the sticky
+ * /dev/shm), BAKERY_EBADREGION (a directory under the name). */
 BAKERY_API int bakery_unlink(const char *name);
 
 /* --------------------------------------------------------------- locks -- */

@@ -173,8 +173,10 @@ static int shm_object_open(const char *shm_name, int flags, mode_t mode, int *fd
 
 	shm_path(shm_name, path);
 	*fd = bakery__fd_open(path, flags | O_NONBLOCK | O_NOFOLLOW, mode);
+	/* (a socket: ENXIO) */
 	if (*fd < 0)
-		return errno == ELOOP || errno == EISDIR ? BAKERY_EBADREGION : errno;
+		return errno == ELOOP || errno == EISDIR || errno == ENXIO ? BAKERY_EBADREGION
+		                                                           : errno;
 	if (fstat(*fd, st) == 0 && S_ISREG(st->st_mode))
 		return 0;
 	close(*fd);
@@ -503,6 +505,28 @@ static int tmp_reserve(int fd, uint64_t size)
 /* Build the region under a temporary name and link it to SHM_NAME.
  * 0 and the open fd of the new region and its fstat, EEXIST, or an
  * error. */
+/*
+ * region_format, under the SIGBUS guard: the temporary object has a name in
+ * /dev/shm, and a process of ours that opens it may cut it short meanwhile
+ * (ftruncate).  Then the format wrote to the guard's zero pages: the
+ * object is not linked, and the creation fails with the guard's error
+ * (BAKERY_EBADREGION: cut short; ENOSPC: no page to be had).
+ */
+static int region_format_guarded(unsigned char *base, const struct layout *l, int fd)
+{
+	struct guard *g;
+	int lost = 0;
+	int err = bakery__guard_add(base, l->total_size, fd, l->total_size, &lost, &g);
+
+	if (err)
+		return err;
+	region_format(base, l);
+	bakery__guard_remove(g);
+	/* (the guard's handler ran on this thread, if at all: a compiler
+	 * barrier is all the load needs) */
+	return CMM_LOAD_SHARED(lost);
+}
+
 static int region_create(const char *shm_name, const struct layout *l, mode_t mode, int *fd_out,
                          struct stat *st)
 {
@@ -516,7 +540,7 @@ static int region_create(const char *shm_name, const struct layout *l, mode_t mo
 		return err;
 	shm_path(tmp, from);
 	shm_path(shm_name, to);
-	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)l->total_size) < 0) {
+	if (ftruncate(fd, (off_t)l->total_size) < 0) {
 		err = errno;
 		goto out;
 	}
@@ -527,10 +551,14 @@ static int region_create(const char *shm_name, const struct layout *l, mode_t mo
 		err = errno;
 		goto out;
 	}
-	region_format(base, l);
+	err = region_format_guarded(base, l, fd);
 	munmap(base, l->total_size);
+	if (err)
+		goto out;
 	CRASH_POINT("create-link");
-	if (link(from, to) < 0 || fstat(fd, st) < 0)
+	/* the final mode only now, formatted: another user it admits could
+	 * have cut the object short under the format */
+	if (fchmod(fd, mode) < 0 || link(from, to) < 0 || fstat(fd, st) < 0)
 		err = errno;
 out:
 	unlink(from);
@@ -743,5 +771,8 @@ int bakery__region_unlink(const char *name)
 
 	if (err)
 		return err;
-	return shm_unlink(shm_name) < 0 ? errno : 0;
+	if (shm_unlink(shm_name) == 0)
+		return 0;
+	/* a directory under the name is no region of anyone's */
+	return errno == EISDIR ? BAKERY_EBADREGION : errno;
 }

@@ -16,6 +16,10 @@
  *                                         BAKERY_EBADREGION (not a region)
  *   a symbolic link under the region's name, to a region of ours
  *                                         BAKERY_EBADREGION: never followed
+ *   a socket under the region's name      BAKERY_EBADREGION (open(2) says
+ *                                         ENXIO)
+ *   a directory under the region's name   BAKERY_EBADREGION, from
+ *                                         bakery_unlink too
  *
  * The tests of another user are left out (with a note) when the suite does
  * not run as root.
@@ -29,7 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -248,6 +254,46 @@ START_TEST(symlink_under_region_name)
 }
 END_TEST
 
+START_TEST(socket_under_region_name)
+{
+	static const unsigned flags[] = { BAKERY_RDONLY, 0, BAKERY_CREATE };
+	struct open_case *c = tk_shared(sizeof(*c));
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(sock, 0);
+	tk_name(c->name, sizeof(c->name), "namesock");
+	shm_path(a.sun_path, sizeof(a.sun_path), c->name);
+	ck_assert_int_eq(bind(sock, (struct sockaddr *)&a, sizeof(a)), 0);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		c->flags = flags[i];
+		c->expect = BAKERY_EBADREGION;
+		open_within_deadline(c);
+	}
+	ck_assert_int_eq(unlink(a.sun_path), 0);
+	close(sock);
+}
+END_TEST
+
+START_TEST(directory_under_region_name)
+{
+	static const unsigned flags[] = { BAKERY_RDONLY, 0, BAKERY_CREATE };
+	struct open_case *c = tk_shared(sizeof(*c));
+	char path[TK_NAME_SIZE + 16];
+
+	tk_name(c->name, sizeof(c->name), "namedir");
+	shm_path(path, sizeof(path), c->name);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		c->flags = flags[i];
+		c->expect = BAKERY_EBADREGION;
+		open_within_deadline(c);
+	}
+	ck_assert_int_eq(bakery_unlink(c->name), BAKERY_EBADREGION);
+	ck_assert_int_eq(rmdir(path), 0);
+}
+END_TEST
+
 static Suite *shm_dir_suite(void)
 {
 	Suite *s = suite_create("shm-dir");
@@ -258,6 +304,8 @@ static Suite *shm_dir_suite(void)
 	tcase_add_test(tc, fifo_under_temporary_name_ours);
 	tcase_add_test(tc, fifo_under_region_name);
 	tcase_add_test(tc, symlink_under_region_name);
+	tcase_add_test(tc, socket_under_region_name);
+	tcase_add_test(tc, directory_under_region_name);
 	if (geteuid() == 0) {
 		tcase_add_test(tc, dir_flock_by_another_user);
 		tcase_add_test(tc, fifo_under_temporary_name_another_users);

@@ -9,6 +9,9 @@
  * (BAKERY_STOP_AT=lock-create) makes other lock creations give up after 2 s
  * with EAGAIN, not BAKERY_EBADREGION: the region is sound, and once the
  * creator goes on every creation succeeds.
+ * A creator whose temporary object is cut short under its format (by a
+ * process of the same user: the object has a name in /dev/shm) fails with
+ * BAKERY_EBADREGION, neither dies of SIGBUS nor links the object.
  */
 #include "config.h"
 
@@ -133,6 +136,65 @@ START_TEST(live_creators_temporary_is_kept)
 }
 END_TEST
 
+/* Child: create region ARG, stopping (SIGSTOP) in the middle of its
+ * format; exit 0 if the creation failed with BAKERY_EBADREGION. */
+static int stopped_region_creator(void *arg)
+{
+	bakery_t *b = NULL;
+	int err;
+
+	if (setenv("BAKERY_STOP_AT", "create-format", 1))
+		return 1;
+	err = bakery_open(arg, BAKERY_CREATE, NULL, &b);
+	if (err != BAKERY_EBADREGION)
+		fprintf(stderr, "creator: %s, expected BAKERY_EBADREGION\n", bakery_strerror(err));
+	return err == BAKERY_EBADREGION ? 0 : 2;
+}
+
+/* Cut NAME's one temporary object to 0 bytes. */
+static void temporary_cut(const char *name)
+{
+	char prefix[TK_NAME_SIZE + 8], path[TK_NAME_SIZE + 300];
+	struct dirent *e;
+	unsigned n = 0;
+	DIR *d = opendir("/dev/shm");
+
+	snprintf(prefix, sizeof(prefix), "%s" TMP_TAG, name + 1);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		ck_assert_int_eq(truncate(path, 0), 0);
+		n++;
+	}
+	closedir(d);
+	ck_assert_uint_eq(n, 1);
+}
+
+START_TEST(temporary_cut_short_under_format)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = NULL;
+	pid_t creator;
+	int st;
+
+	tk_name(name, sizeof(name), "cutformat");
+	creator = tk_fork(stopped_region_creator, name);
+	ck_assert_int_eq(waitpid(creator, &st, WUNTRACED), creator);
+	ck_assert_msg(WIFSTOPPED(st), "the creator did not stop at create-format");
+	temporary_cut(name);
+	ck_assert_int_eq(kill(creator, SIGCONT), 0);
+	/* without the guard: killed by SIGBUS (128 + 7) */
+	ck_assert_int_eq(tk_reap(creator, 10), 0);
+	ck_assert_uint_eq(temporaries(name), 0);
+	ck_assert_int_eq(bakery_open(name, 0, NULL, &b), ENOENT);
+	ck_assert_int_eq(bakery_open(name, BAKERY_CREATE | BAKERY_EXCL, NULL, &b), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 /* Child: create lock "first" in region ARG, stopping (SIGSTOP) with the
  * lock table held. */
 static int stopped_lock_creator(void *arg)
@@ -181,6 +243,7 @@ static Suite *region_crash_suite(void)
 	tcase_add_test(tc, orphans_of_earlier_creators_removed);
 	tcase_add_test(tc, live_creators_temporary_is_kept);
 	tcase_add_test(tc, stopped_lock_creator_is_not_corruption);
+	tcase_add_test(tc, temporary_cut_short_under_format);
 	suite_add_tcase(s, tc);
 	return s;
 }
