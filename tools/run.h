@@ -94,7 +94,8 @@ struct run_opts {
 	struct timespec started;   /* CLOCK_MONOTONIC: when the job began */
 	struct timespec deadline;  /* ...and when its -w expires */
 	struct run_codes codes;
-	bool quiet;                /* flock: say nothing on a conflict */
+	bool quiet;                /* flock: say nothing of the lock (conflicts,
+	                            * owner died) unless verbose */
 	bool close;                /* -o: the command does not keep the lock */
 	bool no_fork;              /* -F (flock), --no-fork: exec the command */
 	bool sigpipe_ok;           /* death by SIGPIPE is a normal end */
@@ -162,7 +163,7 @@ void run_lock_close(struct run_lock *k);
  * (the command's, or one of O->codes, C's fail code). */
 int run_job(struct cli *c, struct run_opts *o);
 /* A conflict (the lock busy, the wait expired): WHY said on stderr
- * unless O->quiet, and O's conflict code returned. */
+ * unless O->quiet without O->verbose, and O's conflict code returned. */
 int run_conflict(const struct cli *c, const struct run_opts *o, const char *why);
 
 /* ----------------------------------------------------- lock thread -- */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "run.h"
@@ -33,6 +34,14 @@ static void path_region_name(char *buf, size_t size)
 		snprintf(buf, size, "%s", env);
 	else
 		snprintf(buf, size, BAKERY_PATH_REGION_PREFIX "%lu", (unsigned long)geteuid());
+}
+
+/* Can we see PATH (search every directory on the way)? */
+static bool file_visible(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
 }
 
 /* bakery_path_open failed with ERR: a message and the exit code.  The
@@ -55,6 +64,12 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 		return cli_fail(c, "the region of path locks %s belongs to %s, not to you: not "
 		                "joined, since its owner could break its exclusion (remove it, or "
 		                "name another with " BAKERY_PATH_REGION_ENV ")", region, owner);
+	case EACCES:
+		/* the file's or the region's?  A file we can see is locked
+		 * whatever its mode (O_PATH): then the region refused us */
+		if (!file_visible(o->file))
+			break;
+		/* fall through */
 	case BAKERY_EBADREGION:
 	case BAKERY_EVERSION:
 		return cli_fail(c, "the region of path locks %s: %s", region, bakery_strerror(err));
@@ -64,9 +79,10 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 	case ENOSPC:
 		return cli_fail(c, "%s", bakery_strerror(err));
 	default:
-		cli_fail(c, "%s", bakery_strerror(err));
-		return o->codes.no_file;
+		break;
 	}
+	cli_fail(c, "%s", bakery_strerror(err));
+	return o->codes.no_file;
 }
 
 int run_file_open(struct cli *c, const struct run_opts *o, struct run_lock *k)

@@ -44,9 +44,18 @@ static bool lock_find(bakery_t *b, const char *name, struct bakery_lock_info *li
 	return false;
 }
 
+/* Does the job say what happened to the lock?  `bakery run` does;
+ * `bakery flock` is silent as flock(1) is, unless --verbose: a cron job's
+ * mail must not change because its lock is a bakery lock.  Failures of
+ * the tool itself are always reported (cli_fail). */
+static bool job_speaks(const struct run_opts *o)
+{
+	return !o->quiet || o->verbose;
+}
+
 int run_conflict(const struct cli *c, const struct run_opts *o, const char *why)
 {
-	if (!o->quiet)
+	if (job_speaks(o))
 		fprintf(stderr, "bakery: %s %s: %s\n", c->cmd, c->what, why);
 	return o->codes.conflict;
 }
@@ -161,6 +170,8 @@ static bool repair_failed(const struct run_lock *k)
 
 static void tell_owner_dead(const struct cli *c, const struct run_opts *o, bool failed)
 {
+	if (!job_speaks(o))
+		return;         /* the command still gets OWNER_DEAD_ENV */
 	fprintf(stderr, "bakery: %s %s: %s; running the command with " OWNER_DEAD_ENV "=1%s\n",
 	        c->cmd, c->what,
 	        failed ? "a holder died holding the lock, and the last job told so did not "
@@ -179,21 +190,24 @@ static enum run_verdict verdict_of(struct cli *c, const struct run_opts *o, bool
 	if (signaled && o->shared) {
 		/* a dead reader changed nothing: its share comes back and the
 		 * lock is not marked owner-died (counted in reader_deaths) */
-		fprintf(stderr, "bakery: %s %s: the command died of signal %d: its reader's "
-		        "share is given back\n", c->cmd, c->what, code - 128);
+		if (job_speaks(o))
+			fprintf(stderr, "bakery: %s %s: the command died of signal %d: its "
+			        "reader's share is given back\n", c->cmd, c->what, code - 128);
 		return RUN_ABANDON;
 	}
 	if (o->shared)
 		return RUN_RELEASE;    /* a reader repairs nothing: its status says nothing */
 	if (signaled) {
-		fprintf(stderr, "bakery: %s %s: the command died of signal %d: lock left "
-		        "owner-died for the next holder\n", c->cmd, c->what, code - 128);
+		if (job_speaks(o))
+			fprintf(stderr, "bakery: %s %s: the command died of signal %d: lock left "
+			        "owner-died for the next holder\n", c->cmd, c->what, code - 128);
 		return RUN_ABANDON;
 	}
 	if (owner_dead && code != 0) {
-		fprintf(stderr, "bakery: %s %s: the previous holder had died and the command "
-		        "exited with status %d: lock left owner-died for the next holder\n",
-		        c->cmd, c->what, code);
+		if (job_speaks(o))
+			fprintf(stderr, "bakery: %s %s: the previous holder had died and the "
+			        "command exited with status %d: lock left owner-died for the next "
+			        "holder\n", c->cmd, c->what, code);
 		return RUN_ABANDON;
 	}
 	return RUN_RELEASE;

@@ -834,6 +834,16 @@ test_flock() {
 	run 0 "$bakery" flock "$lockf" true
 	run 3 "$bakery" flock "$lockf" sh -c 'exit 3'
 	run 143 "$bakery" flock "$lockf" sh -c 'kill -TERM $$'
+	# a death inside says nothing either (as flock(1): no cron mail),
+	# but the next command is told, in its environment; --verbose says it
+	same "flock: a command's death is silent" "$(cat "$tmp/err")" ""
+	run 1 "$bakery" flock "$lockf" sh -c 'echo "$BAKERY_OWNER_DEAD"; exit 1'
+	same "flock after a death: told in the environment" "$(cat "$tmp/out")" 1
+	same "flock after a death: silent" "$(cat "$tmp/err")" ""
+	run 0 "$bakery" flock --verbose "$lockf" true
+	grep -q "died holding the lock" "$tmp/err" || fail "flock --verbose after a death: $(cat "$tmp/err")"
+	run 0 "$bakery" flock "$lockf" sh -c 'echo "${BAKERY_OWNER_DEAD:-0}"'
+	same "flock after a repair" "$(cat "$tmp/out")" 0
 	rm -f "$tmp/held" "$tmp/release"
 	"$bakery" flock "$lockf" -c "touch '$tmp/held';
 		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" 2>"$tmp/hold.err" &
@@ -844,6 +854,11 @@ test_flock() {
 		run 1 "$bakery" flock $opt "$lockf" touch "$tmp/ran"
 		same "flock $opt: silent" "$(cat "$tmp/err")" ""
 	done
+	# --verbose says why it gave up
+	run 1 "$bakery" flock --verbose -n "$lockf" true
+	grep -q "busy" "$tmp/err" || fail "flock --verbose -n: $(cat "$tmp/err")"
+	run 1 "$bakery" flock --verbose -w 0.2 "$lockf" true
+	grep -q "timed out" "$tmp/err" || fail "flock --verbose -w: $(cat "$tmp/err")"
 	run 7 "$bakery" flock -n -E 7 "$lockf" true
 	run 0 "$bakery" flock -E 0 --conflict-exit-code 0 -w 0.1 "$lockf" true
 	started=$(date +%s)
@@ -987,7 +1002,8 @@ test_path_locks() {
 	run 137 "$bakery" flock "$f" sh -c 'kill -9 $$'
 	run 3 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"; exit 3'
 	same "told after a death" "$(cat "$tmp/out")" 1
-	run 0 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
+	same "flock: the death not said without --verbose" "$(cat "$tmp/err")" ""
+	run 0 "$bakery" flock --verbose "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
 	same "told after a failed repair" "$(cat "$tmp/out")" 1
 	grep -q "did not repair it" "$tmp/err" || fail "a failed repair, not said: $(cat "$tmp/err")"
 	run 0 "$bakery" flock "$f" sh -c 'echo "${BAKERY_OWNER_DEAD:-}"'
