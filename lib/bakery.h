@@ -618,7 +618,10 @@ BAKERY_API int bakery_lock_reset(bakery_lock_t *l);
  * Remove the lock LOCK_NAME from region B, freeing its table entry for
  * another name.  Only while nobody holds it, waits for it or is in its
  * doorway, no passage of a dead participant is left in it, and no repair
- * is owed: a lock whose holder died inside its critical section and that
+ * is owed.  Participants of the lock that died (killed holding it, waiting
+ * or in its doorway) are proven dead and recovered first, as
+ * bakery_recover() does: a dead reader or waiter leaves nothing behind,
+ * and a lock whose holder died inside its critical section and that
  * nobody has repaired since (its next holder would be told EOWNERDEAD) is
  * refused with EOWNERDEAD, a not-recoverable one with ENOTRECOVERABLE,
  * and stays as it was (a lock made anew under the name would tell its

@@ -33,6 +33,14 @@
  *      cleared for the next lock, and the generation moves on to the next
  *      even value.  A handle that cached the old one gets BAKERY_EREMOVED.
  *
+ * Before step 1 (and without the table's token), if a participant found
+ * in the lock was left by the dead (its token marked owner-died by the
+ * kernel, or its slot still recovering), the region is reaped as
+ * bakery_recover() reaps it: a dead holder, waiter or reader is not "in
+ * use" (step 3), and a dead writer's recovery marks the lock owner-died,
+ * so the unlink answers EOWNERDEAD rather than EBUSY.  Recovery is open to any participant at any time
+ * (every opener reaps); it adds nothing to the handshake of steps 1-4.
+ *
  * An unlinker that dies leaves an odd generation under a token the kernel
  * marks owner-died; whoever takes the token next settles the entry
  * (bakery__table_settle): a READY entry goes back to its lock (step 3), a
@@ -55,6 +63,7 @@
 #include "locktable.h"
 #include "shm_layout.h"
 #include "region.h"
+#include "registry.h"
 
 /* May the caller administer region B?  Its owner, or root. */
 static int caller_owns(struct bakery *b)
@@ -189,6 +198,35 @@ static int entry_remove(struct bakery *b, unsigned lock, unsigned flags)
 	return err;
 }
 
+/* Is the owner of SLOT, found in a lock, perhaps dead: its token marked
+ * owner-died by the kernel, or the slot left RECOVERING with passages
+ * that others must finish (a dead jayanti waiter's, completed by proxy)? */
+static bool slot_left_by_the_dead(struct bakery *b, unsigned slot)
+{
+	return token_owner_died(CMM_LOAD_SHARED(*slot_token_word(b, slot))) ||
+	       bakery__slot_is_recovering(b, slot);
+}
+
+/* Before step 1: if a slot that is not idle in the lock LOCK_NAME was left
+ * by the dead, reap the region as bakery_recover() does (the deaths
+ * proven with the kernel's mark, the slots cleared, their pending proxy
+ * passages driven); a live owner costs two loads.  Found without the
+ * table's token: if the entry changes hands meanwhile, recovering the dead
+ * is harmless, and step 3 still decides on what it sees. */
+static void recover_dead_users(struct bakery *b, const char *lock_name)
+{
+	unsigned lock, bound;
+
+	if (bakery__table_find(b, lock_name, strlen(lock_name), &lock))
+		return;         /* no such lock: ENOENT below */
+	bound = slots_bound(b);
+	for (unsigned s = 0; s < bound; s++)
+		if (!reg_idle(b, lock, s) && slot_left_by_the_dead(b, s)) {
+			bakery__registry_reap(b, BAKERY_NO_SLOT);
+			return;
+		}
+}
+
 static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 {
 	struct token_hold h;
@@ -205,6 +243,7 @@ static int lock_unlink(bakery_t *b, const char *lock_name, unsigned flags)
 		return err;
 	if ((err = caller_owns(b)))
 		return err;
+	recover_dead_users(b, lock_name);
 	if ((err = bakery__table_lock(b, &h)))
 		return err;
 	err = bakery__table_find(b, lock_name, strlen(lock_name), &index);

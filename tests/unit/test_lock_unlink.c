@@ -8,7 +8,9 @@
  * leaves the next lock, held by the caller, as it is; it closes with 0);
  * unlinks racing with threads that lock, unlock and reopen never
  * let two of them in at once.  A lock that owes a repair (its holder died
- * inside) is not removed unless forced.  An unlinker killed at each step (test
+ * inside) is not removed unless forced; participants killed in it are
+ * proven dead by the unlink itself (EOWNERDEAD for a dead holder, not
+ * EBUSY).  An unlinker killed at each step (test
  * build: BAKERY_CRASH_AT=unlink-...) leaves either the lock or a free
  * entry, and the next table operation finds the region sound.
  */
@@ -300,8 +302,8 @@ START_TEST(unlink_of_a_dead_holders_lock)
 	unsigned reclaimed;
 
 	ck_assert(tk_kill(unit_holder_process(name, "orphan", algo)));
-	/* the dead holder's registers are still set until someone recovers */
-	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), EBUSY);
+	/* recovered by the unlink itself (unlink_proves_dead_users_dead), or
+	 * beforehand: the same answer */
 	ck_assert_int_eq(bakery_recover(b, &reclaimed), 0);
 	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), EOWNERDEAD);
 	ck_assert_int_eq(bakery_lock_unlink_flags(b, "orphan", 0), EOWNERDEAD);
@@ -333,6 +335,101 @@ START_TEST(unlink_of_a_dead_holders_lock)
 	ck_assert_int_eq(bakery_lock_close(l), 0);
 
 	ck_assert_int_eq(bakery_lock_unlink_flags(b, "mended", 0x2), EINVAL);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+/*
+ * Participants killed in a lock are no users of it: the unlink proves them
+ * dead and recovers them itself, without a bakery_recover() first.  A dead
+ * holder: EOWNERDEAD at once (the lock kept, its next holder told); a dead
+ * waiter, or a dead reader (where the algorithm has a shared mode), whose
+ * deaths owe no repair: the lock is removed.
+ */
+struct dead_user {
+	const char *region, *lock;
+	enum bakery_algo algo;
+	bool shared;
+	struct tk_gate ready;
+};
+
+/* A child that takes the lock shared (or waits for it in bakery_lock) and
+ * then sleeps until it is killed. */
+static int dead_user_main(void *arg)
+{
+	struct dead_user *u = arg;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (bakery_open(u->region, 0, NULL, &b) || bakery_lock_open(b, u->lock, u->algo, &l))
+		return 1;
+	if (!u->shared) {
+		tk_gate_open(&u->ready);
+		bakery_lock(l);         /* waits behind the parent's holder */
+		sleep(60);
+		return 3;
+	}
+	if (bakery_rdlock(l))
+		return 2;
+	tk_gate_open(&u->ready);
+	sleep(60);
+	return 3;
+}
+
+START_TEST(unlink_proves_dead_users_dead)
+{
+	enum bakery_algo algo = (enum bakery_algo)_i;
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "unlinkkilled", 4, 2);
+	bakery_lock_t *l, *held;
+	struct dead_user u = { .region = name, .lock = "waited", .algo = algo };
+	struct unit_holder h;
+	double t0;
+	pid_t pid;
+
+	/* a holder killed: EOWNERDEAD, with no bakery_recover() first */
+	ck_assert(tk_kill(unit_holder_process(name, "orphan", algo)));
+	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), EOWNERDEAD);
+	ck_assert_int_eq(bakery_lock_lookup(b, "orphan", BAKERY_ALGO_DEFAULT, &l), 0);
+	ck_assert_int_eq(bakery_lock(l), EOWNERDEAD);
+	ck_assert_int_eq(bakery_consistent(l), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_lock_unlink(b, "orphan"), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+
+	/* a waiter killed in line: removed once the holder has gone */
+	held = unit_lock(b, "waited", algo);
+	unit_holder_start(&h, held);
+	tk_gate_init(&u.ready);
+	pid = tk_fork(dead_user_main, &u);
+	ck_assert(tk_gate_wait(&u.ready, 10));
+	t0 = tk_now(CLOCK_MONOTONIC);
+	while (waiters_of(b, held) == 0 && tk_now(CLOCK_MONOTONIC) - t0 < 20)
+		tk_sleep_ms(1);
+	ck_assert_uint_eq(waiters_of(b, held), 1);
+	ck_assert(tk_kill(pid));
+	tk_gate_close(&u.ready);
+	ck_assert_int_eq(bakery_lock_unlink(b, "waited"), EBUSY);       /* held */
+	unit_holder_stop(&h);
+	ck_assert_int_eq(bakery_lock_unlink(b, "waited"), 0);
+	ck_assert_int_eq(bakery_lock_close(held), 0);
+
+	/* a reader killed (where there is a shared mode): its death owes
+	 * nothing, the lock is removed */
+	l = unit_lock(b, "read", algo);
+	if (bakery_tryrdlock(l) != ENOTSUP) {
+		ck_assert_int_eq(bakery_unlock(l), 0);
+		u.lock = "read";
+		u.shared = true;
+		tk_gate_init(&u.ready);
+		pid = tk_fork(dead_user_main, &u);
+		ck_assert(tk_gate_wait(&u.ready, 10));
+		ck_assert(tk_kill(pid));
+		tk_gate_close(&u.ready);
+		ck_assert_int_eq(bakery_lock_unlink(b, "read"), 0);
+	}
+	ck_assert_int_eq(bakery_lock_close(l), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
 	ck_assert_int_eq(bakery_unlink(name), 0);
 }
@@ -670,6 +767,7 @@ static Suite *lock_unlink_suite(void)
 	tcase_add_loop_test(tc, unlink_refuses_a_lock_in_use, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, unlink_refuses_a_lock_held_shared, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, unlink_of_a_dead_holders_lock, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, unlink_proves_dead_users_dead, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_test(tc, unlink_bad_arguments);
 	tcase_add_test(tc, unlink_needs_the_owner);
 	suite_add_tcase(s, tc);
