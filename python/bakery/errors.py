@@ -91,9 +91,18 @@ class ErrnoError(Error, OSError):
 
 
 class OwnerDead(ErrnoError):
-    """EOWNERDEAD: the lock IS HELD by the caller, but its previous holder died
-    inside its critical section.  Repair the protected state, then call
-    ``e.lock.consistent()``.  ``lock`` is the :class:`bakery.Lock`."""
+    """EOWNERDEAD: a holder of the lock died inside its critical section.
+
+    From an acquisition (``with lock:``, ``acquire()``, ``hold()``,
+    ``read()``...), the lock IS HELD by the caller: repair the protected
+    state, then call ``e.lock.consistent()``.  ``lock`` is the
+    :class:`bakery.Lock`.
+
+    From :meth:`bakery.Region.unlink_lock`, which keeps a lock that owes a
+    repair, NOTHING is held and ``lock`` is None: to repair, acquire the
+    lock (which raises OwnerDead with it held), repair, ``consistent()``,
+    release, then remove it; or ``unlink_lock(name, force=True)`` removes
+    it with the news of the death."""
 
     lock: Any = None
 
@@ -195,6 +204,19 @@ _EPERM_CAUSES = {
 _EPERM_CAUSES["bakery_path_unlock"] = _EPERM_CAUSES["bakery_unlock"]
 _EPERM_CAUSES["bakery_path_consistent"] = _EPERM_CAUSES["bakery_consistent"]
 
+# Other codes whose bakery_strerror text is the lock calls' and says what
+# is false of another call: (code, call) -> that call's own text.  A
+# refused unlink holds nothing.
+_CALL_CAUSES = {
+    (_errno.EOWNERDEAD, "bakery_lock_unlink_flags"):
+        "not removed: a holder of the lock died inside and nobody has repaired since "
+        "(the lock is not held: acquire it, repair, consistent(), release, then remove "
+        "it; force=True removes it all the same)",
+    (_errno.ENOTRECOVERABLE, "bakery_lock_unlink_flags"):
+        "not removed: the lock is not recoverable (released without consistent() after "
+        "its holder died); force=True removes it all the same",
+}
+
 
 def shm_owner(region: str) -> str:
     """"user NAME (uid N)" for the owner of REGION's object in /dev/shm
@@ -213,9 +235,11 @@ def shm_owner(region: str) -> str:
 def call_error(code: int, call: str, what: Optional[str] = None,
                region: Optional[str] = None) -> Error:
     """An exception for CODE as the C function CALL returned it: where the
-    library's text for CODE lists the causes of several calls (EPERM), the
+    library's text for CODE lists the causes of several calls (EPERM), or
+    is the lock calls' (EOWNERDEAD, ENOTRECOVERABLE from an unlink), the
     message is CALL's own.  REGION: the region a message names."""
-    cause = _EPERM_CAUSES.get(call) if code == _errno.EPERM else None
+    cause = (_EPERM_CAUSES.get(call) if code == _errno.EPERM else
+             _CALL_CAUSES.get((code, call)))
     if cause is not None and "{" in cause:
         cause = cause.format(region=region, owner=shm_owner(region or ""))
     return make_error(code, what, cause)

@@ -181,15 +181,19 @@ class Region:
     def unlink_lock(self, name: str, force: bool = False) -> None:
         """Remove the lock NAME from the region (``bakery rm``), freeing its
         table entry.  Only while nobody holds or waits for it
-        (:class:`bakery.Busy` otherwise), for the region's owner or root
-        (:class:`bakery.PermissionDenied`, which names the owner, for
-        another user who joined it with ``any_owner=True``);
-        :class:`bakery.NotFound` if there is no such lock.  A lock that owes
-        a repair (its holder died inside and nobody has repaired since) is
-        kept, so that its next holder is told: :class:`bakery.OwnerDead` or
-        :class:`bakery.NotRecoverable` (the lock is not held by the caller),
-        unless ``force`` is true.  Lock objects still open on it raise
-        :class:`bakery.LockRemoved` on their next acquire."""
+        (:class:`bakery.Busy` otherwise; a holder or waiter that was killed
+        does not count: its death is proven and recovered first), for the
+        region's owner or root (:class:`bakery.PermissionDenied`, which
+        names the owner, for another user who joined it with
+        ``any_owner=True``); :class:`bakery.NotFound` if there is no such
+        lock.  A lock that owes a repair (its holder died inside and nobody
+        has repaired since) is kept, so that its next holder is told:
+        :class:`bakery.OwnerDead` or :class:`bakery.NotRecoverable`, unless
+        ``force`` is true.  Such an OwnerDead holds nothing and its
+        ``lock`` is None: to repair, acquire the lock (OwnerDead, held),
+        repair, ``consistent()``, release, then remove it.  Lock objects
+        still open on it raise :class:`bakery.LockRemoved` on their next
+        acquire."""
         raw = _encode(name, "lock name")
         flags = _native.UNLINK_FORCE if force else 0
         with self._handle.use() as pointer:
@@ -628,13 +632,42 @@ class Lock:
         return self._handle.closed
 
     def close(self) -> None:
-        """Free the handle (the lock stays in the region).  Busy if this
-        thread (or a task) holds it or another thread is inside a call on
-        it."""
+        """Free the handle (the lock stays in the region) -- or nothing:
+        Busy if a thread of this process (or an asyncio task) holds the
+        lock, as a writer or a reader, or another thread is inside a call
+        on it."""
         if self._task_holds:
             raise make_error(errno.EBUSY, self._what, "held by a task")
-        self._handle.close(lib.bakery_lock_close)
+        close_all([(self._handle, lib.bakery_lock_close)], self._check_not_held)
         self._finalizer.detach()
+
+    def _check_not_held(self) -> None:
+        """Busy if a live thread of this process holds the lock (the C call
+        refuses only for the calling thread; another's release would then
+        find the handle closed, and the lock would stay held until that
+        thread exits, a dead owner).
+
+        Run by close_all with the handle's mutex held and no call running
+        on it: no thread can be acquiring or releasing through this object
+        meanwhile, and one that acquired through it before has its hold in
+        the region, where this looks (its slot's registers).  Not covered:
+        a thread that holds the lock beside a lower-numbered lock of the
+        region while another holder of it (a reader, one of k holders)
+        comes first (status.lock_holder_in_process: the introspection
+        calls name one lock per slot, one holder per lock); and holds
+        taken meanwhile through another Lock object of the same lock,
+        which do not need this handle."""
+        pointer = self._handle._pointer
+        index = ctypes.c_uint()
+        if pointer is None or lib.bakery_lock_index(pointer, ctypes.byref(index)):
+            return          # the lock was removed: nobody holds it through this handle
+        with self.region._handle.use() as b:
+            holder = _status.lock_holder_in_process(b, index.value, os.getpid())
+        if holder is not None:
+            raise make_error(errno.EBUSY, self._what,
+                             "thread %d of this process holds it%s"
+                             % (holder.tid, " (as a reader)" if holder.shared and
+                                holder.lock == index.value else ""))
 
     def __reduce__(self) -> Any:
         return (_reopen_lock, (self.region.name, self.name, self._algo_asked,

@@ -176,6 +176,32 @@ def holder_in_process(pointer: int, pid: int) -> Optional[_native.SlotInfo]:
     return None
 
 
+def lock_holder_in_process(pointer: int, index: int, pid: int) -> Optional[_native.SlotInfo]:
+    """The slot of a live thread of process PID that holds the lock INDEX
+    of the region (as a writer or a reader), or None (also if the region
+    cannot be read, or the entry holds no lock).
+
+    A slot's info names one lock, the lowest-numbered of those it is
+    furthest in, and the lock's info names its first holder: a thread is
+    seen if it is the lock's first holder, or holds no lower-numbered lock
+    of the region besides.  Missed: a thread that holds this lock beside
+    lower-numbered ones while another holder of it (a reader, or one of k
+    holders) comes first."""
+    r = _native.RegionInfo()
+    li = _native.LockInfo()
+    if (lib.bakery_region_info(pointer, ctypes.byref(r)) or
+            lib.bakery_lock_info(pointer, index, ctypes.byref(li)) or li.holding == 0):
+        return None
+    for i in range(r.slots):
+        si = _native.SlotInfo()
+        if lib.bakery_slot_info(pointer, i, ctypes.byref(si)):
+            return None
+        if (si.state == _native.SLOT_ACTIVE and si.alive == 1 and si.pid == pid and
+                (si.index == li.holder or (si.pass_ == _CRITICAL and si.lock == index))):
+            return si
+    return None
+
+
 def find_lock(pointer: int, name: bytes) -> Optional[_native.LockInfo]:
     """The table entry of the lock NAME, or None (also if the region cannot
     be read)."""

@@ -2,6 +2,7 @@
 """Single-process behaviour: the API's calls, status() against the tool's
 JSON, the exceptions, bad input and closed objects, threads."""
 
+import contextlib
 import errno
 import json
 import os
@@ -564,6 +565,63 @@ class TestThreads(RegionTest):
         self.assertFalse(lock.locked())
         self.region.close()
         self.assertEqual((lock.closed, other.closed), (True, True))
+
+
+    def close_while_another_thread_holds(self, lock, take):
+        """LOCK.close() while another thread is inside TAKE() (a context
+        manager): Busy, nothing closed, and that thread's release goes
+        through; then the lock is free and ok (no OwnerDead) and closes."""
+        held, release = threading.Event(), threading.Event()
+        errors = []
+
+        def holder():
+            try:
+                with take():
+                    held.set()
+                    release.wait(30)
+            except BaseException as e:      # its release failed (Closed)
+                errors.append(e)
+
+        t = threading.Thread(target=holder)
+        t.start()
+        try:
+            self.assertTrue(held.wait(30))
+            with self.assertRaises(bakery.Busy) as cm:
+                lock.close()
+            self.assertIn("of this process holds it", str(cm.exception))
+            self.assertFalse(lock.closed)
+        finally:
+            release.set()
+            t.join()
+        self.assertEqual(errors, [])
+        info = lock.info()
+        self.assertEqual((info["holder"], info["state"]), (None, "ok"))
+        with lock:                          # no OwnerDead
+            pass
+        lock.close()
+        self.assertTrue(lock.closed)
+
+    def test_lock_close_refused_while_another_thread_holds_it(self):
+        # the C call refuses only for the calling thread; a close that went
+        # through would fail the holder's release (Closed), keep the lock
+        # held until that thread exits and tell the next acquirer OwnerDead
+        lock = self.region.lock("mutex")
+        self.close_while_another_thread_holds(lock, lambda: lock)
+
+    def test_lock_close_refused_while_another_thread_reads_it(self):
+        lock = self.region.lock("rw", "lamport")
+        self.close_while_another_thread_holds(lock, lock.read)
+
+    def test_lock_close_refused_while_held_beside_a_lower_lock(self):
+        # the holder's slot names the lower-numbered lock it holds too
+        first, second = self.region.lock("first"), self.region.lock("second")
+
+        @contextlib.contextmanager
+        def both():
+            with first, second:
+                yield
+
+        self.close_while_another_thread_holds(second, both)
 
 
 class TestRegionsPerThread(unittest.TestCase):

@@ -64,6 +64,7 @@ class TestExamples(unittest.TestCase):
         self.assertIn("gave up; still in line: False", text)
         self.assertEqual(text.count("has the lock"), 3)
         self.assertIn("cancelled; waiters left: 0", text)
+        self.assertIn("repairing before removing nightly", text)
         with self.assertRaises(bakery.NotFound):     # the last block removed it
             bakery.Region(name)
 

@@ -177,6 +177,9 @@ class TestDeaths(ProcessTest):
             self.assertIn("not recoverable", str(cm.exception))
             self.assertIsInstance(cm.exception, OSError)
         self.assertEqual(lock.info()["state"], "not-recoverable")
+        with self.assertRaises(bakery.NotRecoverable) as cm:
+            self.region.unlink_lock("dies")
+        self.assertIn("not removed", str(cm.exception))
 
     def test_unlink_lock_keeps_a_lock_that_owes_a_repair(self):
         lock = self.region.lock("dies")
@@ -187,6 +190,31 @@ class TestDeaths(ProcessTest):
         self.assertIsNone(cm.exception.lock)        # refused: not held
         self.assertEqual(lock.info()["state"], "owner-died")
         self.region.unlink_lock("dies", force=True)
+        with self.assertRaises(bakery.LockRemoved):
+            lock.acquire(blocking=False)
+
+
+    def test_unlink_lock_proves_a_killed_holder_dead(self):
+        # no recover() first: the unlink proves the death itself, so
+        # OwnerDead (not Busy), which holds nothing and says so
+        lock = self.region.lock("dies")
+        self.kill_holder(lock)
+        with self.assertRaises(bakery.OwnerDead) as cm:
+            self.region.unlink_lock("dies")
+        e = cm.exception
+        self.assertEqual(e.code, errno.EOWNERDEAD)
+        self.assertIsNone(e.lock)
+        self.assertNotIn("acquired", str(e))
+        self.assertIn("not removed", str(e))
+        self.assertIn("not held", str(e))
+        info = lock.info()
+        self.assertEqual((info["holder"], info["state"]), (None, "owner-died"))
+        # as the docs say: take it, repair, consistent(), then remove it
+        with self.assertRaises(bakery.OwnerDead) as cm:
+            with lock:
+                self.fail("the with body must not run after an owner death")
+        cm.exception.lock.consistent()
+        self.region.unlink_lock("dies")
         with self.assertRaises(bakery.LockRemoved):
             lock.acquire(blocking=False)
 
