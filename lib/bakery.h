@@ -747,7 +747,8 @@ struct bakery_path_info {
  * bakery_lock_open), BAKERY_ELOCKS (the table is full of locks in use or
  * owner-died, or may not be reclaimed by this caller), or bakery_open's
  * errors for the region (BAKERY_EBADREGION, BAKERY_EVERSION, EACCES,
- * ENAMETOOLONG for a BAKERY_PATH_REGION too long, EMFILE...).
+ * ENAMETOOLONG for a BAKERY_PATH_REGION too long, EINVAL for one that is
+ * not a region name, EMFILE...).
  */
 BAKERY_API int bakery_path_open(const char *path, unsigned flags, bakery_path_t **out);
 

@@ -120,10 +120,16 @@ static void bound(clockid_t clock, const struct timespec *until, long ns, struct
 }
 
 /* No futex at all (a filter refusing FUTEX_WAIT): a plain sleep until AT,
- * so that at least nothing spins. */
+ * so that at least nothing spins.  clock_nanosleep is a cancellation point,
+ * and a lock call makes none while it waits (bakery.h): a thread cancelled
+ * here would leave its place in line to recovery. */
 static int sleep_plain(clockid_t clock, const struct timespec *at)
 {
+	int state;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	clock_nanosleep(clock, TIMER_ABSTIME, at, NULL);
+	pthread_setcancelstate(state, NULL);
 	return ETIMEDOUT;
 }
 
