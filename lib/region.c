@@ -613,9 +613,11 @@ static void atfork_parent(void) { pthread_mutex_unlock(&maps_lock); }
 /* In the child only the forking thread survives: the handles' mutexes may
  * have been held by threads that are gone, and their lists of thread
  * records name the parent's threads (registry.c forgets the forking
- * thread's own records). */
+ * thread's own records); and its robust list is the child's own, or none
+ * (token.c). */
 static void atfork_child(void)
 {
+	bakery__token_list_forget();
 	pthread_mutex_init(&maps_lock, NULL);
 	for (struct bakery *b = maps; b; b = b->next) {
 		pthread_mutex_init(&b->recs_lock, NULL);

@@ -83,6 +83,20 @@ static struct robust_list_head *robust_head(void)
 	return head;
 }
 
+/*
+ * The kernel forgets a process's robust lists at fork, and the C library
+ * registers the child's again; where that is refused (a seccomp profile
+ * that denies set_robust_list) the child has none, and a head noted before
+ * the fork would link tokens into a list the kernel never walks: the
+ * child's death would go unseen, its locks held for ever.  Asked again, the
+ * kernel says: no list, ENOTSUP (one system call in every fork child that
+ * takes a token).
+ */
+void bakery__token_list_forget(void)
+{
+	tls_head = NULL;
+}
+
 int bakery__token_abi_check(uint32_t page_size)
 {
 	struct robust_list_head *head = robust_head();

@@ -92,6 +92,9 @@ static inline uint32_t *token_busy_word(struct bakery *b, unsigned i)
 
 /* Can this process hold tokens (64-bit glibc robust-list ABI)?  0 or ENOTSUP. */
 BAKERY_HIDDEN int bakery__token_abi_check(uint32_t page_size);
+/* In a fork child: the list head the forking thread had noted is not the
+ * child's to trust (below). */
+BAKERY_HIDDEN void bakery__token_list_forget(void);
 /* Take token I unless a live thread holds it: 0 (it was free), EOWNERDEAD
  * (its holder died: the caller alone owns the recovery), EBUSY (held), or an
  * error from mapping the window (ENOMEM...).  On 0/EOWNERDEAD, H holds it. */

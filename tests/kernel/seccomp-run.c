@@ -22,32 +22,17 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
 #include <linux/membarrier.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "seccomp-filter.h"
+
 #define SKIP 77
 #define SETUP_FAILED 99
-
-#if defined(__x86_64__)
-#define THIS_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define THIS_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__riscv) && __riscv_xlen == 64
-#define THIS_ARCH AUDIT_ARCH_RISCV64
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define THIS_ARCH AUDIT_ARCH_PPC64LE
-#elif defined(__s390x__)
-#define THIS_ARCH AUDIT_ARCH_S390X
-#endif
 
 /* futex_waitv has one number on every architecture (Linux 5.16) */
 #ifndef SYS_futex_waitv
@@ -100,31 +85,6 @@ static int errno_value(const char *name)
 	return (int)v;
 }
 
-#ifdef THIS_ARCH
-/* Refuse system call NR with ERR; allow everything else.  A call made
- * through another ABI (x32, a 32-bit personality) has other numbers: it is
- * let through, as none of the library's is made that way. */
-static int filter_install(long nr, int err)
-{
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return errno;
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-		return errno;
-	return 0;
-}
-#endif
-
 /* Make the refused call with harmless arguments: what does it answer? */
 static int probe(long nr)
 {
@@ -143,16 +103,9 @@ int main(int argc, char **argv)
 		usage();
 	nr = call_number(argv[1]);
 	err = errno_value(argv[2]);
-#ifndef THIS_ARCH
-	(void)nr;
-	(void)err;
-	(void)got;
-	printf("SKIP: seccomp-run does not know this architecture's audit value\n");
-	return SKIP;
-#else
-	if ((got = filter_install(nr, err))) {
+	if ((got = seccomp_refuse(nr, err))) {
 		printf("SKIP: no seccomp filter here: %s\n", strerror(got));
-		return got == EINVAL || got == ENOSYS ? SKIP : SETUP_FAILED;
+		return got == EINVAL || got == ENOSYS || got == ENOTSUP ? SKIP : SETUP_FAILED;
 	}
 	if ((got = probe(nr)) != err) {
 		fprintf(stderr, "seccomp-run: %s answers %s under the filter, not %s\n", argv[1],
@@ -163,5 +116,4 @@ int main(int argc, char **argv)
 	execvp(argv[3], argv + 3);
 	fprintf(stderr, "seccomp-run: %s: %s\n", argv[3], strerror(errno));
 	return SETUP_FAILED;
-#endif
 }
