@@ -8,7 +8,7 @@ participants keep running while it is taken.
 import ctypes
 import errno
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _native
 from ._native import lib
@@ -163,6 +163,13 @@ def holder_in_process(pointer: int, pid: int) -> Optional[_native.SlotInfo]:
     """The slot of a live thread of process PID that holds a lock of the
     region (its lock field is one it holds), or None (also if the region
     cannot be read: it was cut short, say)."""
+    return _live_slot_of(pointer, pid, lambda si: si.pass_ == _CRITICAL)
+
+
+def _live_slot_of(pointer: int, pid: int,
+                  wanted: Callable[[_native.SlotInfo], bool]) -> Optional[_native.SlotInfo]:
+    """The first slot of a live thread of process PID that WANTED accepts,
+    or None (also if the region cannot be read)."""
     r = _native.RegionInfo()
     if lib.bakery_region_info(pointer, ctypes.byref(r)):
         return None
@@ -170,8 +177,7 @@ def holder_in_process(pointer: int, pid: int) -> Optional[_native.SlotInfo]:
         si = _native.SlotInfo()
         if lib.bakery_slot_info(pointer, i, ctypes.byref(si)):
             return None
-        if (si.state == _native.SLOT_ACTIVE and si.alive == 1 and si.pid == pid and
-                si.pass_ == _CRITICAL):
+        if si.state == _native.SLOT_ACTIVE and si.alive == 1 and si.pid == pid and wanted(si):
             return si
     return None
 
@@ -187,19 +193,11 @@ def lock_holder_in_process(pointer: int, index: int, pid: int) -> Optional[_nati
     of the region besides.  Missed: a thread that holds this lock beside
     lower-numbered ones while another holder of it (a reader, or one of k
     holders) comes first."""
-    r = _native.RegionInfo()
     li = _native.LockInfo()
-    if (lib.bakery_region_info(pointer, ctypes.byref(r)) or
-            lib.bakery_lock_info(pointer, index, ctypes.byref(li)) or li.holding == 0):
+    if lib.bakery_lock_info(pointer, index, ctypes.byref(li)) or li.holding == 0:
         return None
-    for i in range(r.slots):
-        si = _native.SlotInfo()
-        if lib.bakery_slot_info(pointer, i, ctypes.byref(si)):
-            return None
-        if (si.state == _native.SLOT_ACTIVE and si.alive == 1 and si.pid == pid and
-                (si.index == li.holder or (si.pass_ == _CRITICAL and si.lock == index))):
-            return si
-    return None
+    return _live_slot_of(pointer, pid, lambda si: si.index == li.holder or
+                         (si.pass_ == _CRITICAL and si.lock == index))
 
 
 def find_lock(pointer: int, name: bytes) -> Optional[_native.LockInfo]:
