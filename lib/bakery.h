@@ -743,9 +743,11 @@ struct bakery_path_info {
  * the error of statx(2) or open(2) on PATH (ENOENT, EACCES, ENOTDIR,
  * ELOOP, ENAMETOOLONG, EISDIR...; EACCES also when the file system keeps
  * no birth time and the file cannot be opened for reading to read its
- * generation), ENOMEM, EAGAIN (the lock table stayed busy: as
- * bakery_lock_open), BAKERY_ELOCKS (the table is full of locks in use or
- * owner-died, or may not be reclaimed by this caller), or bakery_open's
+ * generation; ENOTSUP where a seccomp profile refuses statx(2) with
+ * EPERM: the file's identity cannot be read), ENOMEM, EAGAIN (the lock
+ * table stayed busy: as bakery_lock_open), BAKERY_ELOCKS (the table is
+ * full of locks in use or owner-died, or may not be reclaimed by this
+ * caller), or bakery_open's
  * errors for the region (BAKERY_EBADREGION, BAKERY_EVERSION, EACCES,
  * ENAMETOOLONG for a BAKERY_PATH_REGION too long, EINVAL for one that is
  * not a region name, EMFILE...).

@@ -33,9 +33,15 @@
  * no wait on a FIFO, nothing inherited by exec */
 #define LOOK_FLAGS (O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
 
+/* statx(2) has no EPERM of its own: that is a seccomp profile refusing it
+ * (older container runtimes did).  Not stat(2) instead: without the birth
+ * time the same file would get another name, and another lock, than in a
+ * process that may call statx. */
 static int id_statx(int dirfd, const char *path, int flags, struct statx *sx)
 {
-	return statx(dirfd, path, flags, ID_MASK, sx) == 0 ? 0 : errno;
+	if (statx(dirfd, path, flags, ID_MASK, sx) == 0)
+		return 0;
+	return errno == EPERM ? ENOTSUP : errno;
 }
 
 static void id_fill(const struct statx *sx, struct path_id *id)

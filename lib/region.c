@@ -435,8 +435,19 @@ static int tmp_create(const char *shm_name, char *tmp, size_t size, int *fd, str
 			continue;
 		if (err)
 			return err;
-		if (flock(*fd, LOCK_EX | LOCK_NB) == 0 && fstat(*fd, st) == 0 && st->st_nlink > 0)
-			return 0;
+		if (flock(*fd, LOCK_EX | LOCK_NB) == 0) {
+			if (fstat(*fd, st) == 0 && st->st_nlink > 0)
+				return 0;
+		} else if (errno != EWOULDBLOCK) {
+			/* flock refused (a seccomp profile), not taken: no
+			 * other name would do better */
+			err = errno;
+			shm_path(tmp, path);
+			unlink(path);
+			close(*fd);
+			*fd = -1;
+			return err;
+		}
 		/* the name is ours alone (random): removing it can remove
 		 * nothing but our own object, if the sweeper has not yet */
 		shm_path(tmp, path);

@@ -17,18 +17,21 @@
 #   fork-robust     a child forked where set_robust_list is refused has no
 #                   robust list: ENOTSUP, never a lock whose holder's death
 #                   goes unseen
+#   refused-calls   flock and statx refused by a profile: documented errors
 #   matrix-*.sh     one row of the matrix each (matrix.sh says what runs)
 #   seccomp-filter.h  the filter itself (seccomp-run, fork-robust)
 # They need the test build (stop points, BAKERY_TEST_PARK_AHEAD) and the
 # crash kit (children in namespaces, process states).
 check_PROGRAMS += tests/kernel/seccomp-run tests/kernel/wait-cost tests/kernel/idle-slots \
-	tests/kernel/pidns-stopped tests/kernel/exit-fences tests/kernel/fork-robust
+	tests/kernel/pidns-stopped tests/kernel/exit-fences tests/kernel/fork-robust \
+	tests/kernel/refused-calls
 tests_kernel_seccomp_run_LDADD =
 tests_kernel_wait_cost_LDADD = $(bakery_test_ldadd_tb)
 tests_kernel_idle_slots_LDADD = $(bakery_test_ldadd_tb)
 tests_kernel_pidns_stopped_LDADD = $(bakery_test_ldadd_tb)
 tests_kernel_exit_fences_LDADD = $(bakery_test_ldadd_tb)
 tests_kernel_fork_robust_LDADD = $(bakery_test_ldadd_tb)
+tests_kernel_refused_calls_LDADD = $(bakery_test_ldadd_tb)
 
 kernel_matrix = \
 	tests/kernel/matrix-waitv-enosys.sh \
@@ -37,6 +40,6 @@ kernel_matrix = \
 	tests/kernel/matrix-membarrier-eperm.sh
 
 TESTS += tests/kernel/pidns-stopped tests/kernel/idle-slots tests/kernel/exit-fences \
-	tests/kernel/fork-robust \
+	tests/kernel/fork-robust tests/kernel/refused-calls \
 	$(kernel_matrix)
 EXTRA_DIST += tests/kernel/matrix.sh $(kernel_matrix) tests/kernel/seccomp-filter.h
