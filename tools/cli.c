@@ -17,11 +17,20 @@
 
 #include "cli.h"
 
-static void vreport(const struct cli *c, const char *fmt, va_list ap)
+void cli_vsay(const struct cli *c, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "bakery: %s%s%s: ", c->cmd, *c->what ? " " : "", c->what);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+void cli_say(const struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vsay(c, fmt, ap);
+	va_end(ap);
 }
 
 int cli_fail(const struct cli *c, const char *fmt, ...)
@@ -29,7 +38,7 @@ int cli_fail(const struct cli *c, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(c, fmt, ap);
+	cli_vsay(c, fmt, ap);
 	va_end(ap);
 	return c->fail_code;
 }

@@ -9,6 +9,7 @@
 #ifndef BAKERY_CLI_H
 #define BAKERY_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include <bakery.h>
@@ -66,7 +67,11 @@ struct cli_args {
 	int nrest;
 };
 
-/* Print "bakery: CMD WHAT: message" on stderr and return C->fail_code. */
+/* Print "bakery: CMD WHAT: message" on stderr (cli_vsay: from a va_list). */
+void cli_say(const struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_vsay(const struct cli *c, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+/* The same, and return C->fail_code. */
 int cli_fail(const struct cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The same for an error of bakery_open() or bakery_unlink() on REGION, in

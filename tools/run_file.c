@@ -99,7 +99,6 @@ int run_file_open(struct cli *c, const struct run_opts *o, struct run_lock *k)
 	k->region = k->path.region;
 	k->name = k->path.lock;
 	if (o->verbose)
-		fprintf(stderr, "bakery: %s %s: the path lock %s of %s\n", c->cmd, c->what,
-		        k->name, k->region);
+		cli_say(c, "the path lock %s of %s", k->name, k->region);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,19 +45,25 @@ static bool lock_find(bakery_t *b, const char *name, struct bakery_lock_info *li
 	return false;
 }
 
-/* Does the job say what happened to the lock?  `bakery run` does;
- * `bakery flock` is silent as flock(1) is, unless --verbose: a cron job's
+/* Say on stderr what happened to the lock: `bakery run` does; `bakery
+ * flock` is silent as flock(1) is, unless --verbose: a cron job's
  * mail must not change because its lock is a bakery lock.  Failures of
  * the tool itself are always reported (cli_fail). */
-static bool job_speaks(const struct run_opts *o)
+static __attribute__((format(printf, 3, 4)))
+void job_say(const struct cli *c, const struct run_opts *o, const char *fmt, ...)
 {
-	return !o->quiet || o->verbose;
+	va_list ap;
+
+	if (o->quiet && !o->verbose)
+		return;
+	va_start(ap, fmt);
+	cli_vsay(c, fmt, ap);
+	va_end(ap);
 }
 
 int run_conflict(const struct cli *c, const struct run_opts *o, const char *why)
 {
-	if (job_speaks(o))
-		fprintf(stderr, "bakery: %s %s: %s\n", c->cmd, c->what, why);
+	job_say(c, o, "%s", why);
 	return o->codes.conflict;
 }
 
@@ -170,10 +177,8 @@ static bool repair_failed(const struct run_lock *k)
 
 static void tell_owner_dead(const struct cli *c, const struct run_opts *o, bool failed)
 {
-	if (!job_speaks(o))
-		return;         /* the command still gets OWNER_DEAD_ENV */
-	fprintf(stderr, "bakery: %s %s: %s; running the command with " OWNER_DEAD_ENV "=1%s\n",
-	        c->cmd, c->what,
+	/* (silent or not, the command gets OWNER_DEAD_ENV) */
+	job_say(c, o, "%s; running the command with " OWNER_DEAD_ENV "=1%s",
 	        failed ? "a holder died holding the lock, and the last job told so did not "
 	                 "repair it (it failed or died)"
 	               : "the previous holder died holding the lock",
@@ -190,24 +195,20 @@ static enum run_verdict verdict_of(struct cli *c, const struct run_opts *o, bool
 	if (signaled && o->shared) {
 		/* a dead reader changed nothing: its share comes back and the
 		 * lock is not marked owner-died (counted in reader_deaths) */
-		if (job_speaks(o))
-			fprintf(stderr, "bakery: %s %s: the command died of signal %d: its "
-			        "reader's share is given back\n", c->cmd, c->what, code - 128);
+		job_say(c, o, "the command died of signal %d: its reader's share is given back",
+		        code - 128);
 		return RUN_ABANDON;
 	}
 	if (o->shared)
 		return RUN_RELEASE;    /* a reader repairs nothing: its status says nothing */
 	if (signaled) {
-		if (job_speaks(o))
-			fprintf(stderr, "bakery: %s %s: the command died of signal %d: lock left "
-			        "owner-died for the next holder\n", c->cmd, c->what, code - 128);
+		job_say(c, o, "the command died of signal %d: lock left owner-died for the next "
+		        "holder", code - 128);
 		return RUN_ABANDON;
 	}
 	if (owner_dead && code != 0) {
-		if (job_speaks(o))
-			fprintf(stderr, "bakery: %s %s: the previous holder had died and the "
-			        "command exited with status %d: lock left owner-died for the next "
-			        "holder\n", c->cmd, c->what, code);
+		job_say(c, o, "the previous holder had died and the command exited with status "
+		        "%d: lock left owner-died for the next holder", code);
 		return RUN_ABANDON;
 	}
 	return RUN_RELEASE;
@@ -229,7 +230,7 @@ static int job_run(struct cli *c, const struct run_opts *o, struct run_holder *h
 	int code;
 
 	if (o->verbose)
-		fprintf(stderr, "bakery: %s %s: running %s\n", c->cmd, c->what, o->argv[0]);
+		cli_say(c, "running %s", o->argv[0]);
 	if (o->no_fork) {
 		/* the bakery lock cannot outlive the exec: the lifetime lock,
 		 * which goes with the command, keeps the next job out; a mark
@@ -264,8 +265,7 @@ static int job_locked(struct cli *c, const struct run_lock *k, const struct run_
 		return life_fail(c, o, err, signo);
 	}
 	if (o->verbose)
-		fprintf(stderr, "bakery: %s %s: got the lock in %.6f s\n", c->cmd, c->what,
-		        seconds_since(&o->started));
+		cli_say(c, "got the lock in %.6f s", seconds_since(&o->started));
 	if (owner_dead)
 		tell_owner_dead(c, o, repair_failed(k));
 	return job_run(c, o, &h, &life, owner_dead);
