@@ -38,8 +38,9 @@
  * kernel, or its slot still recovering), the region is reaped as
  * bakery_recover() reaps it: a dead holder, waiter or reader is not "in
  * use" (step 3), and a dead writer's recovery marks the lock owner-died,
- * so the unlink answers EOWNERDEAD rather than EBUSY.  Recovery is open to any participant at any time
- * (every opener reaps); it adds nothing to the handshake of steps 1-4.
+ * so the unlink answers EOWNERDEAD rather than EBUSY.  Recovery is open to
+ * any participant at any time (every opener reaps); it adds nothing to the
+ * handshake of steps 1-4.
  *
  * An unlinker that dies leaves an odd generation under a token the kernel
  * marks owner-died; whoever takes the token next settles the entry

@@ -442,17 +442,16 @@ static int tmp_create(const char *shm_name, char *tmp, size_t size, int *fd, str
 			/* flock refused (a seccomp profile), not taken: no
 			 * other name would do better */
 			err = errno;
-			shm_path(tmp, path);
-			unlink(path);
-			close(*fd);
-			*fd = -1;
-			return err;
 		}
 		/* the name is ours alone (random): removing it can remove
 		 * nothing but our own object, if the sweeper has not yet */
 		shm_path(tmp, path);
 		unlink(path);
 		close(*fd);
+		if (err) {
+			*fd = -1;
+			return err;
+		}
 	}
 	*fd = -1;
 	return EAGAIN;
@@ -513,9 +512,6 @@ static int tmp_reserve(int fd, uint64_t size)
 	return no_room(err) ? err : 0;
 }
 
-/* Build the region under a temporary name and link it to SHM_NAME.
- * 0 and the open fd of the new region and its fstat, EEXIST, or an
- * error. */
 /*
  * region_format, under the SIGBUS guard: the temporary object has a name in
  * /dev/shm, and a process of ours that opens it may cut it short meanwhile
@@ -538,6 +534,9 @@ static int region_format_guarded(unsigned char *base, const struct layout *l, in
 	return CMM_LOAD_SHARED(lost);
 }
 
+/* Build the region under a temporary name and link it to SHM_NAME.
+ * 0 and the open fd of the new region and its fstat, EEXIST, or an
+ * error. */
 static int region_create(const char *shm_name, const struct layout *l, mode_t mode, int *fd_out,
                          struct stat *st)
 {

@@ -202,6 +202,16 @@ static unsigned waiters_of(bakery_t *b, bakery_lock_t *l)
 	return li.waiters;
 }
 
+/* Wait (20 s at most) until L's lock has one waiter, and check it has. */
+static void await_one_waiter(bakery_t *b, bakery_lock_t *l)
+{
+	double t0 = tk_now(CLOCK_MONOTONIC);
+
+	while (waiters_of(b, l) == 0 && tk_now(CLOCK_MONOTONIC) - t0 < 20)
+		tk_sleep_ms(1);
+	ck_assert_uint_eq(waiters_of(b, l), 1);
+}
+
 START_TEST(unlink_refuses_a_lock_in_use)
 {
 	char name[TK_NAME_SIZE];
@@ -210,15 +220,12 @@ START_TEST(unlink_refuses_a_lock_in_use)
 	bakery_lock_t *wl = unit_lock(b, "busy", (enum bakery_algo)_i);
 	struct unit_holder h;
 	struct waiter w = { .l = wl };
-	double t0 = tk_now(CLOCK_MONOTONIC);
 
 	unit_holder_start(&h, l);
 	ck_assert_int_eq(bakery_lock_unlink(b, "busy"), EBUSY);         /* held */
 	tk_gate_init(&w.release);
 	ck_assert_int_eq(pthread_create(&w.thread, NULL, waiter_main, &w), 0);
-	while (waiters_of(b, wl) == 0 && tk_now(CLOCK_MONOTONIC) - t0 < 20)
-		tk_sleep_ms(1);
-	ck_assert_uint_eq(waiters_of(b, wl), 1);
+	await_one_waiter(b, wl);
 	unit_holder_stop(&h);
 	/* the waiter has it now, or is about to: in use either way */
 	ck_assert_int_eq(bakery_lock_unlink(b, "busy"), EBUSY);
@@ -364,15 +371,11 @@ static int dead_user_main(void *arg)
 
 	if (bakery_open(u->region, 0, NULL, &b) || bakery_lock_open(b, u->lock, u->algo, &l))
 		return 1;
-	if (!u->shared) {
-		tk_gate_open(&u->ready);
-		bakery_lock(l);         /* waits behind the parent's holder */
-		sleep(60);
-		return 3;
-	}
-	if (bakery_rdlock(l))
+	if (u->shared && bakery_rdlock(l))
 		return 2;
 	tk_gate_open(&u->ready);
+	if (!u->shared)
+		bakery_lock(l);         /* waits behind the parent's holder */
 	sleep(60);
 	return 3;
 }
@@ -385,7 +388,6 @@ START_TEST(unlink_proves_dead_users_dead)
 	bakery_lock_t *l, *held;
 	struct dead_user u = { .region = name, .lock = "waited", .algo = algo };
 	struct unit_holder h;
-	double t0;
 	pid_t pid;
 
 	/* a holder killed: EOWNERDEAD, with no bakery_recover() first */
@@ -404,10 +406,7 @@ START_TEST(unlink_proves_dead_users_dead)
 	tk_gate_init(&u.ready);
 	pid = tk_fork(dead_user_main, &u);
 	ck_assert(tk_gate_wait(&u.ready, 10));
-	t0 = tk_now(CLOCK_MONOTONIC);
-	while (waiters_of(b, held) == 0 && tk_now(CLOCK_MONOTONIC) - t0 < 20)
-		tk_sleep_ms(1);
-	ck_assert_uint_eq(waiters_of(b, held), 1);
+	await_one_waiter(b, held);
 	ck_assert(tk_kill(pid));
 	tk_gate_close(&u.ready);
 	ck_assert_int_eq(bakery_lock_unlink(b, "waited"), EBUSY);       /* held */
