@@ -103,6 +103,17 @@ static void open_within_deadline(struct open_case *c)
 	ck_assert_msg(rc == 0, "bakery_open(%s): child ended with %d", c->name, rc);
 }
 
+/* bakery_open of C->name with each of the N FLAGS: BAKERY_EBADREGION, in
+ * time. */
+static void each_open_not_a_region(struct open_case *c, const unsigned *flags, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		c->flags = flags[i];
+		c->expect = BAKERY_EBADREGION;
+		open_within_deadline(c);
+	}
+}
+
 /* ---------------------------------------------------- directory flock -- */
 
 struct locker_arg {
@@ -224,11 +235,7 @@ START_TEST(fifo_under_region_name)
 	tk_name(c->name, sizeof(c->name), "namefifo");
 	shm_path(path, sizeof(path), c->name);
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		c->flags = flags[i];
-		c->expect = BAKERY_EBADREGION;
-		open_within_deadline(c);
-	}
+	each_open_not_a_region(c, flags, sizeof(flags) / sizeof(flags[0]));
 	ck_assert_int_eq(unlink(path), 0);
 }
 END_TEST
@@ -244,11 +251,7 @@ START_TEST(symlink_under_region_name)
 	shm_path(path, sizeof(path), c->name);
 	shm_path(to, sizeof(to), target);
 	ck_assert_int_eq(symlink(to, path), 0);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		c->flags = flags[i];
-		c->expect = BAKERY_EBADREGION;
-		open_within_deadline(c);
-	}
+	each_open_not_a_region(c, flags, sizeof(flags) / sizeof(flags[0]));
 	ck_assert_int_eq(unlink(path), 0);
 	ck_assert_int_eq(bakery_close(b), 0);
 }
@@ -265,11 +268,7 @@ START_TEST(socket_under_region_name)
 	tk_name(c->name, sizeof(c->name), "namesock");
 	shm_path(a.sun_path, sizeof(a.sun_path), c->name);
 	ck_assert_int_eq(bind(sock, (struct sockaddr *)&a, sizeof(a)), 0);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		c->flags = flags[i];
-		c->expect = BAKERY_EBADREGION;
-		open_within_deadline(c);
-	}
+	each_open_not_a_region(c, flags, sizeof(flags) / sizeof(flags[0]));
 	ck_assert_int_eq(unlink(a.sun_path), 0);
 	close(sock);
 }
@@ -284,11 +283,7 @@ START_TEST(directory_under_region_name)
 	tk_name(c->name, sizeof(c->name), "namedir");
 	shm_path(path, sizeof(path), c->name);
 	ck_assert_int_eq(mkdir(path, 0700), 0);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		c->flags = flags[i];
-		c->expect = BAKERY_EBADREGION;
-		open_within_deadline(c);
-	}
+	each_open_not_a_region(c, flags, sizeof(flags) / sizeof(flags[0]));
 	ck_assert_int_eq(bakery_unlink(c->name), BAKERY_EBADREGION);
 	ck_assert_int_eq(rmdir(path), 0);
 }
