@@ -566,7 +566,6 @@ class TestThreads(RegionTest):
         self.region.close()
         self.assertEqual((lock.closed, other.closed), (True, True))
 
-
     def close_while_another_thread_holds(self, lock, take):
         """LOCK.close() while another thread is inside TAKE() (a context
         manager): Busy, nothing closed, and that thread's release goes
