@@ -285,8 +285,8 @@ BAKERY_API int bakery_open(const char *name, unsigned flags,
  * The bytes of shared memory (/dev/shm) a region created with CFG (NULL:
  * the defaults) takes, into *size: a page of header, then per slot 64
  * bytes and two liveness tokens (a third of a page each), per lock an entry
- * and an active set, and per lock and slot a 64-byte register line, each
- * part rounded up to pages.  0, or EINVAL (NULL size, cfg out of range).
+ * and an active set, and per lock and slot two 64-byte register lines,
+ * each part rounded up to pages.  0, or EINVAL (NULL size, cfg out of range).
  */
 BAKERY_API int bakery_region_size(const struct bakery_config *cfg, uint64_t *size);
 
@@ -710,9 +710,8 @@ typedef struct bakery_path bakery_path_t;
 #define BAKERY_PATH_LOCK_PREFIX   "path:"
 /* The capacity of a path region created by the library: 128 threads at
  * once in path locks (more wait for a slot, see bakery_lock), 1024 paths
- * held, waited for or owner-died at once.  9 MB of shared memory at most,
- * about 4.5 MB while no more than 64 threads have ever taken part at
- * once (pages are used as they are touched). */
+ * held, waited for or owner-died at once.  17.6 MB of shared memory, all
+ * reserved when the region is created. */
 #define BAKERY_PATH_SLOTS    128u
 #define BAKERY_PATH_LOCKS    1024u
 #define BAKERY_PATH_IDLE_MAX 64u

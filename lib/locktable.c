@@ -87,7 +87,7 @@ void bakery__entry_finish_free(struct bakery *b, unsigned lock)
 {
 	struct bakery_shm_lock *e = &b->locks[lock];
 	/* a slot above the high-water mark never wrote a register: its
-	 * lines are zeros already, and left unwritten they cost no memory */
+	 * lines are zeros already */
 	unsigned bound = slots_bound(b);
 
 	for (unsigned s = 0; s < bound; s++) {

@@ -8,13 +8,15 @@
  * bakery__layout_compute() and compared with the header before anything is trusted):
  *
  *   header              one page
- *   slot table          nslots x struct bakery_shm_slot   (one cache line pair each)
+ *   slot table          nslots x struct bakery_shm_slot   (one cache line each)
  *   lock table          nlocks x struct bakery_shm_lock
  *   active sets         nlocks x active_words(nslots) x uint64_t, each lock's set
  *                       padded to a cache line
- *   registers           nlocks x nslots x struct bakery_shm_reg, one cache line each:
- *                       registers of slot s in lock l have one writer, s's owner
- *                       (or, after its death, the one recoverer)
+ *   registers           nlocks x nslots x struct bakery_shm_reg, two cache lines each
+ *                       (what waiters poll, then the owner's bookkeeping):
+ *                       written by slot s's owner (after its death, by the one
+ *                       recoverer); a waiter counts itself in, a passer or a
+ *                       Jayanti proxy finisher ends s's passage
  *   token pages         the liveness words of the slots and of the lock table,
  *                       TOKENS_PER_PAGE to a page, in the page's last bytes
  *                       (token.c says why)
@@ -35,7 +37,7 @@
  * the low bytes, refuses to attach with BAKERY_EVERSION instead of
  * misreading (region.c, header_validate; LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 7u
+#define BAKERY_LAYOUT_VERSION 8u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -139,9 +141,8 @@ struct bakery_shm_lock {
 	/* Layout 7: 0 while this lock's exits may skip their barrier, then
 	 * LOCK_FENCES_SETTING and LOCK_FENCES_SET once a waiter has slept in
 	 * it, back to 0 through LOCK_FENCES_STALE when nobody has slept in it
-	 * for a while (exitfence.h; a library of layout 7 that does not know
-	 * STALE reads it as "not SET": it fences and makes the membarrier,
-	 * correct).  On the flags' line, which the lock path reads anyway. */
+	 * for a while (exitfence.h).  On the flags' line, which the lock path
+	 * reads anyway. */
 	uint32_t lock_fences;
 	uint32_t exits __attribute__((aligned(CACHE_LINE)));
 	                           /* futex word of a k-holder lock: bumped by
@@ -150,27 +151,45 @@ struct bakery_shm_lock {
 	uint64_t passes;           /* waiters passed in this lock */
 };
 
-/* Stage of a slot in one lock (enum bakery_pass_state values). */
+/*
+ * Slot s's registers in one lock: two cache lines.  The first holds what
+ * the other slots read while they wait on s (choosing, number, the futex
+ * word seq, mode, proxy) and the counts of those asleep on it.  The second
+ * holds what s's passage keeps from one step to the next, which others
+ * read once per sleep or failed trylock (the pass word) or rarely (a
+ * recoverer, bakery status): the stage, stored four times a passage; the
+ * pass word, stored and compared-and-swapped by a waiter that publishes
+ * itself passable; the counts.  On one line, every such store took the
+ * polled line away from the waiters polling it, and they fetched it back;
+ * on a line of their own, the contended throughput at 2 and 4 processes
+ * rose, while the same 128 bytes with everything on the first line
+ * (padding alone: the adjacent-line prefetcher) changed nothing
+ * (docs/performance.md, P7).  The cost is memory: 128 bytes per slot and
+ * lock instead of 64 (layout 8).
+ */
 struct bakery_shm_reg {
 	uint32_t choosing;         /* Lamport choosing / Jayanti gettoken       */
 	uint32_t seq;              /* futex word: bumped after every register change */
 	uint64_t number;           /* ticket; Black-White packs colour in bit 63;
 	                              Jayanti stores token + 1 (0 = token -1)    */
-	uint32_t stage;            /* enum bakery_pass_state                    */
 	uint32_t waiters;          /* threads asleep on seq for number/proxy    */
 	uint32_t joined;           /* in this lock's active set                 */
 	uint16_t holder_inconsistent; /* holder got EOWNERDEAD, not yet consistent */
 	uint16_t mode;             /* enum reg_mode of the current passage      */
 	uint64_t proxy;            /* Jayanti proxy completion state            */
+	uint32_t door_waiters;     /* threads asleep on seq for choosing = 0    */
+	/* the second line: the owner's bookkeeping */
+	uint32_t stage __attribute__((aligned(CACHE_LINE)));  /* enum bakery_pass_state */
+	/* the pass word (pass.h), written by the owner and by a passer or
+	 * recoverer with compare-and-swap; the futex word a passed waiter
+	 * sleeps on until its pass is finished */
+	uint32_t pass;
 	uint64_t acquisitions;
 	uint64_t aborts;
-	uint32_t door_waiters;     /* threads asleep on seq for choosing = 0    */
-	/* added in layout 4: the pass word (pass.h), written by the owner and
-	 * by a passer or recoverer with compare-and-swap; the futex word a
-	 * passed waiter sleeps on until its pass is finished */
-	uint32_t pass;
 } __attribute__((aligned(CACHE_LINE)));
-_Static_assert(sizeof(struct bakery_shm_reg) == CACHE_LINE, "one cache line of registers");
+_Static_assert(sizeof(struct bakery_shm_reg) == 2 * CACHE_LINE, "two cache lines of registers");
+_Static_assert(offsetof(struct bakery_shm_reg, stage) == CACHE_LINE,
+               "the owner's bookkeeping starts the second line, off the polled one");
 
 /* The mode of a passage, written before its ticket (lock.c). */
 enum reg_mode {

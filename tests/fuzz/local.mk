@@ -5,6 +5,10 @@
 #   fuzz_region_case(), the libFuzzer harness's entry, in the normal build.
 #   Inputs that once crashed or hung the library keep their bug's name in
 #   the corpus (token-kind-*, jayanti-proxy-*, close-ebusy-*, revoke-settle-*).
+#   Their patches are byte offsets of one region layout: a layout that moves
+#   a field moves their patches with it (layout 8 did, for the registers:
+#   same fields, same bytes, the new offsets; patches of what was padding
+#   dropped), or they test something else.
 # make fuzz: builds the libFuzzer harness with clang and fuzzes for
 #   FUZZ_SECONDS (run-fuzzer.sh; skipped without clang/libFuzzer).
 check_PROGRAMS += tests/fuzz/bakery-fuzz-replay

@@ -44,7 +44,7 @@
  *   NO_MEMBARRIER=1   the reclaimer reads the busy word without the
  *                     membarrier: the owner's store is still buffered
  *   MARKER_IN_SLOT=1  the owner's "busy" is its stage in the slot's
- *                     register line (stored, then the generation checked,
+ *                     registers (stored, then the generation checked,
  *                     then undone if revoked): the undo lands on the new
  *                     owner's register
  *   NO_SETTLE=1       nobody finishes or undoes a dead reclaimer's
@@ -72,7 +72,7 @@
 
 /* addresses the owner stores to, through its store buffer */
 #define A_BUSY  0       /* the busy word of the owner's token */
-#define A_STAGE 1       /* the slot's register line */
+#define A_STAGE 1       /* the slot's registers */
 
 /* memory */
 byte gen;               /* the slot's generation: 0 the owner's, odd under way */
