@@ -201,6 +201,11 @@ static __attribute__((noinline)) int wait_for_others(struct passage *p)
 	for_each_other_last(p, j, bound, p->pred) {
 		struct bw_wait w = { mine, p->self, p->shared, -1 };
 
+		/* lines 9-12 at a first look (common.h); else from line 9
+		 * again, line 10's branch taken afresh */
+		if (doorway_idle_at_a_look(p->b, p->lock, j) && bw_passed(p->b, p->lock, j, &w))
+			continue;
+		w.branch = -1;
 		err = bakery__await_doorway_end(p, j);             /* line 9 */
 		if (!err)
 			err = bw_await_ticket(p, e, j, &w);                     /* lines 10-12 */

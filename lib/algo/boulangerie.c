@@ -58,6 +58,12 @@ static __attribute__((noinline)) int wait_for_others(struct passage *p, uint64_t
 
 		if (j >= limit)
 			continue;
+		/* 7_j and a first 8_j at a look (common.h); else from 7_j
+		 * again, with a fresh 8_j a */
+		if (doorway_idle_at_a_look(p->b, p->lock, j) &&
+		    priority_gained(p->b, p->lock, j, &t))
+			continue;
+		t.have_prev = false;
 		err = bakery__await_doorway_end(p, j);             /* 7_j */
 		if (!err)
 			err = bakery__await_slot(p, j, priority_gained, &t);    /* 8_j b-e */

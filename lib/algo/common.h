@@ -74,6 +74,27 @@ static inline uint32_t doorway_count_open(uint32_t c)
  * that awaits choosing[j] = false) */
 BAKERY_HIDDEN int bakery__await_doorway_end(struct passage *p, unsigned j);
 
+/*
+ * The first look of a wait loop at slot j: is j out of its doorway (its
+ * count even), so that its ticket may be read next?  The load the first
+ * poll of bakery__await_doorway_end makes, without the await's set-up.
+ * A loop whose conditions on j both hold at this first look (the doorway's,
+ * then the ticket's, read after it) goes on to the next slot; otherwise it
+ * awaits j as the paper says, from the doorway's line again.  Far back in a
+ * crowd most slots are behind us and pass at a look: with 64 processes in
+ * line, the awaits' set-up for each was most of a waiter's instructions.
+ */
+static inline bool doorway_idle_at_a_look(struct bakery *b, unsigned lock, unsigned j)
+{
+	if (CMM_LOAD_SHARED(reg_of(b, lock, j)->choosing) & 1)
+		return false;
+	/* choosing[j] before j's ticket (load->load), as the papers' doorway
+	 * line before their ticket line; pairs with the store->store order of
+	 * j's doorway (its ticket before its choosing := false) */
+	cmm_smp_rmb();
+	return true;
+}
+
 /* The doorway of Lamport and Boulangerie: choosing, max + 1, publish.
  * Always 0. */
 BAKERY_HIDDEN int bakery__number_doorway(struct passage *p);

@@ -455,6 +455,24 @@ static void jay_abort(struct passage *p)
 	bakery__reg_publish(p->mine);
 }
 
+/*
+ * Lines 6 and 7 at a first look: j's gettoken is false, then (load->load)
+ * its token is none or behind ours.  The loads of the first polls of the
+ * awaits below, without their set-up (common.h, doorway_idle_at_a_look:
+ * far back in a crowd most slots pass so); otherwise j is awaited from
+ * line 6 again.
+ */
+static inline bool turn_at_a_look(struct bakery *b, unsigned lock, unsigned j,
+                                  const struct turn *t)
+{
+	if (!gettoken_clear(b, lock, j, NULL))
+		return false;
+	/* gettoken_j before token_j, as line 6 before line 7; pairs with
+	 * the store->store order of j's line 5 */
+	cmm_smp_rmb();
+	return turn_holds(b, lock, j, t);
+}
+
 /* Lines 6-7 against every other slot (or until we are passed). */
 static __attribute__((noinline)) int await_turn_of_others(struct passage *p, const struct turn *t)
 {
@@ -465,6 +483,8 @@ static __attribute__((noinline)) int await_turn_of_others(struct passage *p, con
 	for_each_other(p, j, bound) {
 		if (bakery__pass_was_passed(p))
 			break;
+		if (turn_at_a_look(p->b, p->lock, j, t))
+			continue;
 		err = bakery__await_doorway(p, j, gettoken_clear, NULL);           /* line 6 */
 		if (!err)
 			err = wait_turn(p, j, t);                       /* line 7 */

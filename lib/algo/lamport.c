@@ -52,6 +52,10 @@ static __attribute__((noinline)) int wait_for_others(struct passage *p)
 	}
 	/* line 8, our predecessor last (algo.h) */
 	for_each_other_last(p, j, bound, p->pred) {
+		/* lines 10 and 13 at a first look (common.h) */
+		if (doorway_idle_at_a_look(p->b, p->lock, j) &&
+		    goes_after_us(p->b, p->lock, j, &me))
+			continue;
 		err = bakery__await_doorway_end(p, j);             /* line 10 */
 		if (!err)
 			err = bakery__await_slot(p, j, goes_after_us, &me);     /* line 13 */

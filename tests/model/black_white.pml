@@ -31,6 +31,10 @@
  *           else
  *               await number[j] == 0 || c != color || mycolor[j] == c
  *           (each await re-reads ticket j, and color, every time round)
+ *           (LOOK: the first look of wait_for_others: a first B7 that fails, on
+ *           one read of ticket j and, in the other-colour branch, one of
+ *           color, goes back to B6 for the same j, then B7 with its branch
+ *           taken afresh; once per j)
  *       CS
  *   B12 color := 1 - c
  *   B13 ticket[i] := (c, 0)
@@ -118,6 +122,13 @@
  *                        their recovery must.
  */
 
+/* LOOK: the wait loop's first look at each slot (lib/algo): a failed first
+   read of j's ticket condition goes back to j's doorway wait.  Off by
+   default (the paper's loop); run-models.sh checks it in its LOOK
+   configurations, whose state spaces it grows several times. */
+#ifndef LOOK
+#define LOOK 0
+#endif
 #ifndef N
 #define N 2
 #endif
@@ -184,6 +195,19 @@ byte aborts  = ABORTS;
 #define SAME_OK(j)   (number[j] == 0 || !LESS(number[j], j, num, i) || mycolor[j] != c)
 #define OTHER_OK(j)  (number[j] == 0 || c != color || mycolor[j] == c)
 
+/* B6 and B7 for j once more, after a first look that failed */
+#define B7_AGAIN(j) \
+	/* B6 */ (choosing[j] == 0); \
+	/* B7 */ \
+	if \
+	:: d_step { mycolor[j] == c && SAME_OK(j) -> WNEXT(j) } \
+	:: d_step { mycolor[j] == c && !SAME_OK(j) }; \
+	   d_step { SAME_OK(j) -> WNEXT(j) } \
+	:: d_step { mycolor[j] != c && number[j] == 0 -> WNEXT(j) } \
+	:: d_step { mycolor[j] != c && number[j] != 0 }; \
+	   d_step { OTHER_OK(j) -> WNEXT(j) } \
+	fi
+
 /* advance a "for each j != i" index to the next other slot */
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
@@ -241,14 +265,24 @@ incarnation:
 		do
 		:: left > 0 ->
 			/* B6 */ (choosing[j] == 0);
-			/* B7 */
+			/* B7; or a first look at it fails: B6, B7 again */
 			if
 			:: d_step { mycolor[j] == c && SAME_OK(j) -> WNEXT(j) }
 			:: d_step { mycolor[j] == c && !SAME_OK(j) };
 			   d_step { SAME_OK(j) -> WNEXT(j) }
+#if LOOK
+			:: d_step { mycolor[j] == c && !SAME_OK(j) };
+			   B7_AGAIN(j)
+#endif
 			:: d_step { mycolor[j] != c && number[j] == 0 -> WNEXT(j) }
 			:: d_step { mycolor[j] != c && number[j] != 0 };
-			   d_step { OTHER_OK(j) -> WNEXT(j) }
+			   if
+			   :: d_step { OTHER_OK(j) -> WNEXT(j) }
+#if LOOK
+			   :: d_step { color == c };	/* the look's read of color */
+			      B7_AGAIN(j)
+#endif
+			   fi
 			fi
 		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(ncs == 0);                /* mutual exclusion */

@@ -35,6 +35,10 @@
  *                    else read color: pass if c != color
  *             else, if m == R: read mode[j]: pass if it is R (shared)
  *           until pass
+ *           (LOOK: the first look of wait_for_others, lib/algo/black_white.c:
+ *           a failed try goes back to B6 for the same j, the branch then
+ *           chosen afresh, once per j; any failed try before that may be
+ *           the look, as tries only read)
  *       CS
  *   B12 color := 1 - c
  *   B13 ticket[i] := (c, 0)
@@ -98,6 +102,13 @@
  * colour of the one entering (assert !mixed).
  */
 
+/* LOOK: the wait loop's first look at each slot (lib/algo): a failed first
+   read of j's ticket condition goes back to j's doorway wait.  Off by
+   default (the paper's loop); run-models.sh checks it in its LOOK
+   configurations, whose state spaces it grows several times. */
+#ifndef LOOK
+#define LOOK 0
+#endif
 #ifndef N
 #define N 3
 #endif
@@ -273,7 +284,9 @@ hidden short nz_done;
 /* B7: a new try only if a register read by the failed one has changed */
 #define RETRY(j)  (!tried || number[j] != tn || mycolor[j] != tc || \
 		   (br == 2 && color != cc) || (m == R && mode[j] != mj))
-#define PASS(j)   tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; br = 0; ph = 0; WNEXT(j); NORMALIZE
+#define PASS(j)   tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; br = 0; ph = 0; again = 0; WNEXT(j); NORMALIZE
+/* a first look at B7 fails: back to B6 for j, once, the branch undecided */
+#define LOOK_FAILS  tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; br = 0; ph = 0; again = 1; NORMALIZE
 /* B4, the wait starting at slot k (any other one: one branch per k) */
 #define B4_FROM(k)  :: d_step { i != k -> choosing[i] = 0; DOORWAY_DONE(i); \
                                  wmask = wmask | BIT(i); pend[i] = 1; j = k; left = N - 1 }
@@ -306,6 +319,7 @@ active [N] proctype P()
 	bit  cc;
 	bit  mj;
 	bit  tried;    /* B7: the last try failed                      */
+	bit  again;    /* B6, B7 once more after a first look failed   */
 
 incarnation:
 	{
@@ -362,18 +376,32 @@ end_rem:
 			:: tn != 0 && br == 2 && tc != c -> ph = 2
 			:: else -> if :: TO_MODE -> ph = 3 :: else -> FAIL fi
 			fi }
+#if LOOK
+		/* B7: a first look fails on ticket j (writers: readers go on to mode) */
+		:: d_step { left > 0 && ph == 1 && !again && RETRY(j) && m == W &&
+		            number[j] != 0 && mycolor[j] == c && br != 2 &&
+		            LESS(number[j], j, mynum, i) -> LOOK_FAILS }
+#endif
 		/* B7: color (other-colour branch) */
 		:: d_step { left > 0 && ph == 2 -> cc = color;
 			if
 			:: c != cc -> PASS(j)
 			:: else -> if :: TO_MODE -> ph = 3 :: else -> FAIL fi
 			fi }
+#if LOOK
+		/* B7: a first look fails on color */
+		:: d_step { left > 0 && ph == 2 && !again && color == c && !TO_MODE -> LOOK_FAILS }
+#endif
 		/* B7: mode[j] (readers) */
 		:: d_step { left > 0 && ph == 3 -> mj = mode[j];
 			if
 			:: mj == R -> PASS(j)
 			:: else -> FAIL
 			fi }
+#if LOOK
+		/* B7: a first look fails on mode[j] */
+		:: d_step { left > 0 && ph == 3 && !again && mode[j] != R -> LOOK_FAILS }
+#endif
 		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(nw == 0 && (m == R || nr == 0));   /* exclusion */
 #if FIFO
@@ -409,7 +437,7 @@ end_rem:
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
 				pend[i] = 0; j = 0; left = 0; mynum = 0; c = 0; UNWATCH(i);
-				ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; NORMALIZE }
+				ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; again = 0; NORMALIZE }
 		}
 	od
 	} unless {
@@ -417,11 +445,11 @@ end_rem:
 	   black_white.pml); color and mode[i] are not touched ---- */
 	if
 	:: d_step { dead[i] -> j = 0; left = 0; mynum = 0; c = 0; m = 0;
-		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; UNWATCH(i);
+		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; again = 0; UNWATCH(i);
 		RESET_CHOOSING(i); NORMALIZE };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0; NORMALIZE }
 	:: d_step { dead[i] -> j = 0; left = 0; mynum = 0; c = 0; m = 0;
-		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; UNWATCH(i);
+		ph = 0; br = 0; tn = 0; tc = 0; cc = 0; mj = 0; tried = 0; again = 0; UNWATCH(i);
 		RESET_NUMBER(i); NORMALIZE };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;

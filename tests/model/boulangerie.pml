@@ -30,6 +30,8 @@
  *   8_j       prev := bottom;
  *             repeat prev := tmp; tmp := number[j]
  *             until tmp == 0 || (num,i) < (tmp,j) || (prev != bottom && tmp != prev)
+ *           (LOOK: the first look of wait_for_others: a first 8_j read that fails
+ *           goes back to 7_j, then 8_j with prev := bottom, once per j)
  *   9     CS
  *   10    number[i] := 0
  * 8_j is modelled as: one read; if it does not decide, prev := that value
@@ -124,6 +126,13 @@
  *                        their recovery must.
  */
 
+/* LOOK: the wait loop's first look at each slot (lib/algo): a failed first
+   read of j's ticket condition goes back to j's doorway wait.  Off by
+   default (the paper's loop); run-models.sh checks it in its LOOK
+   configurations, whose state spaces it grows several times. */
+#ifndef LOOK
+#define LOOK 0
+#endif
 #ifndef N
 #define N 2
 #endif
@@ -190,6 +199,13 @@ byte aborts  = ABORTS;
 /* (a,i) < (b,j) lexicographically */
 #define LESS(a,i,b,j) ((a) < (b) || ((a) == (b) && (i) < (j)))
 
+/* 8_j: the priority condition on the current number[j]; the loop, as
+   the options of an if: its first read, then (prev) the later ones */
+#define B8_OK(j)      (number[j] == 0 || LESS(num, i, number[j], j))
+#define B8(j)         :: d_step { B8_OK(j) -> WNEXT(j) } \
+                      :: d_step { !B8_OK(j) -> prev = number[j] }; \
+                         d_step { (B8_OK(j) || (boul && number[j] != prev)) -> prev = 0; WNEXT(j) }
+
 /* advance a "for each j != i" index to the next other slot */
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
@@ -254,12 +270,17 @@ incarnation:
 		do
 		:: left > 0 ->
 			/* 7_j */ (choosing[j] == 0);
-			/* 8_j */
+			/* 8_j; or its first read fails and 7_j, 8_j again */
 			if
-			:: d_step { (number[j] == 0 || LESS(num, i, number[j], j)) -> WNEXT(j) }
-			:: d_step { !(number[j] == 0 || LESS(num, i, number[j], j)) -> prev = number[j] };
-			   d_step { (number[j] == 0 || LESS(num, i, number[j], j) ||
-				     (boul && number[j] != prev)) -> prev = 0; WNEXT(j) }
+			B8(j)
+#if LOOK
+			:: d_step { !B8_OK(j) };
+			   /* 7_j */ (choosing[j] == 0);
+			   /* 8_j */
+			   if
+			   B8(j)
+			   fi
+#endif
 			fi
 		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(ncs == 0);                /* mutual exclusion */

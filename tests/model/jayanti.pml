@@ -31,6 +31,9 @@
  *   for each j != i (increasing index):
  *   J6       await gettoken[j] == 0
  *   J7       await token[j] == -1 || [token[i],i] < [token[j],j]
+ *            (LOOK: turn_at_a_look, the first look of await_turn_of_others: a
+ *            first J7 read that fails goes back to J6 for the same j, once
+ *            per j)
  *   J8   X := token[i]
  *   J8b  incs[i] := 1                          (the code's per-slot "in CS" word)
  *        CS
@@ -159,6 +162,13 @@
  *                        is not finished".
  */
 
+/* LOOK: the wait loop's first look at each slot (lib/algo): a failed first
+   read of j's ticket condition goes back to j's doorway wait.  Off by
+   default (the paper's loop); run-models.sh checks it in its LOOK
+   configurations, whose state spaces it grows several times. */
+#ifndef LOOK
+#define LOOK 0
+#endif
 #ifndef N
 #define N 2
 #endif
@@ -411,6 +421,18 @@ inline drive()
 }
 #endif
 
+/* J7's condition on the current token[j] */
+#define J7_OK(j)      (token[j] == NT || PREC(t, i, token[j], j))
+#if DRIVEN
+/* J7, or j's passage is left to a proxy: drive it, then J6/J7 on j again */
+#define J7(j)         :: d_step { J7_OK(j) -> NEXT(j) } \
+                      :: d_step { !J7_OK(j) && (pmask & BIT(j)) -> \
+                              dd[0] = j; dt[0] = token[j]; rt = 1 }; \
+                         drive()
+#else
+#define J7(j)         :: d_step { J7_OK(j) -> NEXT(j) }
+#endif
+
 active [N] proctype P()
 {
 	byte i = _pid;  /* slot index = pid (the P's are instantiated first) */
@@ -477,18 +499,17 @@ incarnation:
 		do
 		:: j < N ->
 			/* J6 */ (gettoken[j] == 0);
-#if DRIVEN
-			/* J7, or j's passage is left to a proxy: drive it, then
-			   J6/J7 on j again */
+			/* J7; or a first look at it fails: J6, J7 again */
 			if
-			:: d_step { TURN_OK(j) -> NEXT(j) }
-			:: d_step { !TURN_OK(j) && (pmask & BIT(j)) ->
-				dd[0] = j; dt[0] = token[j]; rt = 1 };
-			   drive()
-			fi
-#else
-			/* J7 */ d_step { (token[j] == NT || PREC(t, i, token[j], j)) -> NEXT(j) }
+			J7(j)
+#if LOOK
+			:: d_step { !J7_OK(j) };
+			   /* J6 */ (gettoken[j] == 0);
+			   if
+			   J7(j)
+			   fi
 #endif
+			fi
 		:: d_step { j >= N ->	/* all j passed */
 #if FIFO
 			assert(ahead[i] == 0);           /* doorway FIFO     */

@@ -18,6 +18,12 @@
  * ghost checks (CLUSTER) are those used here.  Tokens in {-1, 0..2N-2}
  * (-1 is NT), X in {0..2N-2}, arithmetic modulo M = 2N-1.
  *
+ * The wait's lines 6-7 on j are one step here (gettoken[j] == 0 and the
+ * comparison with token[j], read together), except, with LOOK, the first look of
+ * await_turn_of_others (turn_at_a_look in lib/algo/jayanti.c): line 6's
+ * read, then line 7's; if that fails, back to the lines 6-7 step for the
+ * same j, once per j.
+ *
  * The proxy word of slot d is one bit, bit d of pmask: set when d's passage
  * is left to a proxy (d's own abort, a pass of d, d's crash recovery),
  * cleared by the proxy's last step.  A proxy passage is run by the Proxy
@@ -98,6 +104,13 @@
  * (pan's invalid end states).
  */
 
+/* LOOK: the wait loop's first look at each slot (lib/algo): a failed first
+   read of j's ticket condition goes back to j's doorway wait.  Off by
+   default (the paper's loop); run-models.sh checks it in its LOOK
+   configurations, whose state spaces it grows several times. */
+#ifndef LOOK
+#define LOOK 0
+#endif
 #ifndef N
 #define N 2
 #endif
@@ -190,6 +203,8 @@ short gX;            /* unbounded X                                      */
 #define PREC(a,i,b,j) LESS(SH(a, PIV(a)), i, SH(b, PIV(a)), j)
 #define MODM(v)       ((((v) % M) + M) % M)
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
+/* line 7's condition on the current token[j] */
+#define J7_OK(j)      (token[j] == NT || PREC(t, i, token[j], j))
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
 
 #if CLUSTER
@@ -263,6 +278,7 @@ active [N] proctype P()
 	bit  won;
 	byte k = N;      /* the waiter being passed (or recovered), N = none */
 	bit  pp;
+	byte lk;         /* the first look at j: 1 line 6 read, 2 failed */
 
 incarnation:
 	{
@@ -311,9 +327,15 @@ incarnation:
 		fi;
 		{
 		do
-		:: d_step { j < N && gettoken[j] == 0 &&                   /* J6, J7 */
-		            (token[j] == NT || PREC(t, i, token[j], j)) -> NEXT(j) }
-		:: d_step { published && pass[i] != WAITING -> j = N }    /* X */
+		:: d_step { j < N && lk != 1 && gettoken[j] == 0 &&        /* J6, J7 */
+		            J7_OK(j) -> NEXT(j); lk = 0 }
+#if LOOK
+		/* the first look: J6, then J7; failed, back to J6, J7 */
+		:: d_step { j < N && lk == 0 && gettoken[j] == 0 -> lk = 1 }
+		:: d_step { lk == 1 && J7_OK(j) -> NEXT(j); lk = 0 }
+		:: d_step { lk == 1 && !J7_OK(j) -> lk = 2 }
+#endif
+		:: d_step { published && pass[i] != WAITING -> j = N; lk = 0 }    /* X */
 		PASS(0)
 		PASS(1)
 #if N > 2
@@ -372,14 +394,14 @@ incarnation:
 				:: won -> pmask = pmask | BIT(i)       /* jay_abort */
 				:: else
 				fi;
-				won = 0; t = 0; j = 0 }
+				won = 0; t = 0; j = 0; lk = 0 }
 		}
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor (see the header).
 	   The escape is the recoverer's first step; the locals of the dead
 	   incarnation are dropped there. ---- */
-	d_step { dead[i] -> j = 0; seen = 0; t = 0; published = 0; won = 0; G_START(i);
+	d_step { dead[i] -> j = 0; seen = 0; t = 0; published = 0; won = 0; lk = 0; G_START(i);
 		 k = 0;
 		 if :: pass[i] == WAITING -> pass[i] = IDLE :: else fi };  /* R1 */
 	/* R2: the passes the dead one started and did not finish */

@@ -22,6 +22,8 @@
  *       (the C code starts after its predecessor in line):
  *   L6      await choosing[j] == 0
  *   L7      await number[j] == 0 || (num,i) < (number[j],j)
+ *           (LOOK: the first look of wait_for_others: a first L7 read that fails
+ *           goes back to L6 for the same j, once per j)
  *       CS
  *   L9  number[i] := 0
  * The order of L5 is free: the argument for mutual exclusion and FIFO is
@@ -106,6 +108,16 @@
  *                        their recovery must.
  */
 
+/* LOOK: the wait loop's first look at each slot (lib/algo): a failed first
+   read of j's ticket condition goes back to j's doorway wait.  Off by
+   default (the paper's loop); run-models.sh checks it in its LOOK
+   configurations, whose state spaces it grows several times. */
+#ifndef LOOK
+#define LOOK 0
+#endif
+#ifndef LOOK_NO_DOORWAY
+#define LOOK_NO_DOORWAY 0
+#endif
 #ifndef N
 #define N 2
 #endif
@@ -168,6 +180,9 @@ byte aborts  = ABORTS;
 /* (a,i) < (b,j) lexicographically */
 #define LESS(a,i,b,j) ((a) < (b) || ((a) == (b) && (i) < (j)))
 
+/* L7's condition on the current number[j] */
+#define L7_OK(j)      (number[j] == 0 || LESS(num, i, number[j], j))
+
 /* advance a "for each j != i" index to the next other slot */
 #define NEXT(j)       j++; if :: j == i -> j++ :: else fi
 #define FIRST(j)      j = (i == 0 -> 1 : 0)
@@ -222,9 +237,22 @@ incarnation:
 		{
 		/* L5: for each j != i, from the chosen one, round */
 		do
+#if LOOK_NO_DOORWAY
+		/* MUST FAIL variant: a first look that reads the ticket without
+		   L6 before it, and passes j on it */
+		:: d_step { left > 0 && L7_OK(j) -> WNEXT(j) }
+#endif
 		:: left > 0 ->
 			/* L6 */ (choosing[j] == 0);
-			/* L7 */ d_step { (number[j] == 0 || LESS(num, i, number[j], j)) -> WNEXT(j) }
+			/* L7, its first read; failed, L6 and L7 again */
+			if
+			:: d_step { L7_OK(j) -> WNEXT(j) }
+#if LOOK
+			:: d_step { !L7_OK(j) };
+			   /* L6 */ (choosing[j] == 0);
+			   /* L7 */ d_step { L7_OK(j) -> WNEXT(j) }
+#endif
+			fi
 		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(ncs == 0);                /* mutual exclusion */
 #if FIFO

@@ -24,6 +24,9 @@
  *                   if nj == 0 or (num,i) < (nj,j): pass
  *                   else if m == R: read mode[j] -> mj; pass if mj == R
  *           until pass
+ *           (LOOK: the first look of wait_for_others, lib/algo/lamport.c: a
+ *           first S7 try that fails goes back to S6 for the same j, once
+ *           per j)
  *       CS
  *   S9  number[i] := 0
  * The order of the j's is free: the argument for exclusion and FIFO is made
@@ -89,6 +92,13 @@
  *                     for every k, whatever mode each passage takes.
  */
 
+/* LOOK: the wait loop's first look at each slot (lib/algo): a failed first
+   read of j's ticket condition goes back to j's doorway wait.  Off by
+   default (the paper's loop); run-models.sh checks it in its LOOK
+   configurations, whose state spaces it grows several times. */
+#ifndef LOOK
+#define LOOK 0
+#endif
 #ifndef N
 #define N 3
 #endif
@@ -229,7 +239,9 @@ byte g;              /* ghost loop index (inside d_steps only)          */
 #define TICKET_OK(nj)   ((nj) == 0 || LESS(num, i, nj, j))
 /* a new try only if a register differs from the failed try's copy */
 #define RETRY(j)        (!tried || number[j] != nj || (m == R && mode[j] != mj))
-#define PASS(j)         nj = 0; mj = 0; tried = 0; ph = 0; WNEXT(j)
+#define PASS(j)         nj = 0; mj = 0; tried = 0; ph = 0; again = 0; WNEXT(j)
+/* a first look at S7 fails: back to S6 for j, once */
+#define LOOK_FAILS      nj = 0; mj = 0; ph = 0; again = 1
 /* S4, the wait starting at slot k (any other one: one branch per k) */
 #define S4_FROM(k)      :: d_step { i != k -> choosing[i] = 0; DOORWAY_DONE(i); \
                                      wmask = wmask | BIT(i); pend[i] = 1; j = k; left = N - 1 }
@@ -245,6 +257,7 @@ active [N] proctype P()
 	byte nj;       /* S7 copy of number[j]                         */
 	bit  mj;       /* S7 copy of mode[j]                           */
 	bit  tried;    /* S7: the last try failed                      */
+	bit  again;    /* S6, S7 once more after a first look failed   */
 
 incarnation:
 	{
@@ -291,6 +304,10 @@ incarnation:
 			UNWATCH(i); ph = 1 }
 #endif
 		/* S7 */
+#if LOOK
+		/* a writer's first look fails */
+		:: d_step { left > 0 && ph == 1 && !again && m == W && !TICKET_OK(number[j]) -> LOOK_FAILS }
+#endif
 #if MODE_FIRST
 		:: d_step { left > 0 && ph == 1 && m == W && TICKET_OK(number[j]) -> PASS(j) }
 		:: d_step { left > 0 && ph == 1 && m == R && RETRY(j) -> mj = mode[j]; ph = 2 }
@@ -299,6 +316,11 @@ incarnation:
 			:: TICKET_OK(nj) || mj == R -> PASS(j)
 			:: else -> tried = 1; ph = 1
 			fi }
+#if LOOK
+		/* a reader's first look fails */
+		:: d_step { left > 0 && ph == 2 && !tried && !again && !TICKET_OK(number[j]) && mj != R ->
+			LOOK_FAILS }
+#endif
 #else
 		:: d_step { left > 0 && ph == 1 && (m == W -> TICKET_OK(number[j]) : RETRY(j)) ->
 			nj = number[j];
@@ -311,6 +333,10 @@ incarnation:
 			:: mj == R -> PASS(j)
 			:: else -> tried = 1; ph = 1
 			fi }
+#if LOOK
+		/* a reader's first look fails */
+		:: d_step { left > 0 && ph == 2 && !tried && !again && mode[j] != R -> LOOK_FAILS }
+#endif
 #endif
 		:: d_step { left == 0 ->	/* all j passed: enter the CS */
 			assert(nw == 0 && (m == R || nr == 0));   /* exclusion */
@@ -331,17 +357,20 @@ incarnation:
 			d_step { abort_req[i] ->
 				number[i] = 0; abort_req[i] = 0;
 				wmask = wmask & ~BIT(i); UNAHEAD(i); AHEAD_CLR(i);
-				pend[i] = 0; j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; UNWATCH(i) }
+				pend[i] = 0; j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; again = 0;
+				UNWATCH(i) }
 		}
 	od
 	} unless {
 	/* ---- crashed: recovery of slot i by a survivor (see lamport.pml);
 	   mode[i] is not touched ---- */
 	if
-	:: d_step { dead[i] -> j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0; UNWATCH(i);
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; again = 0; m = 0;
+		UNWATCH(i);
 		RESET_CHOOSING(i) };
 	   d_step { RESET_NUMBER(i); dead[i] = 0; pend[i] = 0 }
-	:: d_step { dead[i] -> j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; m = 0; UNWATCH(i);
+	:: d_step { dead[i] -> j = 0; left = 0; num = 0; ph = 0; nj = 0; mj = 0; tried = 0; again = 0; m = 0;
+		UNWATCH(i);
 		RESET_NUMBER(i) };
 	   d_step { RESET_CHOOSING(i); dead[i] = 0; pend[i] = 0 }
 	fi;

@@ -27,6 +27,10 @@
  *   8_j one read of number[j]; if it does not decide, prev := that value
  *       and await number[j] == 0 || (num,i) < (number[j],j) ||
  *       number[j] != prev ("two different reads", as boulangerie.pml)).
+ * With LOOK, the first look of those waits (wait_for_others in lib/algo/lamport.c,
+ * black_white.c, boulangerie.c), as in the three models: a first L7, B7
+ * or 8_j read that fails goes back to L6, B6 or 7_j for the same j (B7's
+ * branch taken afresh, 8_j's prev reset), once per j.
  * The pass word of slot k, pass[k]:
  *     IDLE 0, WAITING 1, PASSING(p) = 2 + p, CLEARED(p) = 2 + N + p
  * Steps of process i, added to Lamport's:
@@ -92,6 +96,13 @@
  * place.
  */
 
+/* LOOK: the wait loop's first look at each slot (lib/algo): a failed first
+   read of j's ticket condition goes back to j's doorway wait.  Off by
+   default (the paper's loop); run-models.sh checks it in its LOOK
+   configurations, whose state spaces it grows several times. */
+#ifndef LOOK
+#define LOOK 0
+#endif
 #ifndef N
 #define N 2
 #endif
@@ -166,6 +177,10 @@ byte aborts = ABORTS;
    at the doorway's end), round within the j < WLIM; j is 0 when none is
    left (states merge) */
 #define IN_WAIT       (left > 0)
+/* the phase of the wait on j (ph), in the first round or (+ AGAIN) in the
+   one after a first look that failed */
+#define AGAIN         4
+#define PH(x)         ((ph & 3) == (x))
 #define WNEXT(j)      left--; \
                       if \
                       :: left == 0 -> j = 0 \
@@ -213,7 +228,9 @@ active [N] proctype P()
 	byte num;
 	bit  published;
 	byte ph;         /* Lamport: 1 = L6 done for this j, L7 next;
-	                    BW: 1 = B6 done, 2 = B7 same colour, 3 = other */
+	                    BW: 1 = B6 done, 2 = B7 same colour, 3 = other;
+	                    Boulangerie: 1 = 7_j done, 2 = 8_j later reads;
+	                    + AGAIN after a first look that failed */
 #if BW
 	bit  c;          /* B2: own colour */
 #endif
@@ -306,30 +323,45 @@ incarnation:
 		/* L5..L7, with the passer's steps and the check X */
 		do
 #if BW
-		:: d_step { left > 0 && ph == 0 && choosing[j] == 0 -> ph = 1 }  /* B6 */
-		:: d_step { left > 0 && ph == 1 ->                              /* B7: the branch */
+		:: d_step { left > 0 && PH(0) && choosing[j] == 0 -> ph++ }      /* B6 */
+		:: d_step { left > 0 && PH(1) ->                                /* B7: the branch */
 			if
 			:: mycolor[j] == c && SAME_OK(j) -> ph = 0; WNEXT(j)
-			:: mycolor[j] == c && !SAME_OK(j) -> ph = 2
+			:: mycolor[j] == c && !SAME_OK(j) -> ph++
 			:: mycolor[j] != c && number[j] == 0 -> ph = 0; WNEXT(j)
-			:: mycolor[j] != c && number[j] != 0 -> ph = 3
+			:: mycolor[j] != c && number[j] != 0 -> ph = ph + 2
 			fi }
-		:: d_step { left > 0 && ph == 2 && SAME_OK(j) -> ph = 0; WNEXT(j) }
-		:: d_step { left > 0 && ph == 3 && OTHER_OK(j) -> ph = 0; WNEXT(j) }
+#if LOOK
+		/* a first look that fails: same colour, or color read after */
+		:: d_step { left > 0 && ph == 1 && mycolor[j] == c && !SAME_OK(j) -> ph = AGAIN }
+		:: d_step { left > 0 && ph == 3 && color == c -> ph = AGAIN }
+#endif
+		:: d_step { left > 0 && PH(2) && SAME_OK(j) -> ph = 0; WNEXT(j) }
+		:: d_step { left > 0 && PH(3) && OTHER_OK(j) -> ph = 0; WNEXT(j) }
 #elif BOUL
-		:: d_step { left > 0 && ph == 0 && choosing[j] == 0 -> ph = 1 }  /* 7_j */
-		:: d_step { left > 0 && ph == 1 ->                              /* 8_j: first read */
+		:: d_step { left > 0 && PH(0) && choosing[j] == 0 -> ph++ }      /* 7_j */
+		:: d_step { left > 0 && PH(1) ->                                /* 8_j: first read */
 			if
 			:: number[j] == 0 || LESS(num, i, number[j], j) -> ph = 0; WNEXT(j)
-			:: else -> prev = number[j]; ph = 2
+			:: else -> prev = number[j]; ph++
 			fi }
-		:: d_step { left > 0 && ph == 2 &&                              /* 8_j: later reads */
+#if LOOK
+		/* a first look that fails */
+		:: d_step { left > 0 && ph == 1 && !(number[j] == 0 || LESS(num, i, number[j], j)) ->
+			ph = AGAIN }
+#endif
+		:: d_step { left > 0 && PH(2) &&                                /* 8_j: later reads */
 			(number[j] == 0 || LESS(num, i, number[j], j) || number[j] != prev) ->
 			prev = 0; ph = 0; WNEXT(j) }
 #else
-		:: d_step { left > 0 && ph == 0 && choosing[j] == 0 -> ph = 1 }  /* L6 */
-		:: d_step { left > 0 && ph == 1 && (number[j] == 0 || LESS(num, i, number[j], j)) ->
+		:: d_step { left > 0 && PH(0) && choosing[j] == 0 -> ph++ }      /* L6 */
+		:: d_step { left > 0 && PH(1) && (number[j] == 0 || LESS(num, i, number[j], j)) ->
 			ph = 0; WNEXT(j) }                                         /* L7 */
+#if LOOK
+		/* a first look that fails */
+		:: d_step { left > 0 && ph == 1 && !(number[j] == 0 || LESS(num, i, number[j], j)) ->
+			ph = AGAIN }
+#endif
 #endif
 		/* A: our own wait gives up (timeout, trylock), at any step of it */
 		:: d_step { aborts > 0 && IN_WAIT -> aborts--; j = 0; ph = 0;

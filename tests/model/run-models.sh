@@ -179,12 +179,30 @@ black-white-shared N=2 readers keep colour crash=2 abort=2 safety|black_white_sh
 black-white-shared N=2 readers keep colour crash=1 abort=1 liveness|black_white_shared|-DN=2 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DCRASHES=1 -DABORTS=1 -DFIFO=0|liveness|pass|10
 black-white-shared-readers-keep-colour-overlap N=3 (reachable)|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DREACH=1|safety|fail:reach|1
 black-white-shared-readers-keep-colour-choosing-bit N=3 RRW liveness|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|fail:liveness|2
+look: lamport N=2 crash=2 abort=2 safety     |lamport    |-DLOOK=1 -DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety|pass |2
+look-no-doorway: lamport N=2               |lamport    |-DLOOK=1 -DLOOK_NO_DOORWAY=1 -DN=2 -DFIFO=0|safety|fail:mutex|1
+look: lamport N=2 crash=2 abort=2 liveness   |lamport    |-DLOOK=1 -DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass|2
+look: boulangerie N=2 crash=2 abort=2 safety |boulangerie|-DLOOK=1 -DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety|pass |2
+look: boulangerie N=2 crash=2 abort=2 liveness|boulangerie|-DLOOK=1 -DN=2 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6 -DFIFO=0|liveness|pass|2
+look: black-white N=2 crash=2 abort=2 safety |black_white|-DLOOK=1 -DN=2 -DCRASHES=2 -DABORTS=2|safety|pass |2
+look: black-white N=2 crash=2 abort=2 liveness|black_white|-DLOOK=1 -DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0|liveness|pass|3
+look: jayanti N=2 crash=2 abort=2 safety     |jayanti    |-DLOOK=1 -DN=2 -DCRASHES=2 -DABORTS=2|safety|pass |2
+look: jayanti N=2 crash=2 abort=2 liveness   |jayanti    |-DLOOK=1 -DN=2 -DCRASHES=2 -DABORTS=2 -DFIFO=0 -DCLUSTER=0|liveness|pass|2
+look: lamport-shared N=2 modes=any crash=2 abort=2|lamport_shared|-DLOOK=1 -DN=2 -DSEQ=1 -DCRASHES=2 -DABORTS=2 -DMAXNUM=6|safety|pass|4
+look: black-white-shared N=2 readers keep colour crash=2 abort=2|black_white_shared|-DLOOK=1 -DN=2 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DCRASHES=2 -DABORTS=2|safety|pass|20
+look: pass(lamport) N=2 crash=2 pass=2 abort=2 safety|pass|-DLOOK=1 -DN=2 -DCRASHES=2 -DPASSES=2 -DABORTS=2|safety|pass|6
+look: pass(black-white) N=2 crash=2 pass=2 safety|pass  |-DLOOK=1 -DN=2 -DBW=1 -DCRASHES=2 -DPASSES=2|safety|pass|12
+look: pass(boulangerie) N=2 crash=2 pass=2 safety|pass  |-DLOOK=1 -DN=2 -DBOUL=1 -DCRASHES=2 -DPASSES=2|safety|pass|16
+look: jayanti-pass N=2 crash=2 pass=2 safety |jayanti_pass|-DLOOK=1 -DN=2 -DCRASHES=2 -DPASSES=2|safety|pass|16
 EOF
 }
 
 # heavy configurations: run-models.sh --full
 full_configs() {
 cat <<'EOF'
+look: lamport N=3 crash=1 abort=1 safety     |lamport    |-DLOOK=1 -DN=3 -DCRASHES=1 -DABORTS=1|safety|pass |50
+look: black-white N=3 crash=1 safety         |black_white|-DLOOK=1 -DN=3 -DCRASHES=1|safety|pass |50
+look: jayanti N=3 crash=1 abort=1 safety     |jayanti    |-DLOOK=1 -DN=3 -DCRASHES=1 -DABORTS=1|safety|pass |55
 boulangerie N=3 crash=1 liveness             |boulangerie|-DN=3 -DCRASHES=1 -DFIFO=0|liveness|pass      |50
 lamport N=3 crash=1 liveness                 |lamport    |-DN=3 -DCRASHES=1 -DFIFO=0|liveness|pass      |40
 black-white-shared N=3 RRW readers keep colour liveness|black_white_shared|-DN=3 -DNOFLIP=1 -DBOUND=99 -DNORM=1 -DSEQ=1 -DRMASK=3 -DWMASK=4 -DFIFO=0|liveness|pass|50
