@@ -81,8 +81,8 @@ BAKERY_HIDDEN int bakery__await_doorway_end(struct passage *p, unsigned j);
  * A loop whose conditions on j both hold at this first look (the doorway's,
  * then the ticket's, read after it) goes on to the next slot; otherwise it
  * awaits j as the paper says, from the doorway's line again.  Far back in a
- * crowd most slots are behind us and pass at a look: with 64 processes in
- * line, the awaits' set-up for each was most of a waiter's instructions.
+ * crowd most slots are behind us and pass at a look, sparing the awaits'
+ * set-up for each (docs/performance.md, "The first look").
  */
 static inline bool doorway_idle_at_a_look(struct bakery *b, unsigned lock, unsigned j)
 {
