@@ -147,14 +147,17 @@ static bool bw_passed(struct bakery *b, unsigned lock, unsigned j, void *arg)
 		w->branch = bw_color(tj) == mycolor ? 0 : 1;               /* line 10 */
 	if (bw_number(tj) == 0)
 		return true;
-	/* both shared: no conflict, whatever the colours (readers never
-	 * write the colour, bw_exit) */
-	if (reader_passes(b, lock, j, w->shared))
+	if (w->branch == 0) {                                             /* line 11 */
+		if (!ticket_before(bw_number(tj), j, bw_number(w->mine), w->self) ||
+		    bw_color(tj) != mycolor)
+			return true;
+	} else if (bw_color(tj) == mycolor || mycolor != bw_shared_color(b, lock)) { /* line 12 */
 		return true;
-	if (w->branch == 0)                                               /* line 11 */
-		return !ticket_before(bw_number(tj), j, bw_number(w->mine), w->self) ||
-		       bw_color(tj) != mycolor;
-	return mycolor != bw_shared_color(b, lock) || bw_color(tj) == mycolor; /* line 12 */
+	}
+	/* both shared: no conflict, whatever the colours (readers never
+	 * write the colour, bw_exit).  The mode is read last, after the
+	 * colour, in the order tests/model/black_white_shared.pml checks. */
+	return reader_passes(b, lock, j, w->shared);
 }
 
 static void bw_abort(struct passage *p)
