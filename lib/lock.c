@@ -23,6 +23,7 @@
 #include "region.h"
 #include "registry.h"
 #include "slotwait.h"
+#include "wait.h"
 
 #define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
 
@@ -161,6 +162,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return ENOMEM;
+	bakery__wait_prepare();
 	l->b = b;
 	l->index = index;
 	l->gen = gen;

@@ -236,19 +236,29 @@ static int busy_unless_gone(struct passage *p, unsigned j, await_fn cond, void *
 	return EBUSY;
 }
 
-/* CPUs to run on, read once. */
+/* CPUs to run on, read once per process: 0 until then. */
+static unsigned cpus_online;
+
+/* Two threads racing both read sysconf, harmlessly. */
+static unsigned online_cpus_read(void)
+{
+	long c = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = c > 0 ? (unsigned)c : 1;
+
+	uatomic_set(&cpus_online, n);
+	return n;
+}
+
 static unsigned online_cpus(void)
 {
-	/* 0 = not read yet; two threads racing both read sysconf, harmlessly */
-	static unsigned cached;
-	unsigned n = uatomic_read(&cached);
+	unsigned n = uatomic_read(&cpus_online);
 
-	if (!n) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-		n = c > 0 ? (unsigned)c : 1;
-		uatomic_set(&cached, n);
-	}
-	return n;
+	return n ? n : online_cpus_read();
+}
+
+void bakery__wait_prepare(void)
+{
+	(void)online_cpus();
 }
 
 /* What an await's condition reads of j's registers: which waiter counts it

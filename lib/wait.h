@@ -14,6 +14,13 @@
 typedef bool (*await_fn)(struct bakery *b, unsigned lock, unsigned j, void *arg);
 
 /*
+ * Read once per process what a wait needs to know of the system (the CPU
+ * count: glibc reads it from sysfs, 5-35 us, most of a late arrival's
+ * recovery), so that the first wait, which may be the recovery of a dead
+ * holder's slot, does not pay for it.  Called when a lock is opened.
+ */
+BAKERY_HIDDEN void bakery__wait_prepare(void);
+/*
  * Wait until cond(j) holds.  0 when it holds; EBUSY (WAIT_NONE), ETIMEDOUT,
  * ECANCELED or EINTR (bakery__wait_over) when giving up.  A blocking or timed waiter that finds cond false becomes
  * passable (pass.c), and passes j if j's turn came and j has not taken it
