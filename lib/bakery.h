@@ -588,8 +588,10 @@ BAKERY_API int bakery_recover(bakery_t *b, unsigned *reclaimed);
 /* A fixed string for every value above and for any errno value. */
 BAKERY_API const char *bakery_strerror(int err);
 /* The symbolic name of an error number, a fixed string: "BAKERY_EBADREGION"
- * for the library's codes, "EOWNERDEAD" for errno values, "0" for 0, and
- * "UNKNOWN" for a value that has no name. */
+ * for the library's codes, "EOWNERDEAD" for errno values (the documented
+ * ones by the names used here, whatever the C library: "ENOTSUP", not
+ * glibc's "EOPNOTSUPP"), "0" for 0, and "UNKNOWN" for a value that has no
+ * name. */
 BAKERY_API const char *bakery_errname(int err);
 
 /* ------------------------------------------------- lock administration -- */

@@ -59,23 +59,23 @@ const char *bakery_strerror(int err)
 	return "unknown error";
 }
 
-/* errno names for a C library without strerrorname_np: the values the
- * API documents */
-#ifndef HAVE_STRERRORNAME_NP
-static const char *errno_name(int err)
+/* The names of the errno values the API documents (bakery(3), RETURN
+ * VALUE), from our own table so that every C library gives the same ones:
+ * glibc's strerrorname_np names Linux's one value of ENOTSUP and
+ * EOPNOTSUPP "EOPNOTSUPP", and a C library without it has no names. */
+static const char *documented_errno_name(int err)
 {
 	switch (err) {
 #define E(code) case code: return #code;
 	E(EINVAL) E(ENAMETOOLONG) E(ENOENT) E(EEXIST) E(EACCES) E(EBUSY)
-	E(ETIMEDOUT) E(EDEADLK) E(EPERM) E(EOWNERDEAD) E(ENOTRECOVERABLE)
-	E(ENOMEM) E(EMFILE) E(ENFILE) E(ENOTSUP) E(ENOSPC) E(EFBIG)
-	E(EINTR) E(ECANCELED)
+	E(EAGAIN) E(ETIMEDOUT) E(EDEADLK) E(EPERM) E(EOWNERDEAD)
+	E(ENOTRECOVERABLE) E(ENOMEM) E(EMFILE) E(ENFILE) E(ENOTSUP) E(ENOSPC)
+	E(EFBIG) E(EINTR) E(ECANCELED) E(ENOTDIR) E(EISDIR) E(ELOOP)
 #undef E
 	default:
 		return NULL;
 	}
 }
-#endif
 
 const char *bakery_errname(int err)
 {
@@ -90,10 +90,10 @@ const char *bakery_errname(int err)
 	default:
 		break;
 	}
+	name = documented_errno_name(err);
 #ifdef HAVE_STRERRORNAME_NP
-	name = err > 0 ? strerrorname_np(err) : NULL;
-#else
-	name = errno_name(err);
+	if (!name && err > 0)
+		name = strerrorname_np(err);
 #endif
 	return name ? name : "UNKNOWN";
 }
