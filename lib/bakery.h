@@ -321,7 +321,8 @@ BAKERY_API int bakery_unlink(const char *name);
  * traced or starved of CPU, in this PID namespace or another) gets EAGAIN:
  * try again later.  BAKERY_EBADREGION only when the table's token is
  * proven forged: it names a thread of the caller's own PID namespace that
- * does not exist and whose end the kernel never marked.
+ * does not exist and whose end the kernel never marked, or a thread ID no
+ * kernel gives (at or above 4194304, PID_MAX_LIMIT), at once.
  * Returns 0 and *out, or EINVAL, ENAMETOOLONG, ENOMEM, EAGAIN, BAKERY_EALGO,
  * BAKERY_ELOCKS, BAKERY_EBADREGION, EPERM (B was opened BAKERY_RDONLY).
  */

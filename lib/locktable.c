@@ -17,9 +17,10 @@
  * starved of CPU, in our PID namespace or another: the lock calls wait for
  * it (until their deadline), the calls that promise not to block give up
  * after TABLE_WAIT_NS with EAGAIN.  Only a token proven forged (its word
- * names a thread of our namespace that does not exist and never died,
- * bakery__token_holder_missing) is BAKERY_EBADREGION: otherwise such a word
- * would block every creator of a new lock for ever.
+ * names a thread of our namespace that does not exist and never died, or
+ * a TID no kernel gives: bakery__token_holder_missing) is
+ * BAKERY_EBADREGION: otherwise such a word would block every creator of a
+ * new lock for ever.
  */
 #define TABLE_WAIT_NS 2000000000L
 
@@ -37,6 +38,10 @@ static int table_take(struct bakery *b, struct token_hold *h, const struct deadl
 		if (dl->mode == WAIT_NONE) {
 			r = bakery__token_try(b, TOKEN_TABLE(b), h);
 		} else {
+			/* a token proven forged is not waited for (one system
+			 * call, kill(2), and only while someone holds it) */
+			if (bakery__token_holder_missing(b, TOKEN_TABLE(b)))
+				return BAKERY_EBADREGION;
 			/* (shorter for bakery_acquire's cancel word or
 			 * callback, which this sleep does not watch) */
 			deadline_cap(dl, bakery__stop_cap(dl->stop, false, TABLE_WAIT_NS), &clock,

@@ -34,6 +34,8 @@
  * itself recorded that its namespace is ours (the token's line, layout 6):
  * a word that names a thread of our namespace that does not exist, and
  * that the kernel never marked, was forged (bakery__token_holder_missing).
+ * Or, in any namespace, one whose TID no kernel hands out: above
+ * PID_MAX_LIMIT, the ceiling of every namespace's pid_max.
  * A death needs no TID at all: the kernel marks the word.
  */
 #include "config.h"
@@ -309,12 +311,23 @@ static bool holder_is_ours(struct bakery *b, unsigned i, uint32_t tid)
 	return same && CMM_LOAD_SHARED(line->holder_tid) == tid;
 }
 
+/* The kernel's PID_MAX_LIMIT on 64-bit (<linux/threads.h>, not a UAPI
+ * header): no namespace's pid_max may exceed it, so no thread anywhere has
+ * this TID or a higher one. */
+#define TID_IMPOSSIBLE (4u * 1024u * 1024u)
+
 bool bakery__token_holder_missing(struct bakery *b, unsigned i)
 {
 	uint32_t *word = token_word(b, i);
 	uint32_t v = CMM_LOAD_SHARED(*word), tid = token_tid(v);
 
-	if (!token_held_live(v) || !holder_is_ours(b, i, tid))
+	if (!token_held_live(v))
+		return false;
+	/* a holder no kernel could have written: forged in any namespace,
+	 * without waiting for a record of ours */
+	if (tid >= TID_IMPOSSIBLE)
+		return true;
+	if (!holder_is_ours(b, i, tid))
 		return false;
 	/* EPERM: it exists (another user's) */
 	if (kill((pid_t)tid, 0) == 0 || errno != ESRCH)

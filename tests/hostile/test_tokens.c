@@ -129,6 +129,34 @@ START_TEST(forged_owner_died_while_owner_holds)
 }
 END_TEST
 
+/* The lock table's token held, by its word, by a thread ID no kernel gives
+ * (at or above PID_MAX_LIMIT, 4194304 on 64-bit; the fuzzer's corpus holds
+ * such words), with no holder record on its line: a new lock is refused
+ * with BAKERY_EBADREGION at once, in a blocking call too, where an
+ * unprovable holder would get EAGAIN after the table's 2 s bound.  The
+ * lock table keeps working once the word is cleared. */
+START_TEST(table_token_held_by_impossible_tid)
+{
+	static const uint32_t tids[] = { 4194304, 0x06060606, 0x3fffffff };
+	char region[TK_NAME_SIZE];
+	bakery_t *b = h_region(region, "tidmax", 4, 4);
+	bakery_lock_t *l;
+	struct raw raw;
+	uint32_t *word;
+
+	raw_map(&raw, region);
+	word = raw_token(&raw, 2 * raw.nslots);
+	ck_assert_uint_eq(CMM_LOAD_SHARED(*word), 0);
+	CMM_STORE_SHARED(*word, tids[_i]);
+	ck_assert_int_eq(bakery_lock_open(b, "new", BAKERY_ALGO_DEFAULT, &l), BAKERY_EBADREGION);
+	CMM_STORE_SHARED(*word, 0);
+	ck_assert_int_eq(bakery_lock_open(b, "new", BAKERY_ALGO_DEFAULT, &l), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	raw_unmap(&raw);
+	ck_assert_int_eq(bakery_close(b), 0);
+}
+END_TEST
+
 static Suite *tokens_suite(void)
 {
 	Suite *s = suite_create("hostile tokens");
@@ -137,6 +165,7 @@ static Suite *tokens_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, token_cleared_while_owner_holds, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(tc, forged_owner_died_while_owner_holds, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(tc, table_token_held_by_impossible_tid, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
