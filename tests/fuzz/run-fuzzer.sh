@@ -14,7 +14,9 @@
 #                                   WORK/logs; status 1 if anything crashed
 #   run-fuzzer.sh merge [--update]  minimize the repository corpus plus
 #                                   WORK/corpus into WORK/merged; --update
-#                                   replaces tests/fuzz/corpus with it
+#                                   instead adds to tests/fuzz/corpus the
+#                                   inputs of WORK/corpus with new coverage
+#                                   (removing none: named inputs stay)
 #
 # Environment: top_srcdir, top_builddir (config.h; default: the current
 # directory), FUZZ_WORK (default top_builddir/tests/fuzz/work), CLANG,
@@ -146,17 +148,23 @@ report() {
 
 merge() {
 	build
+	mkdir -p "$work/corpus"
+	if [ "${1:-}" = --update ]; then
+		# into the repository corpus itself: libFuzzer adds the inputs
+		# of WORK/corpus that bring new coverage and removes nothing,
+		# so the inputs named after the bug they found keep their names
+		before=$(find "$fuzzdir/corpus" -type f | wc -l)
+		"$bin" -merge=1 -max_len=16384 -timeout=10 "$fuzzdir/corpus" "$work/corpus"
+		log "tests/fuzz/corpus: $(($(find "$fuzzdir/corpus" -type f | wc -l) - before))" \
+			"inputs added"
+		return
+	fi
 	rm -rf "$work/merged"
-	mkdir -p "$work/merged" "$work/corpus"
+	mkdir -p "$work/merged"
 	"$bin" -merge=1 -max_len=16384 -timeout=10 "$work/merged" \
 		"$fuzzdir/corpus" "$work/corpus"
 	log "minimized corpus: $(find "$work/merged" -type f | wc -l) files," \
 		"$(cat "$work"/merged/* | wc -c) bytes"
-	if [ "${1:-}" = --update ]; then
-		rm -f "$fuzzdir"/corpus/*
-		cp "$work"/merged/* "$fuzzdir/corpus/"
-		log "tests/fuzz/corpus updated"
-	fi
 }
 
 case ${1:-run} in
