@@ -35,13 +35,13 @@ static int table_take(struct bakery *b, struct token_hold *h, const struct deadl
 		clockid_t clock;
 		int r;
 
+		/* a token proven forged is neither tried nor waited for (a
+		 * load while it is free; kill(2) while someone holds it) */
+		if (bakery__token_holder_missing(b, TOKEN_TABLE(b)))
+			return BAKERY_EBADREGION;
 		if (dl->mode == WAIT_NONE) {
 			r = bakery__token_try(b, TOKEN_TABLE(b), h);
 		} else {
-			/* a token proven forged is not waited for (one system
-			 * call, kill(2), and only while someone holds it) */
-			if (bakery__token_holder_missing(b, TOKEN_TABLE(b)))
-				return BAKERY_EBADREGION;
 			/* (shorter for bakery_acquire's cancel word or
 			 * callback, which this sleep does not watch) */
 			deadline_cap(dl, bakery__stop_cap(dl->stop, false, TABLE_WAIT_NS), &clock,
@@ -50,8 +50,6 @@ static int table_take(struct bakery *b, struct token_hold *h, const struct deadl
 		}
 		if (r != EBUSY && r != ETIMEDOUT)
 			return r;
-		if (bakery__token_holder_missing(b, TOKEN_TABLE(b)))
-			return BAKERY_EBADREGION;
 		if ((r = bakery__wait_over(dl)))
 			return r;       /* EBUSY, ETIMEDOUT, ECANCELED, EINTR */
 	}
