@@ -343,16 +343,38 @@ BAKERY_API int bakery_lock_open(bakery_t *b, const char *lock_name,
 struct bakery_lock_config {
 	enum bakery_algo algo;     /* as bakery_lock_open's ALGO                    */
 	unsigned holders;          /* capacity k; 0 = create with 1, join any       */
-	unsigned reserved[6];      /* must be 0 (room for later settings)           */
+	unsigned flags;            /* BAKERY_LOCK_BIASED; 0 = create plain, join any */
+	unsigned reserved[5];      /* must be 0 (room for later settings)           */
 };
 
 /*
+ * A biased lock (Lamport or Boulangerie, one holder).  Once one thread has
+ * taken it 64 times in a row with nobody else in line, the lock is biased
+ * to that thread's slot: its passages then take and leave the lock with
+ * plain stores, no locked instruction and no barrier, as cheap as a mutex
+ * or cheaper.  Another thread's first lock call revokes the bias with
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) (tens of microseconds, once)
+ * and the lock goes on as an ordinary one; each revocation doubles the run
+ * of lone passages the next bias waits for.  Exclusion, FIFO and crash
+ * recovery are those of the algorithm.  Every process that opens a biased
+ * lock must be able to make that membarrier (registered by bakery_open):
+ * where the kernel or a seccomp profile refuses it, opening or creating
+ * one is ENOTSUP, and on architectures other than x86 a biased lock is
+ * never biased.  Shared passages of a biased lock take the ordinary path.
+ */
+#define BAKERY_LOCK_BIASED 0x1u
+
+/*
  * As bakery_lock_open, with a configuration (NULL is EINVAL).  Creating:
- * the lock gets CFG's algorithm and capacity.  Joining: HOLDERS 0 takes the
- * lock's capacity, another value must equal it (else BAKERY_EALGO).
+ * the lock gets CFG's algorithm, capacity and flags (BAKERY_LOCK_BIASED:
+ * with BAKERY_ALGO_DEFAULT, a Lamport lock).  Joining: HOLDERS 0 takes the
+ * lock's capacity, another value must equal it, and BAKERY_LOCK_BIASED
+ * must match the lock (else BAKERY_EALGO; FLAGS 0 joins any).
  * Other returns as bakery_lock_open, and EINVAL (holders above
- * BAKERY_MAX_HOLDERS, a reserved field not 0), ENOTSUP (holders > 1 with
- * an algorithm that cannot count them).
+ * BAKERY_MAX_HOLDERS, an unknown flag, a reserved field not 0), ENOTSUP
+ * (holders > 1 with an algorithm that cannot count them; a biased lock of
+ * Black-White or Jayanti, or of k > 1 holders; a biased lock in a process
+ * that cannot make the expedited membarrier).
  */
 BAKERY_API int bakery_lock_open_config(bakery_t *b, const char *lock_name,
                                        const struct bakery_lock_config *cfg,
@@ -900,7 +922,11 @@ struct bakery_lock_info {
 	uint64_t reader_deaths;    /* readers that died inside: no owner-died */
 	uint64_t passes;           /* waiters passed: their turn came and they did not take it */
 	enum bakery_lock_state state; /* as a status display shows it (above) */
-	unsigned reserved[7];      /* 0: the library zeroes them (room for more) */
+	/* extension: biased locks */
+	unsigned flags;            /* BAKERY_LOCK_BIASED if made biased     */
+	int      bias_slot;        /* the slot it is biased to now, -1 if none */
+	unsigned bias_revocations; /* biases revoked so far                 */
+	unsigned reserved[4];      /* 0: the library zeroes them (room for more) */
 };
 /* bakery_lock_info's owner_dead: how the lock's last holder left it.
  * DIED: it died holding the lock.  UNREPAIRED: it had been told EOWNERDEAD

@@ -13,6 +13,7 @@ struct guard;
 struct recovery_ops;
 struct thread_slot;
 struct algo_ops;
+struct passage;
 
 /* "No slot": a caller without a slot of its own (registry reap, proxy
  * finisher), nobody seen ahead in line (passage.h). */
@@ -76,6 +77,10 @@ struct bakery_lock {
 	enum bakery_algo algo;     /* the variant this handle runs */
 	const struct algo_ops *ops;
 	unsigned holders;          /* the lock's capacity k, read at open */
+	bool biased;               /* made with BAKERY_LOCK_BIASED (algo/bias.h) */
+	/* ops->doorway and ->exit, or their biased twins in a biased lock */
+	int (*doorway)(struct passage *p);
+	void (*exit)(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared);
 	uint64_t serial;           /* this handle among all the process opened
 	                              (never 0, never reused, unlike an address) */
 	/* Where the lock lies in B's mapping, which never moves while B is

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bias.h"
 #include "order.h"
 #include "registry.h"
 
@@ -144,6 +145,20 @@ static enum bakery_lock_state lock_state(uint32_t flags, uint32_t gen, bool dead
 	return BAKERY_LOCK_OK;
 }
 
+/* A biased lock's word (algo/bias.h), as the caller's slot numbers it. */
+static void lock_info_bias(struct bakery *b, struct bakery_shm_lock *e, struct bakery_lock_info *out)
+{
+	uint32_t bias = CMM_LOAD_SHARED(e->bias);
+
+	out->bias_slot = -1;
+	if (bias == BIAS_OFF)
+		return;
+	out->flags |= BAKERY_LOCK_BIASED;
+	if (bias >= BIAS_SLOT0 && bias - BIAS_SLOT0 < b->nslots)
+		out->bias_slot = (int)(bias - BIAS_SLOT0);
+	out->bias_revocations = CMM_LOAD_SHARED(e->bias_revocations);
+}
+
 int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 {
 	struct bakery_shm_lock *e;
@@ -172,6 +187,7 @@ int bakery_lock_info(bakery_t *b, unsigned index, struct bakery_lock_info *out)
 	if (out->capacity == 0 || out->capacity > BAKERY_MAX_HOLDERS)
 		out->capacity = 1;      /* (a corrupted value is not repeated) */
 	out->passes = CMM_LOAD_SHARED(e->passes);
+	lock_info_bias(b, e, out);
 	dead = lock_info_slots(b, index, out);
 	out->state = lock_state(flags, CMM_LOAD_SHARED(e->gen), dead);
 	return snapshot_result(b, 0);

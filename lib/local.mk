@@ -59,6 +59,8 @@ bakery_sources = \
 	lib/algo/order.h \
 	lib/algo/black_white_order.h \
 	lib/algo/jayanti_order.h \
+	lib/algo/bias.h \
+	lib/algo/bias.c \
 	lib/algo/common.c \
 	lib/algo/lamport.c \
 	lib/algo/boulangerie.c \

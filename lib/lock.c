@@ -24,6 +24,7 @@
 #include "registry.h"
 #include "slotwait.h"
 #include "wait.h"
+#include "bias.h"
 
 #define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
 
@@ -55,14 +56,36 @@ static enum bakery_algo creation_algo(enum bakery_algo algo, unsigned holders)
 	return holders > 1 ? BAKERY_ALGO_LAMPORT : LIBRARY_DEFAULT_ALGO;
 }
 
+/* May a lock of ALGO have the bias FLAGS asks for?  Only if its algorithm
+ * has a doorway that revokes it (Lamport, Boulangerie: algo/bias.h). */
+static bool bias_algo(enum bakery_algo algo, unsigned flags)
+{
+	return !(flags & BAKERY_LOCK_BIASED) || bakery__algo_ops_of(algo)->doorway_biased;
+}
+
+/* The algorithm a new lock of CFG gets: a biased lock's default is
+ * Lamport's. */
+static enum bakery_algo config_algo(const struct bakery_lock_config *cfg)
+{
+	unsigned k = cfg->holders ? cfg->holders : 1;
+
+	if (cfg->algo == BAKERY_ALGO_DEFAULT && (cfg->flags & BAKERY_LOCK_BIASED))
+		return BAKERY_ALGO_LAMPORT;
+	return creation_algo(cfg->algo, k);
+}
+
 /* Check a lock configuration: 0, EINVAL or ENOTSUP. */
 static int config_check(const struct bakery_lock_config *cfg)
 {
 	if ((unsigned)cfg->algo >= BAKERY_ALGO_COUNT || cfg->holders > BAKERY_MAX_HOLDERS ||
-	    !reserved_zero(cfg->reserved))
+	    (cfg->flags & ~BAKERY_LOCK_BIASED) || !reserved_zero(cfg->reserved))
 		return EINVAL;
 	if (cfg->holders > 1 &&
 	    !(bakery__algo_ops_of(creation_algo(cfg->algo, cfg->holders))->modes & ALGO_HOLDERS))
+		return ENOTSUP;
+	/* the bias is for the algorithms bias.pml checks, with one holder */
+	if ((cfg->flags & BAKERY_LOCK_BIASED) &&
+	    (cfg->holders > 1 || !bias_algo(config_algo(cfg), cfg->flags)))
 		return ENOTSUP;
 	return 0;
 }
@@ -81,7 +104,10 @@ static int entry_get(struct bakery *b, const char *name, const struct bakery_loc
 	for (;;) {
 		err = bakery__table_find(b, name, len, index);
 		if (err == ENOENT && create)
-			err = bakery__table_create(b, name, len, creation_algo(cfg->algo, k), k, index);
+			err = bakery__table_create(b, name, len, config_algo(cfg), k,
+			                           (cfg->flags & BAKERY_LOCK_BIASED) ? BIAS_NONE
+			                                                             : BIAS_OFF,
+			                           index);
 		if (!err && region_lost(b))
 			err = region_lost_error(b);
 		if (err)
@@ -98,11 +124,11 @@ static int entry_get(struct bakery *b, const char *name, const struct bakery_loc
 	}
 }
 
-/* Find or create the entry; its algorithm, capacity and generation into
- * *HAVE, *HOLDERS, *GEN. */
+/* Find or create the entry; its algorithm, capacity, bias and generation
+ * into *HAVE, *HOLDERS, *BIASED, *GEN. */
 static int entry_open(struct bakery *b, const char *lock_name, const struct bakery_lock_config *cfg,
                       bool create, unsigned *index, enum bakery_algo *have, unsigned *holders,
-                      uint32_t *gen)
+                      bool *biased, uint32_t *gen)
 {
 	int err = entry_get(b, lock_name, cfg, create, index, gen);
 
@@ -118,6 +144,18 @@ static int entry_open(struct bakery *b, const char *lock_name, const struct bake
 	/* joining asks for a capacity other than the lock's */
 	if (cfg->holders && cfg->holders != *holders)
 		return BAKERY_EALGO;
+	*biased = CMM_LOAD_SHARED(b->locks[*index].bias) != BIAS_OFF;
+	if (*biased && (*holders > 1 || !bias_algo(*have, BAKERY_LOCK_BIASED)))
+		return BAKERY_EBADREGION;
+	/* asking for a biased lock, this one is not */
+	if ((cfg->flags & BAKERY_LOCK_BIASED) && !*biased)
+		return BAKERY_EALGO;
+	/* every taker of a biased lock must be able to revoke its bias, and
+	 * to have its fast path fenced by another's revocation: registered
+	 * for the expedited membarrier (exitfence.c: exits_unfenced says it
+	 * is, on x86; elsewhere the bias is never granted) */
+	if (*biased && BIAS_POSSIBLE && !b->exits_unfenced)
+		return ENOTSUP;
 	return 0;
 }
 
@@ -135,6 +173,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	struct bakery_lock *l;
 	enum bakery_algo have, run;
 	unsigned index, holders;
+	bool biased;
 	uint32_t gen;
 	int err;
 
@@ -142,6 +181,9 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 		return EINVAL;
 	if ((err = config_check(cfg)))
 		return err;
+	/* no biased lock made by a process that could not take it (below) */
+	if ((cfg->flags & BAKERY_LOCK_BIASED) && BIAS_POSSIBLE && !b->exits_unfenced)
+		return ENOTSUP;
 	if (b->rdonly)
 		return EPERM;
 	if (region_lost(b))
@@ -149,7 +191,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	err = bakery__name_check(lock_name, BAKERY_LOCK_NAME_MAX);
 	if (err)
 		return err;
-	err = entry_open(b, lock_name, cfg, create, &index, &have, &holders, &gen);
+	err = entry_open(b, lock_name, cfg, create, &index, &have, &holders, &biased, &gen);
 	if (err)
 		return err;
 	err = algo_join(have, cfg->algo, &run);
@@ -158,6 +200,9 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	/* a k-holder lock is counted by every participant: a variant that
 	 * cannot count would let more than k in */
 	if (holders > 1 && !(bakery__algo_ops_of(run)->modes & ALGO_HOLDERS))
+		return BAKERY_EBADREGION;
+	/* nor may a biased lock be taken by a variant that cannot revoke */
+	if (biased && !bias_algo(run, BAKERY_LOCK_BIASED))
 		return BAKERY_EBADREGION;
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -169,6 +214,9 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	l->algo = run;
 	l->ops = bakery__algo_ops_of(run);
 	l->holders = holders;
+	l->biased = biased;
+	l->doorway = biased ? l->ops->doorway_biased : l->ops->doorway;
+	l->exit = biased ? l->ops->exit_biased : l->ops->exit;
 	l->serial = handle_serial_next();
 	l->entry = &b->locks[index];
 	l->regs = reg_of(b, index, 0);
@@ -363,7 +411,7 @@ static void lock_release(struct bakery_lock *l, struct bakery_shm_reg *mine, boo
 {
 	CMM_STORE_SHARED(mine->stage, BAKERY_PASS_IDLE);
 	CRASH_POINT("exit");
-	l->ops->exit(l, mine, shared);
+	l->exit(l, mine, shared);
 }
 
 static void passage_release(struct bakery_lock *l, struct passage *p)
@@ -441,7 +489,12 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 		CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
 		return ENTRY_MOVED;
 	}
-	if (caa_unlikely(err = l->ops->doorway(p)))
+	/* a biased lock's owner: its ticket without the doorway's barriers,
+	 * and no wait (algo/bias.h; never passable: never WAITING); anyone
+	 * else: the doorway, which in a biased lock revokes the bias */
+	if (caa_unlikely(l->biased) && !p->shared && bias_fast_entry(l, p))
+		return 0;
+	if (caa_unlikely(err = l->doorway(p)))
 		return err;
 	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_WAITING);
 	CRASH_POINT("waiting");

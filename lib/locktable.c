@@ -100,6 +100,7 @@ void bakery__entry_finish_free(struct bakery *b, unsigned lock)
 		CMM_STORE_SHARED(r->holder_inconsistent, 0);
 		CMM_STORE_SHARED(r->acquisitions, 0);
 		CMM_STORE_SHARED(r->aborts, 0);
+		CMM_STORE_SHARED(r->lone_passages, 0);
 	}
 	CRASH_POINT("unlink-clear");
 	/* the cleared registers before the generation a creator waits for
@@ -156,7 +157,8 @@ int bakery__table_find(struct bakery *b, const char *name, size_t len, unsigned 
 }
 
 int bakery__table_create(struct bakery *b, const char *name, size_t len,
-                         enum bakery_algo algo, unsigned holders, unsigned *index)
+                         enum bakery_algo algo, unsigned holders, uint32_t bias,
+                         unsigned *index)
 {
 	struct token_hold h;
 	int err = bakery__table_lock(b, &h);
@@ -178,6 +180,8 @@ int bakery__table_create(struct bakery *b, const char *name, size_t len,
 		e->exits = e->exit_sleepers = 0;
 		e->reader_deaths = 0;
 		e->lock_fences = 0;     /* a new lock: nobody has slept in it */
+		e->bias = bias;
+		e->bias_revocations = 0;
 		e->color = 0;
 		e->jayanti_x = 0;
 		e->flags = 0;

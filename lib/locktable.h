@@ -48,12 +48,12 @@ static inline bool entry_named(const struct bakery_shm_lock *e, const char *name
  * Without the table's token: a snapshot that opening a lock re-checks. */
 BAKERY_HIDDEN int bakery__table_find(struct bakery *b, const char *name, size_t len,
                                      unsigned *index);
-/* Find the lock named NAME, or create it with ALGO and HOLDERS, under the
- * table's token: 0 and *INDEX, BAKERY_ELOCKS (the table is full), or
- * bakery__table_lock's errors. */
+/* Find the lock named NAME, or create it with ALGO and HOLDERS (and its
+ * bias word BIAS, algo/bias.h), under the table's token: 0 and *INDEX,
+ * BAKERY_ELOCKS (the table is full), or bakery__table_lock's errors. */
 BAKERY_HIDDEN int bakery__table_create(struct bakery *b, const char *name, size_t len,
                                        enum bakery_algo algo, unsigned holders,
-                                       unsigned *index);
+                                       uint32_t bias, unsigned *index);
 
 static inline bool gen_settled(uint32_t gen)
 {

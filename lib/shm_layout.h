@@ -37,7 +37,7 @@
  * the low bytes, refuses to attach with BAKERY_EVERSION instead of
  * misreading (region.c, header_validate; LMDB's format word does the same). */
 #define BAKERY_MAGIC        UINT64_C(0x42414b4552590001)
-#define BAKERY_LAYOUT_VERSION 8u
+#define BAKERY_LAYOUT_VERSION 9u
 
 /* --------------------------------------------------------- shm structs -- */
 
@@ -144,6 +144,13 @@ struct bakery_shm_lock {
 	 * for a while (exitfence.h).  On the flags' line, which the lock path
 	 * reads anyway. */
 	uint32_t lock_fences;
+	/* Layout 9: a biased lock's word (algo/bias.h): BIAS_OFF for a lock
+	 * made without BAKERY_LOCK_BIASED, else BIAS_NONE, BIAS_REVOKING or
+	 * the slot the lock is biased to.  On the flags' line: the biased
+	 * owner loads it twice a passage, and it is written only by a grant
+	 * or a revocation. */
+	uint32_t bias;
+	uint32_t bias_revocations; /* revocations won so far: the grant's backoff */
 	uint32_t exits __attribute__((aligned(CACHE_LINE)));
 	                           /* futex word of a k-holder lock: bumped by
 	                              every exit, abort and recovery in it     */
@@ -186,6 +193,9 @@ struct bakery_shm_reg {
 	uint32_t pass;
 	uint64_t acquisitions;
 	uint64_t aborts;
+	/* Layout 9: in a biased lock, the owner's count of its passages in a
+	 * row whose doorway found no other ticket (algo/bias.c: the grant) */
+	uint32_t lone_passages;
 } __attribute__((aligned(CACHE_LINE)));
 _Static_assert(sizeof(struct bakery_shm_reg) == 2 * CACHE_LINE, "two cache lines of registers");
 _Static_assert(offsetof(struct bakery_shm_reg, stage) == CACHE_LINE,

@@ -90,6 +90,10 @@ struct algo_ops {
 	 * crowd too large to note on the stack: nothing was published, as
 	 * after a death before the ticket, which a plain reset clears). */
 	int (*doorway)(struct passage *p);
+	/* The doorway of a lock made biased (BAKERY_LOCK_BIASED, algo/bias.h):
+	 * the same, with the revocation of another slot's bias after its
+	 * first line.  NULL: the algorithm's locks cannot be biased. */
+	int (*doorway_biased)(struct passage *p);
 	/* Wait for our turn: 0, or EBUSY/ETIMEDOUT after leaving the protocol
 	 * cleanly (the algorithm's abort). */
 	int (*wait)(struct passage *p);
@@ -97,6 +101,10 @@ struct algo_ops {
 	 * (a SHARED passage's, or an exclusive one's).  No passage: the
 	 * unlock makes none, it needs only these. */
 	void (*exit)(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared);
+	/* The exit of a lock made biased: the same, then the grant of the
+	 * bias when it is due (algo/bias.h).  NULL with doorway_biased. */
+	void (*exit_biased)(const struct bakery_lock *l, struct bakery_shm_reg *mine,
+	                    bool shared);
 	/* Clear dead SLOT's part in LOCK; the caller owns the slot's recovery.
 	 * Returns the number of passages left to complete by proxy (Jayanti). */
 	unsigned (*recover)(struct bakery *b, unsigned lock, unsigned slot);

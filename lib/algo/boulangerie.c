@@ -94,7 +94,9 @@ const struct algo_ops bakery__algo_boulangerie = {
 	.name = "boulangerie",
 	.modes = ALGO_SHARED | ALGO_HOLDERS,
 	.doorway = bakery__number_doorway,                                      /* 3-5 */
+	.doorway_biased = bakery__number_doorway_biased,                         /* 3-5, V1-V3 */
 	.wait = boulangerie_wait,                                       /* 6a-8 */
 	.exit = bakery__number_exit,                                            /* 10.1-10.2 */
+	.exit_biased = bakery__number_exit_biased,                              /* and G1-G3 */
 	.recover = bakery__plain_reset,
 };

@@ -86,7 +86,19 @@ static __attribute__((noinline)) uint64_t others_max_number(struct passage *p)
 	return max;
 }
 
-int bakery__number_doorway(struct passage *p)
+/* V1-V3 of a biased lock refused (membarrier refused since the lock was
+ * opened): the doorway ends without a ticket. */
+static __attribute__((cold, noinline)) int doorway_refused(struct passage *p, uint32_t count,
+                                                           int err)
+{
+	store_mb(&p->mine->choosing, count + 1);
+	bakery__reg_signal_doorway(p->mine);
+	return err;
+}
+
+/* The doorway, and (BIASED) a biased lock's V1-V3 in it.  Inline in both
+ * instances below: the ordinary one has no trace of the bias. */
+static inline __attribute__((always_inline)) int number_doorway(struct passage *p, bool biased)
 {
 	struct bakery_shm_reg *me = p->mine;
 	uint64_t max;
@@ -99,9 +111,20 @@ int bakery__number_doorway(struct passage *p)
 
 	store_mb(&me->choosing, count);
 	CRASH_POINT("doorway");
+	/* a biased lock's V1 (algo/bias.h), after choosing := odd and its
+	 * barrier and before any ticket is read (bias.pml,
+	 * BIAS_BEFORE_CHOOSING must fail) */
+	if (biased) {
+		int err = bakery__bias_revoke(p, CMM_LOAD_SHARED(p->b->locks[p->lock].bias));
+
+		if (err)
+			return doorway_refused(p, count, err);
+	}
 	max = active_alone(p) ? 0 : others_max_number(p);    /* max(number[1..n]) */
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
+	if (biased)
+		bakery__bias_count(p, max);
 	CMM_STORE_SHARED(me->number, max + 1);               /* number[i] := 1 + max */
 	/* choosing[i] := false, with a full barrier before and after: number
 	 * before choosing = 0 (store->store: a waiter passing choosing[i] = 0
@@ -110,6 +133,16 @@ int bakery__number_doorway(struct passage *p)
 	store_mb(&me->choosing, count + 1);
 	bakery__reg_signal_doorway(me);
 	return 0;
+}
+
+int bakery__number_doorway(struct passage *p)
+{
+	return number_doorway(p, false);
+}
+
+int bakery__number_doorway_biased(struct passage *p)
+{
+	return number_doorway(p, true);
 }
 
 void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
@@ -123,6 +156,13 @@ void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *min
 	bakery__reg_signal(mine);
 	if (caa_unlikely(l->holders > 1))
 		bakery__holders_signal(l->b, l->index);
+}
+
+void bakery__number_exit_biased(const struct bakery_lock *l, struct bakery_shm_reg *mine,
+                                bool shared)
+{
+	bakery__number_exit(l, mine, shared);
+	bakery__bias_grant(l, mine);           /* G1-G3, if due */
 }
 
 void bakery__number_abort(struct passage *p)

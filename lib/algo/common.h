@@ -6,6 +6,7 @@
 #define BAKERY_ALGO_COMMON_H
 
 #include "algo.h"
+#include "bias.h"
 #include "futex.h"
 #include "order.h"
 #include "registry.h"
@@ -96,12 +97,17 @@ static inline bool doorway_idle_at_a_look(struct bakery *b, unsigned lock, unsig
 }
 
 /* The doorway of Lamport and Boulangerie: choosing, max + 1, publish.
- * Always 0. */
+ * Always 0.  The doorway of such a lock made biased: the same, with the
+ * revocation after its first line (algo/bias.h); 0, or ENOTSUP: the
+ * revocation's membarrier was refused. */
 BAKERY_HIDDEN int bakery__number_doorway(struct passage *p);
+BAKERY_HIDDEN int bakery__number_doorway_biased(struct passage *p);
 
 /* Exit and abort by number := 0 (Lamport, Boulangerie). */
 BAKERY_HIDDEN void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine,
                                        bool shared);
+BAKERY_HIDDEN void bakery__number_exit_biased(const struct bakery_lock *l,
+                                              struct bakery_shm_reg *mine, bool shared);
 BAKERY_HIDDEN void bakery__number_abort(struct passage *p);
 
 /* The wait of a lock of k > 1 holders, for algorithms whose tickets form

@@ -82,7 +82,9 @@ const struct algo_ops bakery__algo_lamport = {
 	.name = "lamport",
 	.modes = ALGO_SHARED | ALGO_HOLDERS,
 	.doorway = bakery__number_doorway,                                      /* lines 5-7 */
+	.doorway_biased = bakery__number_doorway_biased,                         /* lines 5-7, V1-V3 */
 	.wait = lamport_wait,                                           /* lines 8-14 */
 	.exit = bakery__number_exit,                                            /* line 18 */
+	.exit_biased = bakery__number_exit_biased,                              /* and G1-G3 */
 	.recover = bakery__plain_reset,
 };

@@ -42,6 +42,8 @@ MAX_THREAD_REGIONS = 1024
 
 ALGO_DEFAULT = 0
 
+LOCK_BIASED = 0x1           # struct bakery_lock_config's and bakery_lock_info's flags
+
 SLOT_FREE, SLOT_ACTIVE, SLOT_RECOVERING = 0, 1, 2
 LOCK_OK, LOCK_NOT_RECOVERABLE, LOCK_OWNER_DIED, LOCK_REMOVING = 0, 1, 2, 3
 LOCK_STATE_NAMES = {LOCK_OK: "ok", LOCK_NOT_RECOVERABLE: "not-recoverable",
@@ -95,12 +97,16 @@ class LockInfo(Structure):
                 # extension: k holders and shared mode
                 ("capacity", c_uint), ("holding", c_uint), ("readers", c_uint),
                 ("reader_deaths", c_uint64), ("passes", c_uint64),
-                ("state", c_int), ("reserved", c_uint * 7)]
+                ("state", c_int),
+                # extension: biased locks
+                ("flags", c_uint), ("bias_slot", c_int), ("bias_revocations", c_uint),
+                ("reserved", c_uint * 4)]
 
 
 class LockConfig(Structure):
     """struct bakery_lock_config"""
-    _fields_ = [("algo", c_int), ("holders", c_uint), ("reserved", c_uint * 6)]
+    _fields_ = [("algo", c_int), ("holders", c_uint), ("flags", c_uint),
+                ("reserved", c_uint * 5)]
 
 
 class Timespec(Structure):

@@ -237,6 +237,7 @@ class TestVersionAndConstants(unittest.TestCase):
             self.assertEqual(getattr(_native, "ACQUIRE_" + name),
                              int(define("BAKERY_ACQUIRE_" + name).rstrip("u"), 16), name)
         self.assertEqual(_native.ACQUIRE_POLL_MS, int(define("BAKERY_ACQUIRE_POLL_MS")))
+        self.assertEqual(_native.LOCK_BIASED, int(define("BAKERY_LOCK_BIASED").rstrip("u"), 16))
 
     def test_bad_library_path_is_a_clear_import_error(self):
         env = dict(os.environ, BAKERY_LIBRARY="/nonexistent/libbakery.so")

@@ -19,7 +19,8 @@ crash_check_tests = \
 	tests/crash/crash-recover \
 	tests/crash/crash-abort \
 	tests/crash/crash-modes \
-	tests/crash/crash-threads
+	tests/crash/crash-threads \
+	tests/crash/crash-bias
 
 check_PROGRAMS += $(crash_check_tests)
 TESTS += $(crash_check_tests)
@@ -32,6 +33,7 @@ tests_crash_crash_recover_LDADD = $(bakery_test_ldadd_tb)
 tests_crash_crash_abort_LDADD = $(bakery_test_ldadd_tb)
 tests_crash_crash_threads_LDADD = $(bakery_test_ldadd_tb)
 tests_crash_crash_modes_LDADD = $(bakery_test_ldadd_tb)
+tests_crash_crash_bias_LDADD = $(bakery_test_ldadd_tb)
 
 endif
 

@@ -22,6 +22,13 @@
  *   slot state out of range        shown as active; never claimed; no crash
  *   slot token index out of range  bakery_open: BAKERY_EBADREGION; an open
  *   (or its revoker's)             handle claims the slot and repairs it
+ *   bias word garbage              on a lock of an algorithm that cannot
+ *                                  be biased, or of k holders: opening it
+ *                                  is BAKERY_EBADREGION; on a biased lock,
+ *                                  a value naming no slot is shown as
+ *                                  none and revoked by the next lock call,
+ *                                  and a huge revocation count only caps
+ *                                  the grant's backoff
  *   region shrunk, then opened     bakery_open: BAKERY_EBADREGION
  *   region grown under its users   nothing changes; new openers accept it
  */
@@ -276,6 +283,71 @@ START_TEST(lock_algo_out_of_range)
 }
 END_TEST
 
+/* lib/algo/bias.h's word */
+#define BIAS_OFF   0u
+#define BIAS_SLOT0 16u
+
+START_TEST(bias_word_garbage)
+{
+	static const struct bakery_lock_config biased = { .flags = BAKERY_LOCK_BIASED };
+	static const uint32_t forged[] = { 3, 15, BIAS_SLOT0 + 4, UINT32_MAX };
+	const struct bakery_lock_config k2 = { .algo = BAKERY_ALGO_LAMPORT, .holders = 2 };
+	char name[TK_NAME_SIZE];
+	bakery_t *b = h_region(name, "bias", 4, 4);
+	bakery_lock_t *bw = h_lock(b, "bw", BAKERY_ALGO_BLACK_WHITE), *k, *l, *l2;
+	struct bakery_lock_info li;
+	struct raw raw;
+	int err;
+
+	ck_assert_int_eq(bakery_lock_open_config(b, "k", &k2, &k), 0);
+	err = bakery_lock_open_config(b, "biased", &biased, &l);
+	if (err == ENOTSUP) {
+		/* no expedited membarrier here: tests/kernel/refused-calls */
+		bakery_lock_close(bw);
+		bakery_lock_close(k);
+		bakery_close(b);
+		return;
+	}
+	ck_assert_int_eq(err, 0);
+	raw_map(&raw, name);
+	/* a bias on locks that cannot have one: refused at open */
+	CMM_STORE_SHARED(raw.locks[h_lock_index(bw)].bias, BIAS_SLOT0);
+	CMM_STORE_SHARED(raw.locks[h_lock_index(k)].bias, BIAS_SLOT0);
+	ck_assert_int_eq(bakery_lock_open(b, "bw", BAKERY_ALGO_DEFAULT, &l2), BAKERY_EBADREGION);
+	ck_assert_int_eq(bakery_lock_open(b, "k", BAKERY_ALGO_DEFAULT, &l2), BAKERY_EBADREGION);
+	/* handles opened before keep their ordinary path */
+	ck_assert_int_eq(bakery_lock(bw), 0);
+	ck_assert_int_eq(bakery_unlock(bw), 0);
+	ck_assert_int_eq(bakery_lock(k), 0);
+	ck_assert_int_eq(bakery_unlock(k), 0);
+	/* a biased lock's word naming no slot: shown as none, revoked */
+	for (unsigned i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		CMM_STORE_SHARED(raw.locks[h_lock_index(l)].bias, forged[i]);
+		ck_assert_int_eq(bakery_lock_info(b, h_lock_index(l), &li), 0);
+		ck_assert_int_eq(li.bias_slot, -1);
+		ck_assert_uint_eq(li.flags, BAKERY_LOCK_BIASED);
+		ck_assert_int_eq(bakery_lock(l), 0);
+		ck_assert_int_eq(bakery_unlock(l), 0);
+		ck_assert_int_eq(bakery_lock_info(b, h_lock_index(l), &li), 0);
+		ck_assert_uint_eq(li.bias_revocations, i + 1);
+	}
+	/* a huge count of revocations: the backoff is capped, and the lock
+	 * is still granted (64 << 12 lone passages) */
+	CMM_STORE_SHARED(raw.locks[h_lock_index(l)].bias_revocations, UINT32_MAX);
+	for (unsigned i = 0; i < (64u << 12); i++) {
+		ck_assert_int_eq(bakery_lock(l), 0);
+		ck_assert_int_eq(bakery_unlock(l), 0);
+	}
+	ck_assert_int_eq(bakery_lock_info(b, h_lock_index(l), &li), 0);
+	ck_assert_int_ge(li.bias_slot, 0);
+	raw_unmap(&raw);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_lock_close(bw), 0);
+	ck_assert_int_eq(bakery_lock_close(k), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+}
+END_TEST
+
 START_TEST(lock_entry_state_garbage)
 {
 	char name[TK_NAME_SIZE];
@@ -426,6 +498,7 @@ static Suite *tables_suite(void)
 	tcase_add_test(tc, active_set_all_ones);
 	tcase_add_test(tc, slot_state_out_of_range);
 	tcase_add_loop_test(tc, slot_token_index_out_of_range, 0, 3);
+	tcase_add_test(tc, bias_word_garbage);
 	tcase_add_test(tc, shrunk_region_refused_at_open);
 	tcase_add_test(tc, grown_region_keeps_working);
 	suite_add_tcase(s, tc);

@@ -7,7 +7,8 @@
  *             its doorway; on a machine with store buffers (x86-64's
  *             TSO), every process killed at any step.
  *
- * A design checked before it is built; lib/ does not implement it.
+ * Built as BAKERY_LOCK_BIASED: lib/algo/bias.h (B0..B4, the FAST_CHOOSING=0
+ * variant), lib/algo/bias.c (V1..V3, G1..G3).
  *
  * Memory: per slot choosing[i] and number[i] (Lamport's registers); the
  * lock's word bias: NONE, the slot it is biased to, or REVOKING.

@@ -104,6 +104,10 @@ bias (TSO) GRANT, REVOKERS=1, crash safety   |bias       |-DGRANT=1|safety  |pas
 bias (TSO) GRANT, REVOKERS=1 RPASS=2, crash safety|bias|-DGRANT=1 -DRPASS=2|safety|pass      |1
 bias (TSO) GRANT, REVOKERS=2, crash safety   |bias       |-DGRANT=1 -DREVOKERS=2|safety  |pass      |5
 bias-fast-path-after-grant (TSO) (reachable) |bias       |-DGRANT=1 -DREACH=1|safety  |fail:reach|1
+bias (TSO) as built: no choosing, REVOKERS=1  |bias      |-DFAST_CHOOSING=0|safety  |pass      |1
+bias (TSO) as built: no choosing, REVOKERS=2  |bias      |-DFAST_CHOOSING=0 -DREVOKERS=2|safety  |pass      |3
+bias (TSO) as built: no choosing, GRANT, REVOKERS=2|bias |-DFAST_CHOOSING=0 -DGRANT=1 -DREVOKERS=2|safety|pass   |5
+bias-no-membarrier (TSO) as built: no choosing|bias      |-DFAST_CHOOSING=0 -DNO_MEMBARRIER=1 -DCRASH=0|safety|fail:mutex|1
 bias-no-membarrier (TSO)                     |bias       |-DNO_MEMBARRIER=1 -DCRASH=0|safety  |fail:mutex|1
 bias-no-abort (TSO)                          |bias       |-DNO_ABORT=1 -DCRASH=0|safety  |fail:mutex|1
 bias-second-skips (TSO) REVOKERS=2           |bias       |-DREVOKERS=2 -DSECOND_SKIPS=1 -DCRASH=0|safety  |fail:mutex|1

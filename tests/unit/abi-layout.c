@@ -42,6 +42,7 @@ static const struct member config[] = {
 static const struct member lock_config[] = {
 	MEMBER(bakery_lock_config, algo),
 	MEMBER(bakery_lock_config, holders),
+	MEMBER(bakery_lock_config, flags),
 	MEMBER(bakery_lock_config, reserved),
 	END
 };
@@ -94,6 +95,9 @@ static const struct member lock_info[] = {
 	MEMBER(bakery_lock_info, reader_deaths),
 	MEMBER(bakery_lock_info, passes),
 	MEMBER(bakery_lock_info, state),
+	MEMBER(bakery_lock_info, flags),
+	MEMBER(bakery_lock_info, bias_slot),
+	MEMBER(bakery_lock_info, bias_revocations),
 	MEMBER(bakery_lock_info, reserved),
 	END
 };

@@ -29,6 +29,7 @@ unit_tests = \
 	tests/unit/test_threads \
 	tests/unit/test_introspect \
 	tests/unit/test_shared \
+	tests/unit/test_bias \
 	tests/unit/test_guard \
 	tests/unit/test_token_list \
 	tests/unit/test_wakeups \

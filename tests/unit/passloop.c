@@ -34,9 +34,9 @@
 #define PASSES_LONG  3000
 #define HOLDERS_K    2          /* the k of the k-holder subjects */
 
-enum kind { EXCLUSIVE, SHARED, HOLDERS, MUTEX, NOTHING };
+enum kind { EXCLUSIVE, SHARED, HOLDERS, BIASED, MUTEX, NOTHING };
 
-static const char *const kind_names[] = { "exclusive", "shared", "k-holder", "-", "-" };
+static const char *const kind_names[] = { "exclusive", "shared", "k-holder", "biased", "-", "-" };
 
 struct subject {
 	const char *algo_name;
@@ -66,6 +66,10 @@ static const struct subject subjects[] = {
 	{ "lamport", BAKERY_ALGO_LAMPORT, HOLDERS, 1024 },
 	{ "boulangerie", BAKERY_ALGO_BOULANGERIE, HOLDERS, 64 },
 	{ "boulangerie", BAKERY_ALGO_BOULANGERIE, HOLDERS, 1024 },
+	{ "lamport", BAKERY_ALGO_LAMPORT, BIASED, 64 },
+	{ "lamport", BAKERY_ALGO_LAMPORT, BIASED, 1024 },
+	{ "boulangerie", BAKERY_ALGO_BOULANGERIE, BIASED, 64 },
+	{ "boulangerie", BAKERY_ALGO_BOULANGERIE, BIASED, 1024 },
 };
 
 /* What one run takes and releases. */
@@ -157,7 +161,8 @@ static int run_mutex(const char *name)
 static int run_subject(const struct subject *s)
 {
 	struct bakery_config cfg = { .slots = s->slots };
-	struct bakery_lock_config lc = { .algo = s->algo, .holders = s->kind == HOLDERS ? HOLDERS_K : 0 };
+	struct bakery_lock_config lc = { .algo = s->algo, .holders = s->kind == HOLDERS ? HOLDERS_K : 0,
+	                                 .flags = s->kind == BIASED ? BAKERY_LOCK_BIASED : 0 };
 	struct target t = { s->kind, NULL, NULL };
 	char name[64], region[TK_NAME_SIZE];
 	bakery_t *b;

@@ -196,9 +196,9 @@ START_TEST(bad_configurations)
 	cfg.holders = BAKERY_MAX_HOLDERS + 1;
 	ck_assert_int_eq(bakery_lock_open_config(f.b, "x", &cfg, &l), EINVAL);
 	cfg.holders = 2;
-	cfg.reserved[5] = 1;
+	cfg.reserved[4] = 1;
 	ck_assert_int_eq(bakery_lock_open_config(f.b, "x", &cfg, &l), EINVAL);
-	cfg.reserved[5] = 0;
+	cfg.reserved[4] = 0;
 	cfg.algo = BAKERY_ALGO_COUNT;
 	ck_assert_int_eq(bakery_lock_open_config(f.b, "x", &cfg, &l), EINVAL);
 	ck_assert_ptr_null(l);
