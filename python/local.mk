@@ -18,6 +18,7 @@ python_tests = \
 	python/tests/support.py \
 	python/tests/test_abi.py \
 	python/tests/test_api.py \
+	python/tests/test_biased.py \
 	python/tests/test_async.py \
 	python/tests/test_processes.py \
 	python/tests/test_examples.py \

@@ -78,6 +78,7 @@ static const char run_help[] =
 	"      --sigpipe-ok         a command killed by SIGPIPE ended normally\n"
 	"  -a, --algo ALGO          lamport, boulangerie, black-white, jayanti\n"
 	"      --holders K          a new lock admits K holders at once\n"
+	"      --biased             a new lock is biased (see bakery(3))\n"
 	"      --verbose            say how long the lock took, and what runs\n"
 	"      --any-owner          join a region of another user (refused otherwise)\n"
 	"  -h, --help               this text\n"

@@ -22,6 +22,12 @@
  *
  * Capacity (--holders K): a lock created by this run admits K holders at
  * once; joining an existing lock, K must be its capacity.
+ *
+ * Bias (--biased): a lock created by this run is biased (bakery.h,
+ * BAKERY_LOCK_BIASED): Lamport's or Boulangerie's, of one holder, so
+ * --holders K > 1 and --algo black-white or jayanti are refused here, as
+ * usage errors.  Joining, the lock must be biased; without --biased a run
+ * joins a lock biased or not.
  */
 #include "config.h"
 
@@ -117,7 +123,7 @@ static int path_check(struct cli *c, const char *region)
 struct run_args {
 	const char *algo, *wait, *timeout, *conflict, *shell, *file, *holders;
 	bool nonblock, shared, exclusive, close, no_fork, sigpipe_ok, verbose, unlock;
-	bool any_owner;
+	bool any_owner, biased;
 };
 
 int run_wait_values(struct cli *c, const char *wait, bool nonblock, const char *conflict,
@@ -153,6 +159,12 @@ static int run_values(struct cli *c, const struct run_args *r, struct run_opts *
 	if (r->shared && o->holders > 1)
 		return cli_usage_error(c, "--shared is for locks of one holder, not --holders %u",
 		                       o->holders);
+	if (r->biased && o->holders > 1)
+		return cli_usage_error(c, "--biased is for locks of one holder, not --holders %u",
+		                       o->holders);
+	if (r->biased && (o->algo == BAKERY_ALGO_BLACK_WHITE || o->algo == BAKERY_ALGO_JAYANTI))
+		return cli_usage_error(c, "--biased is for lamport and boulangerie locks, not "
+		                       "--algo %s", bakery_algo_name(o->algo));
 	if (r->close && r->no_fork)
 		return cli_usage_error(c, "--close and --no-fork exclude each other");
 	o->shared = r->shared;
@@ -161,6 +173,7 @@ static int run_values(struct cli *c, const struct run_args *r, struct run_opts *
 	o->sigpipe_ok = r->sigpipe_ok;
 	o->verbose = r->verbose;
 	o->any_owner = r->any_owner;
+	o->biased = r->biased;
 	o->codes = (struct run_codes){ EXIT_RUN_TIMEOUT, EXIT_RUN_FAIL, EXIT_RUN_NOTFOUND,
 	                               EXIT_RUN_NOEXEC };
 	return run_wait_values(c, r->wait ? r->wait : r->timeout, r->nonblock, r->conflict, o);
@@ -194,6 +207,9 @@ static int file_args(struct cli *c, const struct run_args *r, const struct cli_a
 	if (o->holders > 1)
 		return cli_usage_error(c, "--holders: the lock of a file (--file) is a path lock, "
 		                       "of one holder");
+	if (o->biased)
+		return cli_usage_error(c, "--biased: the lock of a file (--file) is a path lock, "
+		                       "which is not biased");
 	if (r->any_owner)
 		return cli_usage_error(c, "--any-owner: the lock of a file (--file) is a path "
 		                       "lock, in the caller's own region of path locks");
@@ -221,6 +237,7 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 		{ "sigpipe-ok", 0, NULL, &r.sigpipe_ok, NULL },
 		{ "verbose", 0, NULL, &r.verbose, NULL }, { "unlock", 'u', NULL, &r.unlock, NULL },
 		{ "any-owner", 0, NULL, &r.any_owner, NULL },
+		{ "biased", 0, NULL, &r.biased, NULL },
 		{ NULL, 0, NULL, NULL, NULL }
 	};
 	struct cli_args a;

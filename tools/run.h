@@ -87,6 +87,8 @@ struct run_opts {
 	const char *file;          /* the lock of this file (--file, flock FILE) */
 	enum bakery_algo algo;
 	unsigned holders;          /* --holders K; 0: join the lock as it is */
+	bool biased;               /* --biased: a new lock is biased; joining,
+	                            * the lock must be (false: join any) */
 	bool shared;               /* -s, --shared: take the lock as a reader */
 	bool any_owner;            /* --any-owner: join another user's region */
 	enum run_wait wait;

@@ -78,12 +78,23 @@ static int lock_open_fail(struct cli *c, bakery_t *b, const struct run_opts *o, 
 	    li.capacity != o->holders)
 		return cli_fail(c, "the lock admits %u holder%s; --holders %u cannot take part "
 		                "in it", li.capacity, li.capacity == 1 ? "" : "s", o->holders);
+	if (err == BAKERY_EALGO && lock_find(b, o->lock, &li) && o->biased &&
+	    !(li.flags & BAKERY_LOCK_BIASED))
+		return cli_fail(c, "the lock is not biased (it was created without --biased); "
+		                "--biased cannot take part in it");
 	if (err == BAKERY_EALGO && lock_find(b, o->lock, &li))
 		return cli_fail(c, "the lock uses %s; --algo %s cannot take part in it",
 		                bakery_algo_name(li.algo), bakery_algo_name(o->algo));
 	if (err == ENOTSUP && o->holders > 1)
 		return cli_fail(c, "the %s algorithm cannot count several holders (lamport, "
 		                "boulangerie can)", bakery_algo_name(o->algo));
+	/* the bias's revocation needs the expedited membarrier (bakery.h) */
+	if (err == ENOTSUP && (o->biased || (lock_find(b, o->lock, &li) &&
+	                                     (li.flags & BAKERY_LOCK_BIASED))))
+		return cli_fail(c, "%s: a biased lock needs "
+		                "membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), which this system "
+		                "refuses (its kernel or a seccomp profile)",
+		                o->biased ? "--biased" : "the lock is biased");
 	return cli_fail(c, "%s", bakery_strerror(err));
 }
 
@@ -96,6 +107,7 @@ static int lock_open(bakery_t *b, const struct run_opts *o, bakery_lock_t **l)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.algo = o->algo;
 	cfg.holders = o->holders;
+	cfg.flags = o->biased ? BAKERY_LOCK_BIASED : 0;
 	do
 		err = bakery_lock_open_config(b, o->lock, &cfg, l);
 	while (run_retry(o, err));

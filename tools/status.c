@@ -15,6 +15,11 @@
  * A lock may have several holders at once (readers in shared mode, or the
  * holders of a lock of capacity k): they are the slots whose furthest
  * stage is "critical" in that lock, each with its mode.
+ *
+ * A biased lock (BAKERY_LOCK_BIASED) says so after its state, in a BIAS
+ * column that the table has only when a lock of the region is biased: the
+ * slot it is biased to now, or none, and the biases revoked so far.  Other
+ * locks' lines are those of a region without biased locks.
  */
 #include "config.h"
 
@@ -211,6 +216,10 @@ static bool holds(const struct bakery_slot_info *si, const struct bakery_lock_in
 	return si->pass == BAKERY_PASS_CRITICAL && si->lock == (int)li->index;
 }
 
+/* The widest state word ("not-recoverable"): the STATE column's width when
+ * a BIAS column follows it. */
+#define STATE_WIDTH 15
+
 /* The lock's state as the library derives it (enum bakery_lock_state). */
 static const char *lock_state_word(const struct bakery_lock_info *li)
 {
@@ -319,35 +328,68 @@ static void human_slots(const struct snapshot *s)
 	}
 }
 
+/* Was LI made biased (BAKERY_LOCK_BIASED), whether biased to a slot now or not? */
+static bool biased(const struct bakery_lock_info *li)
+{
+	return li->flags & BAKERY_LOCK_BIASED;
+}
+
+/* The last column, STATE, and a biased lock's BIAS after it: "biased to
+ * slot N, R revocations" or "biased (none), ..."; nothing for a lock that
+ * is not biased, whose line ends with its state as it always did. */
+static void human_state(const struct bakery_lock_info *li)
+{
+	unsigned r = li->bias_revocations;
+
+	if (!biased(li)) {
+		printf("%s\n", lock_state_word(li));
+		return;
+	}
+	printf("%-*s  ", STATE_WIDTH, lock_state_word(li));
+	if (li->bias_slot >= 0)
+		printf("biased to slot %d", li->bias_slot);
+	else
+		printf("biased (none)");
+	printf(", %u revocation%s\n", r, r == 1 ? "" : "s");
+}
+
 static void human_locks(const struct snapshot *s)
 {
 	char buf[BAKERY_LOCK_NAME_MAX + 1], holder[16], comm[32];
+	bool any_biased = false;
 	int w = 4;
 
 	if (!s->nlocks) {
 		printf("\nno locks\n");
 		return;
 	}
-	for (unsigned i = 0; i < s->nlocks; i++)
+	for (unsigned i = 0; i < s->nlocks; i++) {
 		if ((int)strlen(s->locks[i].name) > w)
 			w = (int)strlen(s->locks[i].name);
-	printf("\n%-*s  %-11s %8s %7s %7s %8s %-15s %7s %12s %12s %10s %12s %13s %6s %6s  %s\n", w,
+		any_biased |= biased(&s->locks[i]);
+	}
+	printf("\n%-*s  %-11s %8s %7s %7s %8s %-15s %7s %12s %12s %10s %12s %13s %6s %6s  ", w,
 	       "LOCK", "ALGORITHM", "CAPACITY", "HOLDING", "READERS", "HOLDER", "COMMAND", "WAITERS",
 	       "PARTICIPANTS", "ACQUISITIONS", "RECOVERIES", "OWNER-DEATHS", "READER-DEATHS",
-	       "ABORTS", "PASSES", "STATE");
+	       "ABORTS", "PASSES");
+	if (any_biased)
+		printf("%-*s  BIAS\n", STATE_WIDTH, "STATE");
+	else
+		printf("STATE\n");
 	for (unsigned i = 0; i < s->nlocks; i++) {
 		const struct bakery_lock_info *li = &s->locks[i];
 		const struct bakery_slot_info *h = slot_at(s, li->holder);
 
 		snprintf(holder, sizeof(holder), h ? "%ld" : "-", h ? (long)h->pid : 0L);
 		printf("%-*s  %-11s %8u %7u %7u %8s %-15s %7u %12u %12llu %10llu %12llu %13llu %6llu "
-		       "%6llu  %s\n", w, printable(li->name, buf, sizeof(buf)), algo_word(li->algo),
+		       "%6llu  ", w, printable(li->name, buf, sizeof(buf)), algo_word(li->algo),
 		       li->capacity, li->holding, li->readers, holder,
 		       h ? shown_command(h, comm, sizeof(comm)) : "-",
 		       li->waiters, li->participants, (unsigned long long)li->acquisitions,
 		       (unsigned long long)li->recoveries, (unsigned long long)li->owner_deaths,
 		       (unsigned long long)li->reader_deaths, (unsigned long long)li->aborts,
-		       (unsigned long long)li->passes, lock_state_word(li));
+		       (unsigned long long)li->passes);
+		human_state(li);
 	}
 }
 
@@ -513,6 +555,12 @@ static void json_lock(const struct snapshot *s, const struct bakery_lock_info *l
 	       lock_state_word(li));
 	printf("\"capacity\": %u, \"holding\": %u, \"readers\": %u, \"reader_deaths\": %llu, ",
 	       li->capacity, li->holding, li->readers, (unsigned long long)li->reader_deaths);
+	printf("\"biased\": %s, \"bias_slot\": ", biased(li) ? "true" : "false");
+	if (li->bias_slot >= 0)
+		printf("%d", li->bias_slot);
+	else
+		printf("null");
+	printf(", \"bias_revocations\": %u, ", li->bias_revocations);
 	json_holders(s, li);
 	printf("}");
 }

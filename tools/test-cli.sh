@@ -8,7 +8,8 @@
 # `rm` (which keeps a lock that owes a repair unless forced),
 # flock(1)'s options, `run --file` and `flock` (a file's path lock, the
 # one Python's bakery.PathLock takes), shared mode (`run --shared`), locks
-# of several holders (`run --holders`), and a stopped waiter passed.
+# of several holders (`run --holders`), biased locks (`run --biased`), and
+# a stopped waiter passed.
 #
 # Uses jq or python3 to parse JSON; exits 77 (skipped) if neither is there.
 set -u
@@ -1067,7 +1068,7 @@ with bakery.PathLock(sys.argv[1]):
 # is expected.
 test_run_habits() {
 	run 0 "$bakery" run --help
-	for opt in -n -w -E -c -F -s -x -o --algo --holders --no-fork --sigpipe-ok; do
+	for opt in -n -w -E -c -F -s -x -o --algo --holders --biased --no-fork --sigpipe-ok; do
 		grep -q -- "${opt}[ ,]" "$tmp/out" || fail "run --help does not show $opt"
 	done
 	run 0 "$bakery" run -x "$region" habits -- true
@@ -1284,6 +1285,94 @@ test_holders() {
 	error 125 "$bakery" run --holders 2 --shared "$region" pool -- true
 }
 
+# --biased: a new lock is biased (Lamport's by default), which status
+# shows; joining it with --biased again is fine, and so is joining without
+# it; a lock made without it refuses --biased, as a lock refuses another
+# capacity or algorithm.  --holders K > 1, the algorithms without a bias
+# (black-white, jayanti) and --file are usage errors, which create nothing.
+# Then the bias itself: a participant that takes the lock 200 times in a
+# row gets it (on x86: elsewhere a biased lock is never biased), and a
+# second taker revokes it.
+test_biased() {
+	error 125 "$bakery" run --biased --holders 2 "$region" biased -- true
+	same "--biased --holders 2" "$(cat "$tmp/err")" \
+		"bakery: run: --biased is for locks of one holder, not --holders 2 (try 'bakery run --help')"
+	error 125 "$bakery" run --algo black-white --biased "$region" biased -- true
+	same "--biased --algo black-white" "$(cat "$tmp/err")" \
+		"bakery: run: --biased is for lamport and boulangerie locks, not --algo black-white (try 'bakery run --help')"
+	error 125 "$bakery" run --biased -a jayanti "$region" biased -- true
+	error 125 "$bakery" run --biased --file "$tmp/f" -- true
+	same "refused --biased runs" "$(lock_json biased name)" "no lock biased"
+	"$bakery" run --biased "$region" biased -- true >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" = 125 ] && grep -q "membarrier" "$tmp/err"; then
+		echo "test-cli: not checked: biased locks (this system refuses the expedited membarrier)"
+		return 0
+	fi
+	same "run --biased" "$got" 0
+	same "biased" "$(lock_json biased biased)" true
+	same "algorithm of a new biased lock" "$(lock_json biased algorithm)" lamport
+	same "capacity of a biased lock" "$(lock_json biased capacity)" 1
+	same "bias slot" "$(lock_json biased bias_slot)" null
+	same "bias revocations" "$(lock_json biased bias_revocations)" 0
+	same "a lock made without --biased" "$(lock_json table biased)" false
+	same "its bias slot" "$(lock_json table bias_slot)" null
+	same "its bias revocations" "$(lock_json table bias_revocations)" 0
+	run 0 "$bakery" status "$region"
+	grep -q " STATE  *BIAS\$" "$tmp/out" || fail "status table: no BIAS column: $(cat "$tmp/out")"
+	grep -q "^biased  *lamport .*  ok  *biased (none), 0 revocations\$" "$tmp/out" ||
+		fail "status table: the bias of a biased lock: $(cat "$tmp/out")"
+	# a lock that is not biased ends its line with its state, as ever
+	grep -q "^table  .*  ok\$" "$tmp/out" || fail "status table: a plain lock: $(cat "$tmp/out")"
+	# joined with --biased (and a Lamport lock's other variant), or without
+	run 0 "$bakery" run --biased "$region" biased -- true
+	run 0 "$bakery" run --biased --algo boulangerie "$region" biased -- true
+	run 0 "$bakery" run "$region" biased -- true
+	same "biased lock's acquisitions" "$(lock_json biased acquisitions)" 4
+	# --biased on a lock made without it: the lock's, as for --holders
+	error 125 "$bakery" run --biased "$region" table -- true
+	same "--biased on a plain lock" "$(cat "$tmp/err")" \
+		"bakery: run $region table: the lock is not biased (it was created without --biased); --biased cannot take part in it"
+	same "still not biased" "$(lock_json table biased)" false
+
+	case $(uname -m) in
+	x86_64 | i?86) ;;
+	*)
+		echo "test-cli: not checked: a lock biased to a slot (only on x86)"
+		return 0 ;;
+	esac
+	rm -f "$tmp/release" "$tmp/part.out"
+	"$participant" "$region" biased biaser "$tmp/release" 200 >"$tmp/part.out" &
+	part=$!
+	n=0
+	while [ ! -s "$tmp/part.out" ] && [ "$n" -lt 400 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	slot=$(lock_json biased holder)
+	same "biased to the holder's slot" "$(lock_json biased bias_slot)" "$slot"
+	run 0 "$bakery" status "$region"
+	grep -q "^biased .* biased to slot $slot, 0 revocations\$" "$tmp/out" ||
+		fail "status table: a lock biased to slot $slot: $(cat "$tmp/out")"
+	# another taker revokes the bias (when it starts to wait)
+	"$bakery" run "$region" biased -- true &
+	waiter=$!
+	n=0
+	while [ "$(lock_json biased bias_revocations)" != 1 ] && [ "$n" -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	same "revoked: bias slot" "$(lock_json biased bias_slot)" null
+	same "revoked: revocations" "$(lock_json biased bias_revocations)" 1
+	run 0 "$bakery" status "$region"
+	grep -q "^biased .* biased (none), 1 revocation\$" "$tmp/out" ||
+		fail "status table: a revoked bias: $(cat "$tmp/out")"
+	touch "$tmp/release"
+	wait "$part" || fail "the participant exited $?"
+	wait "$waiter" || fail "the waiter exited $?"
+	rm -f "$tmp/release"
+}
+
 # shellcheck disable=SC2016
 test_shared_deaths() {
 	# a reader killed inside: its share comes back, no owner died
@@ -1417,6 +1506,8 @@ test_completion() {
 	same "completion of run --sh" "$offered" "--shared"
 	offered=$(complete_words bakery run --ho)
 	same "completion of run --ho" "$offered" "--holders"
+	offered=$(complete_words bakery run --bi)
+	same "completion of run --bi" "$offered" "--biased"
 	offered=$(complete_words bakery run --sig)
 	same "completion of run --sig" "$offered" "--sigpipe-ok"
 	offered=$(complete_words bakery flock --no)
@@ -1654,6 +1745,7 @@ test_sigpipe
 test_shared_overlap
 test_shared_exclusion
 test_holders
+test_biased
 test_shared_deaths
 test_readers
 test_run_room

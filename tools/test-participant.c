@@ -6,13 +6,15 @@
  * "held" on stdout, and holds the lock until the file RELEASE exists.
  * Linked with the test build of the library: BAKERY_STOP_AT=lock-create
  * in its environment makes it stop while it creates LOCK, holding the
- * region's lock table.
+ * region's lock table.  With PASSES, it first takes and gives up the lock
+ * that many times in a row (what biases a biased lock to its slot).
  *
- *   test-participant REGION LOCK NAME RELEASE
+ *   test-participant REGION LOCK NAME RELEASE [PASSES]
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,19 +31,24 @@ int main(int argc, char **argv)
 {
 	const struct timespec pause = { 0, 20000000L };
 	bakery_lock_t *l;
+	unsigned long passes;
 	bakery_t *b;
 	int err;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: test-participant REGION LOCK NAME RELEASE\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: test-participant REGION LOCK NAME RELEASE [PASSES]\n");
 		return 2;
 	}
+	passes = argc == 6 ? strtoul(argv[5], NULL, 10) : 0;
 	if (prctl(PR_SET_NAME, argv[3]) < 0)
 		perror("test-participant: prctl");
 	if ((err = bakery_open(argv[1], BAKERY_CREATE, NULL, &b)))
 		return fail("open", err);
 	if ((err = bakery_lock_open(b, argv[2], BAKERY_ALGO_DEFAULT, &l)))
 		return fail("lock_open", err);
+	for (unsigned long i = 0; i < passes; i++)
+		if ((err = bakery_lock(l)) || (err = bakery_unlock(l)))
+			return fail("passes", err);
 	if ((err = bakery_lock(l)))
 		return fail("lock", err);
 	printf("held\n");

@@ -60,8 +60,9 @@ class VersionMismatch(LibraryError):
 
 class AlgorithmMismatch(LibraryError):
     """BAKERY_EALGO: the lock exists with an algorithm, or a capacity
-    (``holders=``), this handle cannot join; the message names the lock's
-    and the one asked for."""
+    (``holders=``), this handle cannot join, or is not biased and
+    ``biased=True`` was asked for; the message names the lock's and the
+    one asked for."""
 
 
 class NoFreeSlot(LibraryError):

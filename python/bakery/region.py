@@ -53,6 +53,13 @@ def _mode(value: Optional[int]) -> int:
     return value
 
 
+def _flags(biased: bool) -> int:
+    """struct bakery_lock_config's flags for Region.lock's BIASED."""
+    if not isinstance(biased, bool):
+        raise TypeError("biased must be True or False")
+    return _native.LOCK_BIASED if biased else 0
+
+
 def _algo(algo: Optional[str]) -> int:
     if algo is None:
         return _native.ALGO_DEFAULT
@@ -158,7 +165,7 @@ class Region:
         self._finalizer = weakref.finalize(self, _close_quietly, self._handle, lib.bakery_close)
 
     def lock(self, name: str, algo: Optional[str] = None, *,
-             holders: Optional[int] = None) -> "Lock":
+             holders: Optional[int] = None, biased: bool = False) -> "Lock":
         """The lock NAME of this region, created if missing.
 
         ``algo`` ('lamport', 'boulangerie', 'black-white', 'jayanti') is fixed
@@ -169,8 +176,16 @@ class Region:
         only, lamport by default); joining, None takes the lock's own and
         another value than its own raises :class:`bakery.AlgorithmMismatch`,
         as does another algorithm than its own (but lamport and boulangerie,
-        which take part in one lock): its message says what the lock is."""
-        return Lock(self, name, algo, holders=holders)
+        which take part in one lock): its message says what the lock is.
+        ``biased=True`` creates a biased lock (lamport or boulangerie, one
+        holder; lamport by default): once one thread has taken it 64 times
+        in a row alone, that thread's passages take no locked instruction
+        and no barrier, until another thread's lock call revokes the bias
+        (a membarrier).  ErrnoError ENOTSUP with another algorithm, with
+        ``holders`` above 1, or where membarrier(2) is refused; joining,
+        True raises AlgorithmMismatch for a lock that is not biased, and
+        False (the default) joins either kind."""
+        return Lock(self, name, algo, holders=holders, biased=biased)
 
     def status(self) -> Dict[str, Any]:
         """The region's header, its slots in use and its locks: the same data
@@ -261,11 +276,12 @@ def _reopen_region(name: str, any_owner: bool = False) -> Region:
 
 
 def _reopen_lock(region: str, name: str, algo: Optional[str],
-                 holders: Optional[int] = None, any_owner: bool = False) -> "Lock":
+                 holders: Optional[int] = None, any_owner: bool = False,
+                 biased: bool = False) -> "Lock":
     # the lock the pickled Lock was open on: if it has been removed since,
     # LockRemoved, never a new lock of that name
     return Lock(_reopen_region(region, any_owner), name, algo, holders=holders,
-                _create=False)
+                biased=biased, _create=False)
 
 
 _HELD = (0, errno.EOWNERDEAD)       # the answers of a call that took the lock
@@ -275,12 +291,14 @@ _SHARE_LOCKS = {"lamport", "boulangerie"}
 
 def _mismatch_text(li: _native.LockInfo, cfg: _native.LockConfig) -> Optional[str]:
     """Why CFG cannot take part in the lock LI, as the tool says it: the
-    lock's capacity or algorithm and the one asked for.  None if LI does
-    not explain it (the lock was removed and made again meanwhile): the
-    library's text then."""
+    lock's capacity, bias or algorithm and the one asked for, in the order
+    the library checks them.  None if LI does not explain it (the lock was
+    removed and made again meanwhile): the library's text then."""
     if cfg.holders and li.capacity != cfg.holders:
         return ("the lock admits %d holder%s; holders=%d cannot take part in it"
                 % (li.capacity, "" if li.capacity == 1 else "s", cfg.holders))
+    if cfg.flags & _native.LOCK_BIASED and not li.flags & _native.LOCK_BIASED:
+        return "the lock is not biased; biased=True cannot take part in it"
     theirs, ours = _status.algo_word(li.algo), _status.algo_word(cfg.algo)
     if (cfg.algo != _native.ALGO_DEFAULT and theirs != ours and
             {theirs, ours} != _SHARE_LOCKS):
@@ -317,7 +335,8 @@ class Lock:
     """
 
     def __init__(self, region: Region, name: str, algo: Optional[str] = None, *,
-                 holders: Optional[int] = None, _create: bool = True) -> None:
+                 holders: Optional[int] = None, biased: bool = False,
+                 _create: bool = True) -> None:
         if not isinstance(name, str):
             raise TypeError("lock name must be str, not %s" % type(name).__name__)
         raw = _encode(name, "lock name")
@@ -325,12 +344,14 @@ class Lock:
         self.name = name
         self._algo_asked = algo
         self._holders_asked = holders
+        self._biased_asked = biased
         self._what = "%s %s" % (region.name, name)
         self._release_after_consistent: Optional[int] = None
         # the asyncio tasks that hold it, each with its hold (_async.py)
         self._task_holds: Dict[Any, Any] = {}
         pointer = ctypes.c_void_p()
-        cfg = _native.LockConfig(_algo(algo), _count(holders, "holders", _native.MAX_HOLDERS))
+        cfg = _native.LockConfig(_algo(algo), _count(holders, "holders", _native.MAX_HOLDERS),
+                                 _flags(biased))
         with region._handle.use() as b:
             if _create:
                 err = lib.bakery_lock_open_config(b, raw, ctypes.byref(cfg),
@@ -347,7 +368,10 @@ class Lock:
         region._locks.add(self)
         self._finalizer = weakref.finalize(self, _close_quietly, self._handle,
                                            lib.bakery_lock_close)
-        if not _create and cfg.holders and cfg.holders != self.capacity:
+        # bakery_lock_lookup takes no configuration: the capacity and the
+        # bias asked for are checked here, as bakery_lock_open_config does
+        if not _create and ((cfg.holders and cfg.holders != self.capacity) or
+                            (biased and not self.biased)):
             e = self._mismatch(raw, cfg)
             self.close()
             raise e
@@ -624,6 +648,12 @@ class Lock:
         """The lock's algorithm, such as 'black-white'."""
         return str(self.info()["algorithm"])
 
+    @property
+    def biased(self) -> bool:
+        """True if the lock was created biased (``biased=True``), whether or
+        not it is biased to a thread now (``info()["bias_slot"]``)."""
+        return bool(self.info()["biased"])
+
     # ------------------------------------------------------------- closing --
 
     @property
@@ -671,7 +701,8 @@ class Lock:
 
     def __reduce__(self) -> Any:
         return (_reopen_lock, (self.region.name, self.name, self._algo_asked,
-                               self._holders_asked, self.region._any_owner))
+                               self._holders_asked, self.region._any_owner,
+                               self._biased_asked))
 
     def __repr__(self) -> str:
         return "<bakery.Lock %r in %r%s>" % (self.name, self.region.name,

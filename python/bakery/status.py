@@ -131,6 +131,9 @@ def _lock_dict(li: _native.LockInfo, slots: List[_native.SlotInfo],
         "reader_deaths": li.reader_deaths,
         "holders": [{"slot": si.index, "pid": si.pid, "mode": _mode(si)}
                     for si in slots if _holds(si, li)],
+        "biased": bool(li.flags & _native.LOCK_BIASED),
+        "bias_slot": li.bias_slot if li.bias_slot >= 0 else None,
+        "bias_revocations": li.bias_revocations,
     }
 
 
