@@ -60,6 +60,7 @@ struct mech_ops {
 	bool tells_owner_died;     /* and is told the holder died (EOWNERDEAD) */
 	enum bakery_algo algo;     /* libbakery algorithms only              */
 	bool counts_holders;       /* can make a lock of k > 1 holders       */
+	bool biased;               /* makes its lock BAKERY_LOCK_BIASED      */
 	/* In the parent: create the shared object(s).  0 or an errno. */
 	int (*create)(struct mech *m);
 	/* In a child after fork: make the per-process handle.  0 or an errno. */

@@ -6,6 +6,8 @@
  *                 (the baseline every ratio is taken against)
  *   lamport, boulangerie, black-white, jayanti
  *                 libbakery, one lock in a region of `slots` slots
+ *   lamport-biased, boul-biased
+ *                 the same, the lock made BAKERY_LOCK_BIASED
  *   ticket        a ticket lock in shm that polls, then calls sched_yield()
  *                 between polls (no futex: this is the "simple spinning FIFO
  *                 lock" people write by hand)
@@ -171,7 +173,8 @@ static const struct mech_ops mech_robust_mutex = {
 static int bakery_create(struct mech *m)
 {
 	struct bakery_config cfg = { .slots = m->slots };
-	struct bakery_lock_config lc = { .algo = m->ops->algo, .holders = m->holders };
+	struct bakery_lock_config lc = { .algo = m->ops->algo, .holders = m->holders,
+	                                 .flags = m->ops->biased ? BAKERY_LOCK_BIASED : 0 };
 	int err = bakery_open(m->name, BAKERY_CREATE | BAKERY_EXCL, &cfg, &m->region);
 
 	if (err)
@@ -215,15 +218,18 @@ static void bakery_destroy(struct mech *m)
 	bakery_unlink(m->name);
 }
 
-#define BAKERY_MECH(var, algo_name, algo_id, holders, text)                 \
+#define BAKERY_MECH_BIASED(var, algo_name, algo_id, holders, bias, text)   \
 	static const struct mech_ops var = {                                 \
 		.name = algo_name, .what = text,                             \
 		.is_bakery = true, .recovers = true, .tells_owner_died = true, \
-		.algo = algo_id, .counts_holders = holders,                  \
+		.algo = algo_id, .counts_holders = holders, .biased = bias,  \
 		.create = bakery_create, .attach = attach_none,              \
 		.lock = bakery_adapter_lock, .unlock = bakery_adapter_unlock, \
 		.detach = bakery_detach, .destroy = bakery_destroy,          \
 	}
+
+#define BAKERY_MECH(var, algo_name, algo_id, holders, text)                 \
+	BAKERY_MECH_BIASED(var, algo_name, algo_id, holders, false, text)
 
 BAKERY_MECH(mech_lamport, "lamport", BAKERY_ALGO_LAMPORT, true,
             "libbakery, Lamport's Bakery");
@@ -233,6 +239,10 @@ BAKERY_MECH(mech_black_white, "black-white", BAKERY_ALGO_BLACK_WHITE, false,
             "libbakery, Black-White Bakery (Taubenfeld), the default");
 BAKERY_MECH(mech_jayanti, "jayanti", BAKERY_ALGO_JAYANTI, false,
             "libbakery, B-Bakery (Jayanti, Tan, Friedland, Katz)");
+BAKERY_MECH_BIASED(mech_lamport_biased, "lamport-biased", BAKERY_ALGO_LAMPORT, false, true,
+                   "libbakery, Lamport's Bakery, BAKERY_LOCK_BIASED");
+BAKERY_MECH_BIASED(mech_boulangerie_biased, "boul-biased", BAKERY_ALGO_BOULANGERIE, false,
+                   true, "libbakery, Boulangerie, BAKERY_LOCK_BIASED");
 
 /* ---------------------------------------------------------- ticket lock -- */
 
@@ -504,6 +514,7 @@ static const struct mech_ops mech_flock = {
 const struct mech_ops *const mech_table[] = {
 	&mech_robust_mutex,
 	&mech_lamport, &mech_boulangerie, &mech_black_white, &mech_jayanti,
+	&mech_lamport_biased, &mech_boulangerie_biased,
 	&mech_ticket, &mech_park_ticket, &mech_sem, &mech_ofd, &mech_flock,
 };
 const unsigned mech_count = sizeof(mech_table) / sizeof(mech_table[0]);
