@@ -19,6 +19,12 @@ int bakery__bias_revoke(struct passage *p, uint32_t bias)
 	 * that did not take the fast path) -> on to the ticket */
 	if (bias == BIAS_NONE || bias == BIAS_SLOT0 + p->self)
 		return 0;
+	/* where the bias is never granted, a word other than NONE was forged:
+	 * nobody takes the fast path, so there is no store to drain */
+	if (!BIAS_POSSIBLE) {
+		(void)uatomic_cmpxchg(&e->bias, bias, BIAS_NONE);
+		return 0;
+	}
 	/* another slot's (or a value no slot has: a forged word is revoked
 	 * like any other) -> REVOKING, whether the CAS wins or not: a loser
 	 * found it changed by another revoker or a grant, and makes the
