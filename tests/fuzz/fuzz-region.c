@@ -16,7 +16,8 @@
  *            headers, truncated objects.  FIXHASH recomputes its layout_check
  *            first, so the other header fields are explored past the hash.
  *   template byte 1 gives the algorithms of locks "L0" and "L1" (two bits
- *            each, value + 1); then patches [offset u16 BE][length u8][bytes],
+ *            each, value + 1; an "L1" of Lamport's is made biased,
+ *            BAKERY_LOCK_BIASED, where this process may have one); then patches [offset u16 BE][length u8][bytes],
  *            offsets modulo the region size, written over a region the
  *            library itself made and left in the scenario's state (below).
  *            FIXHASH recomputes layout_check after the patches, GROW makes
@@ -295,8 +296,19 @@ static void template_make(unsigned slots, unsigned locks, unsigned algos,
 	EXPECT(err == 0, "template create: %s", bakery_strerror(err));
 	for (unsigned i = 0; i < locks; i++) {
 		char ln[8];
+		struct bakery_lock_config lc = {
+			.algo = (enum bakery_algo)(1 + ((algos >> (2 * i)) & 3)),
+		};
+
 		snprintf(ln, sizeof(ln), "L%u", i);
-		err = bakery_lock_open(b, ln, (enum bakery_algo)(1 + ((algos >> (2 * i)) & 3)), &l);
+		/* a bias word for the patches to forge */
+		if (i == 1 && lc.algo == BAKERY_ALGO_LAMPORT)
+			lc.flags = BAKERY_LOCK_BIASED;
+		err = bakery_lock_open_config(b, ln, &lc, &l);
+		if (err == ENOTSUP && lc.flags) {
+			lc.flags = 0;   /* no expedited membarrier here */
+			err = bakery_lock_open_config(b, ln, &lc, &l);
+		}
 		EXPECT(err == 0, "template lock: %s", bakery_strerror(err));
 		bakery_lock_close(l);
 	}
@@ -430,9 +442,12 @@ static void check_locks(bakery_t *b, const struct bakery_region_info *ri)
 		EXPECT(li.index == i && memchr(li.name, '\0', sizeof(li.name)) &&
 		       (unsigned)li.algo < BAKERY_ALGO_COUNT &&
 		       li.holder >= -1 && li.holder < (int)ri->slots &&
-		       li.waiters <= ri->slots && li.participants <= ri->slots,
-		       "lock_info(%u) out of range: algo %d holder %d waiters %u participants %u",
-		       i, (int)li.algo, li.holder, li.waiters, li.participants);
+		       li.waiters <= ri->slots && li.participants <= ri->slots &&
+		       li.bias_slot >= -1 && li.bias_slot < (int)ri->slots &&
+		       (li.flags & ~BAKERY_LOCK_BIASED) == 0,
+		       "lock_info(%u) out of range: algo %d holder %d waiters %u participants %u "
+		       "bias_slot %d flags %#x", i, (int)li.algo, li.holder, li.waiters,
+		       li.participants, li.bias_slot, li.flags);
 	}
 	EXPECT(bakery_lock_info(b, ri->locks, &li) == EINVAL, "lock_info past the end");
 }
