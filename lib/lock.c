@@ -56,11 +56,20 @@ static enum bakery_algo creation_algo(enum bakery_algo algo, unsigned holders)
 	return holders > 1 ? BAKERY_ALGO_LAMPORT : LIBRARY_DEFAULT_ALGO;
 }
 
-/* May a lock of ALGO have the bias FLAGS asks for?  Only if its algorithm
- * has a doorway that revokes it (Lamport, Boulangerie: algo/bias.h). */
-static bool bias_algo(enum bakery_algo algo, unsigned flags)
+/* May a lock of ALGO be biased?  Only if its algorithm has a doorway that
+ * revokes the bias (Lamport, Boulangerie: algo/bias.h). */
+static bool bias_algo(enum bakery_algo algo)
 {
-	return !(flags & BAKERY_LOCK_BIASED) || bakery__algo_ops_of(algo)->doorway_biased;
+	return bakery__algo_ops_of(algo)->doorway_biased != NULL;
+}
+
+/* Is B's process refused a part in biased locks?  Every taker must be able
+ * to revoke a bias, and to have its own fast path fenced by another's
+ * revocation: registered for the expedited membarrier (exitfence.c:
+ * exits_unfenced says it is, on x86; elsewhere the bias is never granted). */
+static bool bias_refused(const struct bakery *b)
+{
+	return BIAS_POSSIBLE && !b->exits_unfenced;
 }
 
 /* The algorithm a new lock of CFG gets: a biased lock's default is
@@ -85,7 +94,7 @@ static int config_check(const struct bakery_lock_config *cfg)
 		return ENOTSUP;
 	/* the bias is for the algorithms bias.pml checks, with one holder */
 	if ((cfg->flags & BAKERY_LOCK_BIASED) &&
-	    (cfg->holders > 1 || !bias_algo(config_algo(cfg), cfg->flags)))
+	    (cfg->holders > 1 || !bias_algo(config_algo(cfg))))
 		return ENOTSUP;
 	return 0;
 }
@@ -145,16 +154,12 @@ static int entry_open(struct bakery *b, const char *lock_name, const struct bake
 	if (cfg->holders && cfg->holders != *holders)
 		return BAKERY_EALGO;
 	*biased = CMM_LOAD_SHARED(b->locks[*index].bias) != BIAS_OFF;
-	if (*biased && (*holders > 1 || !bias_algo(*have, BAKERY_LOCK_BIASED)))
+	if (*biased && (*holders > 1 || !bias_algo(*have)))
 		return BAKERY_EBADREGION;
 	/* asking for a biased lock, this one is not */
 	if ((cfg->flags & BAKERY_LOCK_BIASED) && !*biased)
 		return BAKERY_EALGO;
-	/* every taker of a biased lock must be able to revoke its bias, and
-	 * to have its fast path fenced by another's revocation: registered
-	 * for the expedited membarrier (exitfence.c: exits_unfenced says it
-	 * is, on x86; elsewhere the bias is never granted) */
-	if (*biased && BIAS_POSSIBLE && !b->exits_unfenced)
+	if (*biased && bias_refused(b))
 		return ENOTSUP;
 	return 0;
 }
@@ -182,7 +187,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	if ((err = config_check(cfg)))
 		return err;
 	/* no biased lock made by a process that could not take it (below) */
-	if ((cfg->flags & BAKERY_LOCK_BIASED) && BIAS_POSSIBLE && !b->exits_unfenced)
+	if ((cfg->flags & BAKERY_LOCK_BIASED) && bias_refused(b))
 		return ENOTSUP;
 	if (b->rdonly)
 		return EPERM;
@@ -202,7 +207,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	if (holders > 1 && !(bakery__algo_ops_of(run)->modes & ALGO_HOLDERS))
 		return BAKERY_EBADREGION;
 	/* nor may a biased lock be taken by a variant that cannot revoke */
-	if (biased && !bias_algo(run, BAKERY_LOCK_BIASED))
+	if (biased && !bias_algo(run))
 		return BAKERY_EBADREGION;
 	l = calloc(1, sizeof(*l));
 	if (!l)

@@ -155,18 +155,25 @@ static inline uint64_t active_word(const struct active_walk *it, unsigned w)
 	return bits;
 }
 
-static inline struct active_walk active_walk_start(const struct passage *p)
+/* A walk over SET, a lock's active set in region B, for slot SELF. */
+static inline struct active_walk active_walk_of(const uint64_t *set, struct bakery *b,
+                                                unsigned self)
 {
 	struct active_walk it = {
-		.set = p->active,
-		.bound = slots_bound(p->b),
-		.self = p->self,
+		.set = set,
+		.bound = slots_bound(b),
+		.self = self,
 	};
 
 	it.words = (it.bound + 63) / 64;
 	if (it.words)
 		it.bits = active_word(&it, 0);
 	return it;
+}
+
+static inline struct active_walk active_walk_start(const struct passage *p)
+{
+	return active_walk_of(p->active, p->b, p->self);
 }
 
 /* The next member (not us) below the bound into *J; false at the end. */

@@ -11,9 +11,10 @@
 #include "bias.h"
 #include "futex.h"
 
-int bakery__bias_revoke(struct passage *p, uint32_t bias)
+int bakery__bias_revoke(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
+	uint32_t bias = CMM_LOAD_SHARED(e->bias);
 
 	/* V1: nobody's (or our own slot's: we are its owner, in a passage
 	 * that did not take the fast path) -> on to the ticket */
@@ -57,15 +58,8 @@ void bakery__bias_count(struct passage *p, uint64_t max)
  * first, then number[j] (bias.pml, WALK_NUMBER_FIRST must fail). */
 static bool others_busy(const struct bakery_lock *l, unsigned self)
 {
-	struct active_walk it = {
-		.set = l->active,
-		.bound = slots_bound(l->b),
-		.self = self,
-	};
+	struct active_walk it = active_walk_of(l->active, l->b, self);
 
-	it.words = (it.bound + 63) / 64;
-	if (it.words)
-		it.bits = active_word(&it, 0);
 	for (unsigned j = 0; active_walk_next(&it, &j);) {
 		const struct bakery_shm_reg *r = lock_reg(l, j);
 

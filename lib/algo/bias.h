@@ -75,13 +75,13 @@ static inline bool bias_fast_entry(const struct bakery_lock *l, struct passage *
 }
 
 /*
- * V1-V3, in the doorway after choosing[i] := 1 and its barrier, BIAS being
- * the word read there (not BIAS_OFF): if another slot holds the bias, or a
- * revocation is under way, revoke it and make the membarrier.  0, or
- * ENOTSUP if this process cannot make the membarrier (it was refused since
- * the lock was opened): the doorway must then end without a ticket.
+ * V1-V3, in a biased lock's doorway after choosing[i] := 1 and its barrier:
+ * load the bias word; if another slot holds the bias, or a revocation is
+ * under way, revoke it and make the membarrier.  0, or ENOTSUP if this
+ * process cannot make the membarrier (it was refused since the lock was
+ * opened): the doorway must then end without a ticket.
  */
-BAKERY_HIDDEN int bakery__bias_revoke(struct passage *p, uint32_t bias);
+BAKERY_HIDDEN int bakery__bias_revoke(struct passage *p);
 
 /* After a doorway of a biased lock that found the highest other ticket MAX:
  * count the passages in a row that found none. */

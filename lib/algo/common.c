@@ -115,7 +115,7 @@ static inline __attribute__((always_inline)) int number_doorway(struct passage *
 	 * barrier and before any ticket is read (bias.pml,
 	 * BIAS_BEFORE_CHOOSING must fail) */
 	if (biased) {
-		int err = bakery__bias_revoke(p, CMM_LOAD_SHARED(p->b->locks[p->lock].bias));
+		int err = bakery__bias_revoke(p);
 
 		if (err)
 			return doorway_refused(p, count, err);
