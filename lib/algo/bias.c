@@ -94,7 +94,7 @@ static uint32_t grant_after(uint32_t revs)
 	return BIAS_GRANT_PASSAGES << (revs < BIAS_BACKOFF_MAX ? revs : BIAS_BACKOFF_MAX);
 }
 
-void bakery__bias_grant(const struct bakery_lock *l, struct bakery_shm_reg *mine)
+void bakery__bias_grant_due(const struct bakery_lock *l, struct bakery_shm_reg *mine)
 {
 	struct bakery_shm_lock *e = l->entry;
 	unsigned self = (unsigned)(mine - l->regs);

@@ -87,8 +87,24 @@ BAKERY_HIDDEN int bakery__bias_revoke(struct passage *p);
  * count the passages in a row that found none. */
 BAKERY_HIDDEN void bakery__bias_count(struct passage *p, uint64_t max);
 
+/* The fewest lone passages after which a grant may be due: the test
+ * build's BAKERY_TEST_BIAS_GRANT may ask for as few as one. */
+#ifdef BAKERY_TESTING
+#define BIAS_GRANT_LEAST 1u
+#else
+#define BIAS_GRANT_LEAST BIAS_GRANT_PASSAGES
+#endif
+
 /* After the exit of our passage in biased lock L through our registers
- * MINE: G1-G3 if our count says so. */
-BAKERY_HIDDEN void bakery__bias_grant(const struct bakery_lock *l, struct bakery_shm_reg *mine);
+ * MINE: G1-G3 if our count says so.  The count is ours (a plain load), and
+ * its common answer, "not yet" (always, for the owner of the bias, whose
+ * passages skip the doorway that counts), is inline. */
+BAKERY_HIDDEN void bakery__bias_grant_due(const struct bakery_lock *l,
+                                          struct bakery_shm_reg *mine);
+static inline void bakery__bias_grant(const struct bakery_lock *l, struct bakery_shm_reg *mine)
+{
+	if (BIAS_POSSIBLE && caa_unlikely(CMM_LOAD_SHARED(mine->lone_passages) >= BIAS_GRANT_LEAST))
+		bakery__bias_grant_due(l, mine);
+}
 
 #endif /* BAKERY_ALGO_BIAS_H */

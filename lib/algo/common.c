@@ -145,9 +145,10 @@ int bakery__number_doorway_biased(struct passage *p)
 	return number_doorway(p, true);
 }
 
-void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
+/* The exit, inline in both instances below. */
+static inline __attribute__((always_inline)) void number_exit(const struct bakery_lock *l,
+                                                              struct bakery_shm_reg *mine)
 {
-	(void)shared;   /* a reader's exit is a writer's */
 	/* number[i] := 0, after every access of the critical section (the
 	 * store that lets the next holder in), and before the load of the
 	 * waiter count: by its own barrier, or by those of the waiters that
@@ -158,10 +159,17 @@ void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *min
 		bakery__holders_signal(l->b, l->index);
 }
 
+void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
+{
+	(void)shared;   /* a reader's exit is a writer's */
+	number_exit(l, mine);
+}
+
 void bakery__number_exit_biased(const struct bakery_lock *l, struct bakery_shm_reg *mine,
                                 bool shared)
 {
-	bakery__number_exit(l, mine, shared);
+	(void)shared;   /* a reader's exit is a writer's, its grant too */
+	number_exit(l, mine);
 	bakery__bias_grant(l, mine);           /* G1-G3, if due */
 }
 

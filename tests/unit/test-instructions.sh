@@ -50,10 +50,10 @@ lamport/k-holder/64           390
 lamport/k-holder/1024         390
 boulangerie/k-holder/64       400
 boulangerie/k-holder/1024     400
-lamport/biased/64             330
-lamport/biased/1024           330
-boulangerie/biased/64         330
-boulangerie/biased/1024       330
+lamport/biased/64             305
+lamport/biased/1024           305
+boulangerie/biased/64         305
+boulangerie/biased/1024       305
 '
 
 skip() {
