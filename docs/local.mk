@@ -4,8 +4,14 @@
 # Makefile.am and bench/local.mk.)
 dist_man_MANS += docs/bakery.1 docs/bakery.3
 
-TESTS += docs/test-man.sh
-EXTRA_DIST += docs/test-man.sh
+TESTS += docs/test-man.sh docs/test-links.sh
+EXTRA_DIST += docs/test-man.sh docs/test-links.sh
+
+# The installed documents' links too (distcheck runs installcheck).
+installcheck-local: installcheck-doc-links
+installcheck-doc-links:
+	$(SHELL) '$(top_srcdir)/docs/test-links.sh' '$(DESTDIR)$(docdir)'
+.PHONY: installcheck-doc-links
 
 # `man bakery_open` and the like: one ".so" page per public function of
 # bakery.h (every BAKERY_API declaration), each sourcing bakery.3.

@@ -28,5 +28,4 @@ python_tests = \
 	python/tests/test_users.py
 
 TESTS += python/test-python.sh
-EXTRA_DIST += python/test-python.sh python/pyproject.toml $(python_package) $(python_tests) \
-	examples/python/workers.py
+EXTRA_DIST += python/test-python.sh python/pyproject.toml $(python_package) $(python_tests)

@@ -99,6 +99,10 @@ ldd "$work/hello" | grep -Eq "libbakery\.so\.0 => /(usr/)?lib/" || fail "hello d
 "$work/hello" "$region" | tee "$work/hello.out"
 grep -q "my turn" "$work/hello.out" || fail "hello did not take its turn"
 
+say "the installed documents' links"
+sh "$srcdir/docs/test-links.sh" /usr/share/doc/libbakery-dev ||
+	fail "a link of the installed README or docs leads nowhere"
+
 say "bakery status $region"
 [ "$(command -v bakery)" = /usr/bin/bakery ] || fail "bakery is not the installed /usr/bin/bakery"
 bakery --version
