@@ -17,9 +17,27 @@
 
 #include "cli.h"
 
+/* S on stderr with its control characters (a name given on the command
+ * line may hold any byte) written as \xNN: one line, nothing the
+ * terminal would act on.  Other bytes pass, so that UTF-8 paths read as
+ * they are. */
+static void put_name(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f)
+			fprintf(stderr, "\\x%02x", ch);
+		else
+			fputc(ch, stderr);
+	}
+}
+
 void cli_vsay(const struct cli *c, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "bakery: %s%s%s: ", c->cmd, *c->what ? " " : "", c->what);
+	fprintf(stderr, "bakery: %s%s", c->cmd, *c->what ? " " : "");
+	put_name(c->what);
+	fputs(": ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
@@ -43,6 +61,8 @@ int cli_fail(const struct cli *c, const char *fmt, ...)
 	return c->fail_code;
 }
 
+_Static_assert(BAKERY_REGION_NAME_MAX == 200, "region_message says 200 characters");
+
 /* Errors whose generic text would mislead when the object is a region. */
 static const char *region_message(int err)
 {
@@ -51,7 +71,8 @@ static const char *region_message(int err)
 	case EEXIST:       return "region exists";
 	case EINVAL:       return "invalid region name (printable ASCII characters, no '/' but a "
 	                          "leading one)";
-	case ENAMETOOLONG: return "region name too long";
+	case ENAMETOOLONG: return "region name too long (at most 200 characters after the "
+	                          "leading '/')";
 	case EACCES:       return "permission denied";
 	default:           return bakery_strerror(err);
 	}
@@ -100,8 +121,12 @@ int cli_open_fail(const struct cli *c, const char *region, int err)
 		return cli_fail(c, "the region belongs to %s, not to you: not joined, since its "
 		                "owner could break its exclusion (--any-owner to share it)", owner);
 	}
-	cli_fail(c, "%s", region_message(err));
-	return err == EINVAL || err == ENAMETOOLONG ? c->usage_code : c->fail_code;
+	if (err == EINVAL || err == ENAMETOOLONG) {
+		/* a bad name: a bad command line, said as one (bakery.1) */
+		cli_fail(c, "%s (try 'bakery %s --help')", region_message(err), c->cmd);
+		return c->usage_code;
+	}
+	return cli_fail(c, "%s", region_message(err));
 }
 
 int cli_region_arg(struct cli *c, const char *region)

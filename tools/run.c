@@ -159,6 +159,15 @@ static int run_values(struct cli *c, const struct run_args *r, struct run_opts *
 	if (r->shared && o->holders > 1)
 		return cli_usage_error(c, "--shared is for locks of one holder, not --holders %u",
 		                       o->holders);
+	/* what the library would refuse only after the region was made: said
+	 * here, before anything is created */
+	if (r->shared && o->algo == BAKERY_ALGO_JAYANTI)
+		return cli_usage_error(c, "--shared: the jayanti algorithm has no shared mode "
+		                       "(lamport, boulangerie, black-white have)");
+	if (o->holders > 1 && (o->algo == BAKERY_ALGO_BLACK_WHITE || o->algo == BAKERY_ALGO_JAYANTI))
+		return cli_usage_error(c, "--holders %u: the %s algorithm cannot count several "
+		                       "holders (lamport, boulangerie can)", o->holders,
+		                       bakery_algo_name(o->algo));
 	if (r->biased && o->holders > 1)
 		return cli_usage_error(c, "--biased is for locks of one holder, not --holders %u",
 		                       o->holders);

@@ -199,7 +199,15 @@ test_usage_errors() {
 	error 2 "$bakery" create ''
 	same "empty name" "$(cut -d'(' -f1 "$tmp/err")" "bakery: create: empty region name "
 	error 2 "$bakery" create "bad/name"
+	same "bad name" "$(cat "$tmp/err")" "bakery: create bad/name: invalid region name \
+(printable ASCII characters, no '/' but a leading one) (try 'bakery create --help')"
 	error 2 "$bakery" status "$(printf 'x%.0s' $(seq 1 250))"
+	grep -q "region name too long (at most 200 characters after the leading '/') (try 'bakery status --help')" \
+		"$tmp/err" || fail "long name: $(cat "$tmp/err")"
+	# a name's control characters are shown, not sent to the terminal
+	error 2 "$bakery" status "$(printf '/bad\001\177name')"
+	grep -q '^bakery: status /bad\\x01\\x7fname: invalid region name' "$tmp/err" ||
+		fail "control characters: $(od -c "$tmp/err")"
 	# modes within 0666 only: no setuid, setgid, sticky or execute bits
 	for mode in 04777 07777 02660 01666 0700 0777; do
 		error 2 "$bakery" create "$fresh" --mode "$mode"
@@ -585,6 +593,13 @@ test_refused_run_creates_nothing() {
 	error 125 "$bakery" run "$fresh" 'bad/lock' -- true
 	error 125 "$bakery" run "$fresh" "$(printf 'x%.0s' $(seq 1 64))" -- true
 	error 125 "$bakery" run "$fresh" lock --algo nonesuch -- true
+	# combinations the library would refuse only once the region exists
+	error 125 "$bakery" run -a jayanti -s "$fresh" lock -- true
+	grep -q "jayanti algorithm has no shared mode" "$tmp/err" || fail "jayanti -s: $(cat "$tmp/err")"
+	error 125 "$bakery" run --holders 2 -a black-white "$fresh" lock -- true
+	grep -q "black-white algorithm cannot count" "$tmp/err" || fail "bw --holders: $(cat "$tmp/err")"
+	error 125 "$bakery" run --holders 3 -a jayanti "$fresh" lock -- true
+	error 125 "$bakery" run --biased -a black-white "$fresh" lock -- true
 	error 1 "$bakery" status "$fresh"
 	same "refused runs" "$(cat "$tmp/err")" "bakery: status $fresh: no such region"
 }
