@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from . import _async, _native, _signals, status as _status
 from ._handle import Handle, close_all
 from ._native import lib
-from .errors import Deadlock, OwnerDead, call_error, make_error
+from .errors import Deadlock, Error, OwnerDead, call_error, make_error
 
 Name = Union[str, bytes]
 
@@ -48,9 +48,29 @@ def _mode(value: Optional[int]) -> int:
         return 0
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError("mode must be an int, such as 0o660")
-    if not 1 <= value <= 0o7777:
-        raise make_error(errno.EINVAL, None, "mode must be permission bits, such as 0o660")
+    # read and write bits only, as bakery_open takes them (a region has
+    # nothing to execute)
+    if value <= 0 or value & ~0o666:
+        raise make_error(errno.EINVAL, None,
+                         "mode must be read/write permission bits within 0o666, such as "
+                         "0o660, not %s" % oct(value))
     return value
+
+
+# What bakery_open, bakery_unlink and bakery_region_layout mean by these
+# codes, once the other arguments were checked here: the name is at fault.
+_NAME_CAUSES = {
+    errno.EINVAL: "invalid region name (printable ASCII characters, no '/' but a leading one)",
+    errno.ENAMETOOLONG: "region name too long (at most %d characters after the leading '/')"
+                        % _native.REGION_NAME_MAX,
+}
+
+
+def _name_error(code: int, name: Name) -> Optional[Error]:
+    """The exception for a region call's CODE if it says the name NAME is
+    bad: NAME as given (repr), not as the library would have made it."""
+    cause = _NAME_CAUSES.get(code)
+    return make_error(code, repr(name), cause) if cause else None
 
 
 def _flags(biased: bool) -> int:
@@ -76,7 +96,7 @@ def unlink(name: Name) -> None:
     """Remove region NAME's name; processes that have it open keep using it."""
     err = lib.bakery_unlink(_encode(name, "region name"))
     if err:
-        raise make_error(err, _region_name(name))
+        raise _name_error(err, name) or make_error(err, _region_name(name))
 
 
 def region_layout(name: Name) -> Tuple[Optional[int], bool]:
@@ -96,7 +116,7 @@ def region_layout(name: Name) -> Tuple[Optional[int], bool]:
     if err == _native.EVERSION:
         return version.value or None, False
     if err:
-        raise make_error(err, _region_name(name))
+        raise _name_error(err, name) or make_error(err, _region_name(name))
     return version.value, True
 
 
@@ -124,8 +144,8 @@ class Region:
     ``Region("/jobs")`` opens an existing region; with ``create=True`` it is
     created if missing (``exclusive=True``: fail with :class:`bakery.Exists`
     if it exists).  ``slots`` (participating threads, all processes),
-    ``locks`` (named locks) and ``mode`` (permission bits, default 0o600)
-    apply only when the region is created.  ``recover=False`` leaves dead
+    ``locks`` (named locks) and ``mode`` (read/write permission bits within
+    0o666, default 0o600) apply only when the region is created.  ``recover=False`` leaves dead
     participants' slots alone while opening.
 
     A region whose object in /dev/shm belongs to another user (neither
@@ -158,7 +178,8 @@ class Region:
         pointer = ctypes.c_void_p()
         err = lib.bakery_open(raw, flags, ctypes.byref(cfg), ctypes.byref(pointer))
         if err:
-            raise call_error(err, "bakery_open", self.name, self.name)
+            raise (_name_error(err, name) or
+                   call_error(err, "bakery_open", self.name, self.name))
         self._any_owner = bool(any_owner)
         self._handle = Handle(pointer.value, self.name)
         self._locks: "weakref.WeakSet[Lock]" = weakref.WeakSet()

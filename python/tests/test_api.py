@@ -293,8 +293,21 @@ class TestBadInput(RegionTest):
     def test_bad_region_names(self):
         self.assert_invalid(bakery.Region, "", create=True)
         self.assert_invalid(bakery.Region, "/", create=True)
-        self.assert_invalid(bakery.Region, "a/b", create=True)
+        e = self.assert_invalid(bakery.Region, "a/b", create=True)
+        # the name as given, and what is wrong with it (not "/a/b: Invalid argument")
+        self.assertIn("'a/b'", str(e))
+        self.assertIn("invalid region name", str(e))
+        self.assertIn("invalid region name", str(self.assert_invalid(bakery.unlink, "a/b")))
+        self.assertIn("invalid region name", str(self.assert_invalid(bakery.region_layout, "")))
         e = self.assert_invalid(bakery.Region, "x" * 300, create=True)
+        self.assertEqual(e.code, errno.ENAMETOOLONG)
+        self.assertIn("at most 200 characters", str(e))
+        # 200 characters after the slash are allowed: the limit is said right
+        base = region_name().lstrip("/")
+        longest = "/" + base + "n" * (200 - len(base))
+        with bakery.Region(longest, create=True, exclusive=True):
+            bakery.unlink(longest)
+        e = self.assert_invalid(bakery.Region, longest + "n", create=True)
         self.assertEqual(e.code, errno.ENAMETOOLONG)
         e = self.assert_invalid(bakery.Region, self.name + "\0tail")
         self.assertIn("NUL", str(e))
@@ -314,6 +327,9 @@ class TestBadInput(RegionTest):
         self.assert_invalid(bakery.Region, name, create=True, slots=-1)
         self.assert_invalid(bakery.Region, name, create=True, locks=1 << 40)
         self.assert_invalid(bakery.Region, name, create=True, mode=0o10000)
+        for mode in (0o777, 0o700, 0o4600, 0):
+            e = self.assert_invalid(bakery.Region, name, create=True, mode=mode)
+            self.assertIn("within 0o666", str(e))
         self.assert_invalid(bakery.Region, name, exclusive=True)
         with self.assertRaises(TypeError):
             bakery.Region(name, create=True, slots="8")
