@@ -10,7 +10,8 @@
 # apt-get; nothing is installed when all are present.  The build goes to
 # ./_build (out of tree).  Extra configure options: BAKERY_CONFIGURE_FLAGS;
 # when they differ from those of the last configure in ./_build (kept in
-# _build/.quickstart-flags), configure runs again with the new ones.
+# _build/.quickstart-flags), configure runs again with the new ones and
+# everything is built again.
 set -eu
 
 cd "$(dirname "$0")"
@@ -63,6 +64,12 @@ build() {
 	mkdir -p "$build"
 	cd "$build"
 	if [ ! -f Makefile ] || flags_changed; then
+		if [ -f Makefile ]; then
+			# new flags may change what make cannot see (a --prefix is
+			# in every link's run path): everything is built again
+			echo "quickstart: new BAKERY_CONFIGURE_FLAGS: building everything again"
+			make -s clean
+		fi
 		# shellcheck disable=SC2086
 		"$top/configure" ${BAKERY_CONFIGURE_FLAGS:-}
 		printf '%s\n' "${BAKERY_CONFIGURE_FLAGS:-}" >.quickstart-flags

@@ -4,8 +4,8 @@
 # Makefile.am and bench/local.mk.)
 dist_man_MANS += docs/bakery.1 docs/bakery.3
 
-TESTS += docs/test-man.sh docs/test-links.sh
-EXTRA_DIST += docs/test-man.sh docs/test-links.sh
+TESTS += docs/test-man.sh docs/test-links.sh docs/test-samples.sh
+EXTRA_DIST += docs/test-man.sh docs/test-links.sh docs/test-samples.sh
 
 # The installed documents' links too (distcheck runs installcheck).
 installcheck-local: installcheck-doc-links
