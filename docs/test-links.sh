@@ -23,6 +23,7 @@ for doc in "$dir"/*.md "$dir"/docs/*.md; do
 	base=$(dirname "$doc")
 	# one target a line: the part between "](" and the next ")"
 	targets=$(grep -o '](\([^)]*\))' "$doc" | sed 's/^](//; s/)$//')
+	set -f          # the targets are split into words, never globbed
 	for t in $targets; do
 		case $t in
 		*:*|'#'*) continue ;;   # a scheme, or an anchor in this document
@@ -34,6 +35,7 @@ for doc in "$dir"/*.md "$dir"/docs/*.md; do
 			bad=$((bad + 1))
 		fi
 	done
+	set +f
 done
 if [ "$bad" -ne 0 ]; then
 	echo "test-links: $bad of $checked links in $dir lead nowhere"

@@ -85,9 +85,6 @@ static int lock_open_fail(struct cli *c, bakery_t *b, const struct run_opts *o, 
 	if (err == BAKERY_EALGO && lock_find(b, o->lock, &li))
 		return cli_fail(c, "the lock uses %s; --algo %s cannot take part in it",
 		                bakery_algo_name(li.algo), bakery_algo_name(o->algo));
-	if (err == ENOTSUP && o->holders > 1)
-		return cli_fail(c, "the %s algorithm cannot count several holders (lamport, "
-		                "boulangerie can)", bakery_algo_name(o->algo));
 	/* the bias's revocation needs the expedited membarrier (bakery.h) */
 	if (err == ENOTSUP && (o->biased || (lock_find(b, o->lock, &li) &&
 	                                     (li.flags & BAKERY_LOCK_BIASED))))

@@ -145,8 +145,8 @@ class Region:
     created if missing (``exclusive=True``: fail with :class:`bakery.Exists`
     if it exists).  ``slots`` (participating threads, all processes),
     ``locks`` (named locks) and ``mode`` (read/write permission bits within
-    0o666, default 0o600) apply only when the region is created.  ``recover=False`` leaves dead
-    participants' slots alone while opening.
+    0o666, default 0o600) apply only when the region is created.
+    ``recover=False`` leaves dead participants' slots alone while opening.
 
     A region whose object in /dev/shm belongs to another user (neither
     you nor root) is refused with :class:`bakery.PermissionDenied`, which
