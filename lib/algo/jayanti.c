@@ -144,31 +144,33 @@ static __attribute__((noinline)) void tokens_read(struct passage *p, struct seen
 	p->crowd = *count;
 }
 
-static int jay_doorway(struct passage *p)
+/* Line 3 after line 2: x := X, kept modulo 2n-1 (a value out of range,
+ * only in a corrupted region, is folded in without a division otherwise). */
+static inline unsigned x_read(struct bakery *b, unsigned lock)
 {
-	struct bakery *b = p->b;
-	struct bakery_shm_lock *e = &b->locks[p->lock];
-	unsigned m = modulus(b), x, best, tok, count;
-	struct seen_token on_stack[SEEN_ON_STACK], *seen = on_stack;
+	unsigned m = modulus(b), x;
 
-	/* line 1: gettoken := true, then a full barrier: forbids loading the
-	 * tokens and X before gettoken = 1 is visible (store->load) */
-	store_mb(&p->mine->choosing, 1);
-	CRASH_POINT("doorway");
-	if (active_alone(p))                                    /* line 2: S := {} */
-		count = 0;
-	else
-		tokens_read(p, &seen, &count);                  /* line 2 */
-	if (caa_unlikely(!seen)) {
-		/* no token published: what a recoverer does after a death
-		 * here (the plain reset), done by ourselves */
-		store_mb(&p->mine->choosing, 0);
-		bakery__reg_signal_doorway(p->mine);
-		return ENOMEM;
-	}
 	/* line 3 comes after line 2: Theorem 2 needs X read last */
 	cmm_smp_rmb();
-	x = CMM_LOAD_SHARED(e->jayanti_x) % m;                      /* line 3: x := X */
+	x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x);
+
+	return caa_likely(x < m) ? x : x % m;
+}
+
+/* Lines 2-4 with others in the set: S := {token_j} (line 2), x := X (line
+ * 3), max^ over S u {x} (line 4), noting who is ahead; the token of line
+ * 4, or TOKEN_NONE without memory for S.  Out of line, as the walks are
+ * (algo.h): the doorway of a lone passage saves no registers for it. */
+static __attribute__((noinline)) unsigned crowd_token(struct passage *p)
+{
+	struct bakery *b = p->b;
+	unsigned m = modulus(b), x, best, count;
+	struct seen_token on_stack[SEEN_ON_STACK], *seen = on_stack;
+
+	tokens_read(p, &seen, &count);                          /* line 2 */
+	if (caa_unlikely(!seen))
+		return TOKEN_NONE;
+	x = x_read(b, p->lock);                                 /* line 3 */
 	best = shift(b, x, x);                                  /* line 4: max^ over S u {x} */
 	for (unsigned k = 0; k < count; k++) {
 		/* every token read is ahead of ours, its place in line its
@@ -182,14 +184,36 @@ static int jay_doorway(struct passage *p)
 	}
 	if (seen != on_stack)
 		free(seen);
-	tok = (best + x + m - (b->nslots - 1)) % m;             /* shift back */
-	tok = (tok + 1) % m;                                    /* (+) 1 */
+	return (best + x + m - (b->nslots - 1)) % m;            /* shift back */
+}
+
+static int jay_doorway(struct passage *p)
+{
+	struct bakery *b = p->b;
+	unsigned m = modulus(b), tok;
+
+	/* line 1: gettoken := true, then a full barrier: forbids loading the
+	 * tokens and X before gettoken = 1 is visible (store->load) */
+	store_mb(&p->mine->choosing, 1);
+	CRASH_POINT("doorway");
+	/* lines 2-4.  Alone, S = {} and max^ over {x} is x itself (x shifted
+	 * around itself, then back) */
+	tok = active_alone(p) ? x_read(b, p->lock) : crowd_token(p);
+	if (caa_unlikely(tok == TOKEN_NONE)) {
+		/* no token published: what a recoverer does after a death
+		 * here (the plain reset), done by ourselves */
+		store_mb(&p->mine->choosing, 0);
+		bakery__reg_signal_doorway(p->mine);
+		return ENOMEM;
+	}
+	tok = tok + 1 < m ? tok + 1 : 0;                        /* (+) 1, modulo 2n-1 */
 	CMM_STORE_SHARED(p->mine->number, (uint64_t)tok + 1);   /* token_i := ... */
 	/* Theorem 1: while a token is held, X <= token <= X + n (X never
 	 * decreases, and nobody passes us to move X beyond our token).  The
 	 * modular form is what the code relies on; proxy completion after a
 	 * crash or abort is checked by the model, not by this bound. */
-	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(e->jayanti_x) % m) % m <= b->nslots ||
+	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(b->locks[p->lock].jayanti_x) % m) % m <=
+	                      b->nslots ||
 	              bakery__lock_faulted(b, p->lock));
 	CRASH_POINT("doorway-token");
 	/* line 5, fenced on both sides: the token before gettoken = false

@@ -28,7 +28,12 @@ static inline unsigned jay_modulus(unsigned nslots)
  * folded in range. */
 static inline unsigned jay_token(uint64_t v, unsigned nslots)
 {
-	return v == 0 ? JAY_TOKEN_NONE : (unsigned)((v - 1) % jay_modulus(nslots));
+	unsigned m = jay_modulus(nslots);
+
+	if (v == 0)
+		return JAY_TOKEN_NONE;
+	/* (no division for a value in range: a passage reads its own) */
+	return caa_likely(v - 1 < m) ? (unsigned)(v - 1) : (unsigned)((v - 1) % m);
 }
 
 /* (v + n-1 - pivot) mod 2n-1: the pivot maps to n-1, its cluster to 0..2n-2 */
