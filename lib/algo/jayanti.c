@@ -497,9 +497,11 @@ static inline bool turn_at_a_look(struct bakery *b, unsigned lock, unsigned j,
 	return turn_holds(b, lock, j, t);
 }
 
-/* Lines 6-7 against every other slot (or until we are passed). */
-static __attribute__((noinline)) int await_turn_of_others(struct passage *p, const struct turn *t)
+/* Lines 6-7 against every other slot (or until we are passed), our token
+ * being TOKEN. */
+static __attribute__((noinline)) int await_turn_of_others(struct passage *p, unsigned token)
 {
+	const struct turn turn = { token, p->self }, *t = &turn;
 	int err = bakery__park_behind(p);       /* far back: sleep once first */
 
 	if (err)
@@ -518,18 +520,11 @@ static __attribute__((noinline)) int await_turn_of_others(struct passage *p, con
 	return err;
 }
 
-static int jay_await_turn(struct passage *p, const struct turn *t)
-{
-	/* nobody else in the set: lines 6-7 have no j to visit */
-	if (active_alone(p))
-		return 0;
-	return await_turn_of_others(p, t);
-}
-
 static int jay_wait(struct passage *p)
 {
-	struct turn t = { token_read(p->b, p->mine), p->self };
-	int err = jay_await_turn(p, &t), passed;
+	unsigned token = token_read(p->b, p->mine);
+	/* nobody else in the set: lines 6-7 have no j to visit */
+	int err = active_alone(p) ? 0 : await_turn_of_others(p, token), passed;
 
 	/* Our pass word back (WAITING -> IDLE, a full barrier) before line 8
 	 * or an abort, both of which write shared registers: a passer that
@@ -545,7 +540,7 @@ static int jay_wait(struct passage *p)
 	}
 	if (passed)
 		return passed;                  /* BAKERY_EPASSED: lock.c starts again */
-	CMM_STORE_SHARED(p->b->locks[p->lock].jayanti_x, t.token);  /* line 8: X := token_i */
+	CMM_STORE_SHARED(p->b->locks[p->lock].jayanti_x, token);    /* line 8: X := token_i */
 	/* store->store: X before the stage that tells a recoverer we are in */
 	cmm_smp_wmb();
 	return 0;

@@ -38,8 +38,8 @@ boulangerie/exclusive/64      370
 boulangerie/exclusive/1024    370
 black-white/exclusive/64      395
 black-white/exclusive/1024    395
-jayanti/exclusive/64          430
-jayanti/exclusive/1024        430
+jayanti/exclusive/64          425
+jayanti/exclusive/1024        425
 lamport/shared/64             370
 lamport/shared/1024           370
 boulangerie/shared/64         380
