@@ -102,6 +102,10 @@ grep -q "my turn" "$work/hello.out" || fail "hello did not take its turn"
 say "the installed documents' links"
 sh "$srcdir/docs/test-links.sh" /usr/share/doc/libbakery-dev ||
 	fail "a link of the installed README or docs leads nowhere"
+[ -f /usr/share/doc/python3-bakery/docs/python.md ] ||
+	fail "python3-bakery does not ship docs/python.md"
+sh "$srcdir/docs/test-links.sh" /usr/share/doc/python3-bakery ||
+	fail "a link of python3-bakery's python.md leads nowhere"
 
 say "bakery status $region"
 [ "$(command -v bakery)" = /usr/bin/bakery ] || fail "bakery is not the installed /usr/bin/bakery"
