@@ -822,6 +822,17 @@ BAKERY_API const char *bakery_algo_name(enum bakery_algo algo);
 /* Parse a name as above (also "black_white", "bw"); 0 or EINVAL. */
 BAKERY_API int bakery_algo_parse(const char *name, enum bakery_algo *out);
 
+/* What an algorithm can do beside exclusive locks of one holder
+ * (bakery_algo_features' bits). */
+#define BAKERY_ALGO_HAS_SHARED  0x1u   /* shared passages: bakery_rdlock and the like  */
+#define BAKERY_ALGO_HAS_HOLDERS 0x2u   /* locks of k > 1 holders (bakery_lock_config)  */
+#define BAKERY_ALGO_HAS_BIAS    0x4u   /* biased locks (BAKERY_LOCK_BIASED)            */
+/* ALGO's BAKERY_ALGO_HAS_ bits: what the library accepts of a lock of that
+ * algorithm, and refuses (ENOTSUP) of the others.  0 for
+ * BAKERY_ALGO_DEFAULT (no algorithm: a new lock gets one that has what its
+ * configuration asks for) and for an unknown value. */
+BAKERY_API unsigned bakery_algo_features(enum bakery_algo algo);
+
 struct bakery_region_info {
 	unsigned version;          /* layout version                        */
 	unsigned slots, locks;     /* capacities                            */

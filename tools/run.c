@@ -145,8 +145,52 @@ int run_wait_values(struct cli *c, const char *wait, bool nonblock, const char *
 	return 0;
 }
 
+/* The names of the algorithms that have FEATURE (a BAKERY_ALGO_HAS_ bit),
+ * as "lamport and boulangerie", in BUF: the library says which they are. */
+static const char *algos_with(unsigned feature, char *buf, size_t len)
+{
+	const char *names[BAKERY_ALGO_COUNT];
+	size_t n = 0, at = 0;
+
+	for (int a = BAKERY_ALGO_DEFAULT + 1; a < BAKERY_ALGO_COUNT; a++)
+		if (bakery_algo_features((enum bakery_algo)a) & feature)
+			names[n++] = bakery_algo_name((enum bakery_algo)a);
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", names[i],
+		                       i + 2 < n ? ", " : i + 2 == n ? " and " : "");
+	return buf;
+}
+
+/* What the library would refuse only after the region was made, for want of
+ * FEATURE in the algorithm asked for: said here, before anything is
+ * created.  0, or the usage error's exit status. */
+static int algo_lacks(struct cli *c, const struct run_opts *o, unsigned feature)
+{
+	char have[128];
+
+	/* the default names no algorithm: a new lock gets one that has it */
+	if (o->algo == BAKERY_ALGO_DEFAULT || (bakery_algo_features(o->algo) & feature))
+		return 0;
+	algos_with(feature, have, sizeof(have));
+	switch (feature) {
+	case BAKERY_ALGO_HAS_SHARED:
+		return cli_usage_error(c, "--shared: the %s algorithm has no shared mode (%s have)",
+		                       bakery_algo_name(o->algo), have);
+	case BAKERY_ALGO_HAS_HOLDERS:
+		return cli_usage_error(c, "--holders %u: the %s algorithm cannot count several "
+		                       "holders (%s can)", o->holders, bakery_algo_name(o->algo),
+		                       have);
+	default:
+		return cli_usage_error(c, "--biased is for %s locks, not --algo %s", have,
+		                       bakery_algo_name(o->algo));
+	}
+}
+
 static int run_values(struct cli *c, const struct run_args *r, struct run_opts *o)
 {
+	int err;
+
 	if (r->unlock)
 		return cli_usage_error(c, "--unlock: a job's lock is given up when its command "
 		                       "and the processes it started have ended");
@@ -159,21 +203,15 @@ static int run_values(struct cli *c, const struct run_args *r, struct run_opts *
 	if (r->shared && o->holders > 1)
 		return cli_usage_error(c, "--shared is for locks of one holder, not --holders %u",
 		                       o->holders);
-	/* what the library would refuse only after the region was made: said
-	 * here, before anything is created */
-	if (r->shared && o->algo == BAKERY_ALGO_JAYANTI)
-		return cli_usage_error(c, "--shared: the jayanti algorithm has no shared mode "
-		                       "(lamport, boulangerie, black-white have)");
-	if (o->holders > 1 && (o->algo == BAKERY_ALGO_BLACK_WHITE || o->algo == BAKERY_ALGO_JAYANTI))
-		return cli_usage_error(c, "--holders %u: the %s algorithm cannot count several "
-		                       "holders (lamport, boulangerie can)", o->holders,
-		                       bakery_algo_name(o->algo));
+	if (r->shared && (err = algo_lacks(c, o, BAKERY_ALGO_HAS_SHARED)))
+		return err;
+	if (o->holders > 1 && (err = algo_lacks(c, o, BAKERY_ALGO_HAS_HOLDERS)))
+		return err;
 	if (r->biased && o->holders > 1)
 		return cli_usage_error(c, "--biased is for locks of one holder, not --holders %u",
 		                       o->holders);
-	if (r->biased && (o->algo == BAKERY_ALGO_BLACK_WHITE || o->algo == BAKERY_ALGO_JAYANTI))
-		return cli_usage_error(c, "--biased is for lamport and boulangerie locks, not "
-		                       "--algo %s", bakery_algo_name(o->algo));
+	if (r->biased && (err = algo_lacks(c, o, BAKERY_ALGO_HAS_BIAS)))
+		return err;
 	if (r->close && r->no_fork)
 		return cli_usage_error(c, "--close and --no-fork exclude each other");
 	o->shared = r->shared;

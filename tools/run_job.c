@@ -132,8 +132,23 @@ int run_named_open(struct cli *c, const struct run_opts *o, struct run_lock *k)
 
 /* ---------------------------------------------------------- locking -- */
 
-/* The lock call's error ERR as a message and an exit code. */
-static int lock_fail(struct cli *c, const struct run_opts *o, int err)
+/* A shared passage refused (ENOTSUP): why, from what K's lock is. */
+static int no_shared_mode(struct cli *c, const struct run_lock *k)
+{
+	struct bakery_lock_info li;
+	unsigned index;
+
+	if (!k->l || bakery_lock_index(k->l, &index) || bakery_lock_info(k->b, index, &li))
+		return cli_fail(c, "this lock has no shared mode");
+	if (li.capacity > 1)
+		return cli_fail(c, "this lock has no shared mode: it admits %u holders at once, "
+		                "and shared mode is for locks of one", li.capacity);
+	return cli_fail(c, "this lock has no shared mode: its algorithm, %s, has none",
+	                bakery_algo_name(li.algo));
+}
+
+/* The lock call's error ERR on K as a message and an exit code. */
+static int lock_fail(struct cli *c, const struct run_lock *k, const struct run_opts *o, int err)
 {
 	char why[96];
 
@@ -148,8 +163,7 @@ static int lock_fail(struct cli *c, const struct run_opts *o, int err)
 		return run_conflict(c, o, "lock not acquired: a stopped process holds up the "
 		                "region's tables");
 	if (err == ENOTSUP && o->shared)
-		return cli_fail(c, "this lock has no shared mode (a lock of several holders, "
-		                "or the jayanti algorithm)");
+		return no_shared_mode(c, k);
 	if (err == ENOTRECOVERABLE)
 		return cli_fail(c, "lock is not recoverable: a holder died and the repair "
 		                "failed (`bakery reset` makes it usable again)");
@@ -265,7 +279,7 @@ static int job_locked(struct cli *c, const struct run_lock *k, const struct run_
 	err = run_hold_start(&h, k, o);
 	if (err != 0 && err != EOWNERDEAD) {
 		run_life_close(&life);
-		return lock_fail(c, o, err);
+		return lock_fail(c, k, o, err);
 	}
 	owner_dead = err == EOWNERDEAD;
 	if ((err = run_life_take(&life, o, &signo))) {

@@ -1270,6 +1270,12 @@ test_shared_exclusion() {
 	same "released" "$(lock_json table 'holders | length')" 0
 	error 125 "$bakery" run -s "$region" jay --algo jayanti -- true
 	grep -q "no shared mode" "$tmp/err" || fail "jayanti --shared: $(cat "$tmp/err")"
+	# joining an existing lock: the library refuses, the tool says why
+	"$bakery" run "$region" jay --algo jayanti -- true || fail "a jayanti lock"
+	error 125 "$bakery" run -s "$region" jay -- touch "$tmp/ran"
+	[ -e "$tmp/ran" ] && fail "a refused reader ran"
+	grep -q "no shared mode: its algorithm, jayanti, has none" "$tmp/err" ||
+		fail "joining jayanti --shared: $(cat "$tmp/err")"
 }
 
 # --holders K: K holders at once and not one more; joining with another K
@@ -1292,6 +1298,8 @@ test_holders() {
 	release_all "$k1" "$k2"
 	run 0 "$bakery" run --holders 2 "$region" pool -- true
 	error 125 "$bakery" run -s "$region" pool -- true
+	grep -q "no shared mode: it admits 2 holders at once" "$tmp/err" ||
+		fail "-s on a lock of 2: $(cat "$tmp/err")"
 	error 125 "$bakery" run --holders 2 "$region" table -- true
 	run 0 "$bakery" run --holders 1 "$region" table -- true
 	grep -q "admits 1 holder;" "$tmp/err" && fail "--holders 1 refused on a mutex"

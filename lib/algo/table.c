@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * table.c - the table of algorithms: the one list of them, and the one
- * place their names (struct algo_ops.id, .name) are read.  Above every
+ * place their names (struct algo_ops.id, .name) are read and their
+ * features (.modes, .doorway_biased) told to callers.  Above every
  * algorithm file, which knows nothing of the others.
  */
 #include "config.h"
@@ -47,6 +48,17 @@ const char *bakery_algo_name(enum bakery_algo algo)
 	if (algo == BAKERY_ALGO_DEFAULT)
 		return DEFAULT_NAME;
 	return ops ? ops->name : NULL;
+}
+
+unsigned bakery_algo_features(enum bakery_algo algo)
+{
+	const struct algo_ops *ops = bakery__algo_ops_of(algo);
+
+	if (!ops)
+		return 0;       /* BAKERY_ALGO_DEFAULT too: no algorithm */
+	return ((ops->modes & ALGO_SHARED) ? BAKERY_ALGO_HAS_SHARED : 0) |
+	       ((ops->modes & ALGO_HOLDERS) ? BAKERY_ALGO_HAS_HOLDERS : 0) |
+	       (ops->doorway_biased ? BAKERY_ALGO_HAS_BIAS : 0);
 }
 
 int bakery_algo_parse(const char *name, enum bakery_algo *out)

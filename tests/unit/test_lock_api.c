@@ -180,6 +180,68 @@ START_TEST(default_creates_a_real_algorithm)
 }
 END_TEST
 
+/* bakery_algo_features says what the library then accepts of the algorithm,
+ * and refuses (ENOTSUP) what it lacks: shared passages, k > 1 holders, a
+ * bias (which a process refused the expedited membarrier is refused for
+ * every algorithm: then only the refusal's sameness is checked). */
+static int open_with(bakery_t *b, const char *lock, enum bakery_algo algo, unsigned holders,
+                     unsigned flags)
+{
+	const struct bakery_lock_config cfg = { .algo = algo, .holders = holders, .flags = flags };
+	bakery_lock_t *l = NULL;
+	int rc = bakery_lock_open_config(b, lock, &cfg, &l);
+
+	if (rc == 0)
+		ck_assert_int_eq(bakery_lock_close(l), 0);
+	else
+		ck_assert_ptr_null(l);
+	return rc;
+}
+
+START_TEST(algorithm_features_are_what_is_accepted)
+{
+	enum bakery_algo algo = (enum bakery_algo)_i;
+	unsigned has = bakery_algo_features(algo);
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "feat", 2, 4);
+	bakery_lock_t *l = unit_lock(b, "plain", algo);
+	int rc, bias_anywhere;
+
+	ck_assert_uint_eq(has & ~(BAKERY_ALGO_HAS_SHARED | BAKERY_ALGO_HAS_HOLDERS |
+	                          BAKERY_ALGO_HAS_BIAS), 0);
+	rc = bakery_tryrdlock(l);
+	ck_assert_msg(rc == ((has & BAKERY_ALGO_HAS_SHARED) ? 0 : ENOTSUP), "%s rdlock: %s",
+	              bakery_algo_name(algo), bakery_strerror(rc));
+	if (rc == 0)
+		ck_assert_int_eq(bakery_unlock(l), 0);
+	rc = open_with(b, "k2", algo, 2, 0);
+	ck_assert_msg(rc == ((has & BAKERY_ALGO_HAS_HOLDERS) ? 0 : ENOTSUP), "%s k = 2: %s",
+	              bakery_algo_name(algo), bakery_strerror(rc));
+	bias_anywhere = open_with(b, "biased-default", BAKERY_ALGO_DEFAULT, 0, BAKERY_LOCK_BIASED);
+	ck_assert_msg(bias_anywhere == 0 || bias_anywhere == ENOTSUP, "%s",
+	              bakery_strerror(bias_anywhere));
+	rc = open_with(b, "biased", algo, 0, BAKERY_LOCK_BIASED);
+	ck_assert_msg(rc == ((has & BAKERY_ALGO_HAS_BIAS) ? bias_anywhere : ENOTSUP),
+	              "%s biased: %s (the default's: %s)", bakery_algo_name(algo),
+	              bakery_strerror(rc), bakery_strerror(bias_anywhere));
+	bakery_lock_close(l);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
+START_TEST(no_features_without_an_algorithm)
+{
+	/* the default names no algorithm; unknown values have nothing */
+	ck_assert_uint_eq(bakery_algo_features(BAKERY_ALGO_DEFAULT), 0);
+	ck_assert_uint_eq(bakery_algo_features((enum bakery_algo)BAKERY_ALGO_COUNT), 0);
+	ck_assert_uint_eq(bakery_algo_features((enum bakery_algo)-1), 0);
+	/* and the algorithm that has all three exists (bakery.h's own) */
+	ck_assert_uint_eq(bakery_algo_features(BAKERY_ALGO_LAMPORT),
+	                  BAKERY_ALGO_HAS_SHARED | BAKERY_ALGO_HAS_HOLDERS | BAKERY_ALGO_HAS_BIAS);
+}
+END_TEST
+
 /* A Lamport handle and a Boulangerie handle on one lock exclude each other. */
 START_TEST(lamport_and_boulangerie_share_a_lock)
 {
@@ -432,12 +494,15 @@ static Suite *lock_api_suite(void)
 	tcase_add_test(tc, null_handles_and_out_pointers);
 	tcase_add_test(tc, lock_names);
 	tcase_add_test(tc, full_lock_table);
+	tcase_add_test(tc, no_features_without_an_algorithm);
 	tcase_add_test(tc, default_creates_a_real_algorithm);
 	tcase_add_test(tc, lamport_and_boulangerie_share_a_lock);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(per_algo, 30);
 	tcase_add_loop_test(per_algo, algorithm_join_rules, TK_ALGO_FIRST, TK_ALGO_END);
+	tcase_add_loop_test(per_algo, algorithm_features_are_what_is_accepted, TK_ALGO_FIRST,
+	                    TK_ALGO_END);
 	tcase_add_loop_test(per_algo, holder_errors, TK_ALGO_FIRST, TK_ALGO_END);
 	tcase_add_loop_test(per_algo, holder_relock_through_second_handle, TK_ALGO_FIRST,
 	                    TK_ALGO_END);
