@@ -228,9 +228,11 @@ void run_life_close(struct run_life *lf);
 
 /* --------------------------------------------------------- command -- */
 
-/* The signals passed on to the command: every catchable one but SIGCHLD
- * and those a fault raises (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
- * SIGSYS), which must stay deliverable to the thread that faults. */
+/* The signals passed on to the command: every catchable one but SIGCHLD,
+ * those a fault raises (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS),
+ * which must stay deliverable to the thread that faults, and those the
+ * wrapper was started with ignored, which stay ignored (the command
+ * inherits them so). */
 void run_forwarded_set(sigset_t *set);
 
 /* Run the command to its end, with OWNER_DEAD_ENV=1 if OWNER_DEAD and
@@ -238,6 +240,12 @@ void run_forwarded_set(sigset_t *set);
  * Returns its exit code (128 + N if it died of signal N; *SIGNALED then)
  * or ours if it could not be started. */
 int run_exec(struct cli *c, const struct run_opts *o, bool owner_dead, bool *signaled);
+/* Once the lock is given up and the region closed: if the command died of a
+ * signal that the wrapper itself was sent (Ctrl-C reaches both), die of it
+ * too, as flock(1), which does not catch it, would have: a shell running a
+ * script stops at a Ctrl-C only when its child died of SIGINT.  A signal
+ * sent to the command alone gives exit status 128 + n, as flock's. */
+void run_die_as_command(void);
 /* -F: become the command (the lifetime lock goes with it); returns only
  * if that failed, with the exit code. */
 int run_exec_in_place(struct cli *c, const struct run_opts *o, bool owner_dead);

@@ -38,19 +38,36 @@ static bool forwardable(int sig)
 	return sig < 32 || (sig >= SIGRTMIN && sig <= SIGRTMAX);
 }
 
+/* Was SIG ignored when we were started (nohup, `trap '' SIG`, SIGINT and
+ * SIGQUIT in a shell's asynchronous job)?  Nothing here ever ignores a
+ * signal, so its action now says. */
+static bool ignored(int sig)
+{
+	struct sigaction now;
+
+	return sigaction(sig, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+	       now.sa_handler == SIG_IGN;
+}
+
 void run_forwarded_set(sigset_t *set)
 {
 	sigemptyset(set);
 	for (int sig = 1; sig < NSIG; sig++)
-		if (forwardable(sig))
+		if (forwardable(sig) && !ignored(sig))
 			sigaddset(set, sig);
 }
+
+/* The signals the wrapper was sent while the command ran, and the one the
+ * command died of (0: none): run_die_as_command. */
+static volatile sig_atomic_t received[NSIG];
+static int command_signal;
 
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
 	(void)ctx;
 	if (sig == SIGCONT)
 		continued = 1;
+	received[sig] = 1;
 	/* A signal from the terminal (si_code > 0) reached the command already
 	 * (same process group); one a process sent to us is passed on, unless
 	 * we raised it ourselves (SIGPIPE of our own write). */
@@ -101,6 +118,8 @@ static void child_exec(const struct cli *c, const struct run_opts *o, pid_t pare
 {
 	sigset_t set;
 
+	/* the caught ones back to their default; the ignored ones, never
+	 * caught, stay ignored through the exec, as the caller meant */
 	run_forwarded_set(&set);
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sigismember(&set, sig))
@@ -191,8 +210,26 @@ int run_exec(struct cli *c, const struct run_opts *o, bool owner_dead, bool *sig
 	/* the forwarded signals stay caught: until the lock is given up the
 	 * wrapper must not die of one */
 	child_pid = 0;
-	return r < 0 ? cli_fail(c, "waiting for the command: %s", strerror(errno))
-	             : status_code(status, signaled);
+	if (r < 0)
+		return cli_fail(c, "waiting for the command: %s", strerror(errno));
+	if (WIFSIGNALED(status))
+		command_signal = WTERMSIG(status);
+	return status_code(status, signaled);
+}
+
+void run_die_as_command(void)
+{
+	int sig = command_signal;
+	sigset_t set;
+
+	if (sig <= 0 || sig >= NSIG || !received[sig])
+		return;
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);             /* returns only for a signal whose default is to go on */
 }
 
 int run_exec_in_place(struct cli *c, const struct run_opts *o, bool owner_dead)

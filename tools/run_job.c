@@ -305,5 +305,6 @@ int run_job(struct cli *c, struct run_opts *o)
 		return err;
 	err = job_locked(c, &k, o);
 	run_lock_close(&k);
+	run_die_as_command();
 	return err;
 }

@@ -446,6 +446,38 @@ test_command_killed() {
 	same "next job" "$(cat "$tmp/out")" "owner_dead=1"
 }
 
+# Signals the caller ignores (nohup, trap '' SIG, an asynchronous job's
+# SIGINT and SIGQUIT) stay ignored: the command inherits them so, as from
+# flock(1), and does not die of them inside the lock.
+# ignored_std <FILE: the ignored ones of signals 1-31 in a SigIgn line (the
+# C library's own, 32 and up, are its business)
+ignored_std() {
+	printf '%x\n' $(( 0x$(sed -n 's/^SigIgn:[[:space:]]*//p') & 0x7fffffff ))
+}
+
+test_ignored_signals() {
+	# the mask a command gets from this shell directly, in the same run
+	direct=$( (trap '' HUP INT QUIT TERM PIPE; grep SigIgn /proc/self/status) | ignored_std)
+	same "the ignored signals of a direct command" "$(( 0x$direct & 0x5007 ))" $((0x5007))
+	run 0 sh -c "trap '' HUP INT QUIT TERM PIPE; exec \"\$0\" run \"\$1\" ignoring -- grep SigIgn /proc/self/status" "$bakery" "$region"
+	same "run: ignored signals" "$(ignored_std <"$tmp/out")" "$direct"
+	run 0 sh -c "trap '' HUP INT QUIT TERM PIPE; exec \"\$0\" flock \"\$1\" grep SigIgn /proc/self/status" "$bakery" "$tmp/ignoring.lock"
+	same "flock: ignored signals" "$(ignored_std <"$tmp/out")" "$direct"
+	# a command that sends itself an ignored SIGHUP lives on, and so the
+	# lock is released, not left owner-died
+	run 0 sh -c "trap '' HUP; exec \"\$0\" run \"\$1\" ignoring -- sh -c 'kill -HUP \$\$; echo survived'" "$bakery" "$region"
+	same "run: an ignored SIGHUP" "$(cat "$tmp/out")" survived
+	same "lock after an ignored SIGHUP" "$(lock_json ignoring state)" ok
+	# and nohup's job lives through a SIGHUP sent to the wrapper
+	nohup "$bakery" run "$region" ignoring -- sh -c 'sleep 1; echo survived' >"$tmp/nohup" 2>&1 &
+	p=$!
+	sleep 0.3
+	kill -HUP "$p"
+	wait "$p"
+	same "nohup run: status after SIGHUP" "$?" 0
+	same "nohup run: output" "$(cat "$tmp/nohup")" survived
+}
+
 # A failed repair (a job told the owner died exits non-zero) passes the
 # owner-died state on; it never makes the lock unusable.
 test_failed_repair() {
@@ -1748,6 +1780,7 @@ test_run_holds_lock
 test_owner_died
 test_wrapper_dies
 test_command_killed
+test_ignored_signals
 test_failed_repair
 test_reset
 test_rm

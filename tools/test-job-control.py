@@ -6,7 +6,8 @@
 For each: a job holding a lock is stopped with Ctrl-Z, and the prompt must
 come back, the job stopped (wrapper and command) and the lock still held;
 `bg` continues it in the background and `fg` brings it back; then Ctrl-C
-ends it (status 130) and the lock is free.  The shell is bash, started
+ends it (status 130) and the lock is free.  And a script running the job
+stops at Ctrl-C (the wrapper dies of SIGINT, as flock(1) would).  The shell is bash, started
 interactive (job control on) on a pty; skipped (77) without bash.
 """
 import os
@@ -145,6 +146,27 @@ def one_job(sh, job, busy, name):
         raise Failure("%s: the lock was not given up: %r" % (name, out))
 
 
+def script_stops(sh, job, name, tmp):
+    """A script running JOB stops at Ctrl-C, as it would around flock(1):
+    bash goes on after a child that exited (even with 130), and stops only
+    if its child died of SIGINT, so the wrapper must die of it too."""
+    script = os.path.join(tmp, "script-%s.sh" % name.split()[0])
+    with open(script, "w") as f:
+        f.write("%s -- sh -c 'printf \"in%%s\\n\" side; exec sleep 120'\n"
+                "echo went-on\n" % job)
+    sh.send("bash '%s'\n" % script)
+    sh.expect(r"inside", name + ": the script's job did not start")
+    time.sleep(0.3)
+    sh.send("\x03")                                      # Ctrl-C
+    out = sh.expect(r"(?s)(.*?)" + re.escape(PROMPT),
+                    name + ": Ctrl-C did not end the script").group(1)
+    if "went-on" in out:
+        raise Failure("%s: the script went on after Ctrl-C: %r" % (name, out))
+    out = sh.command("echo \"status=$?\"", name + ": the script's status")
+    if "status=130" not in out:
+        raise Failure("%s: the script ended with %r, not status=130" % (name, out))
+
+
 def main():
     if not shutil.which("bash"):
         print("test-job-control: no bash: skipped")
@@ -176,6 +198,13 @@ def main():
                 failures += 1
                 sh.send("\x03")
                 sh.command("kill -9 %1 2>/dev/null; wait", name + ": clean-up")
+            try:
+                script_stops(sh, job, name + " in a script", tmp)
+            except Failure as e:
+                print("FAIL: %s" % e)
+                failures += 1
+                sh.send("\x03")
+                sh.command("wait", name + " in a script: clean-up")
     except Failure as e:
         print("FAIL: %s" % e)
         failures += 1
