@@ -544,6 +544,12 @@ BAKERY_API int bakery_clockrdlock(bakery_lock_t *l, clockid_t clock,
  *                BAKERY_ACQUIRE_TRY     never wait: EBUSY (the trylock calls)
  *                BAKERY_ACQUIRE_INTR    a signal handler that interrupts a
  *                                       sleep of the wait ends it: EINTR
+ *                BAKERY_ACQUIRE_ESLOTS  a try, or a deadline, that ends the
+ *                                       call while it still waits for a free
+ *                                       slot (the lock not tried at all)
+ *                                       returns BAKERY_ESLOTS, not EBUSY or
+ *                                       ETIMEDOUT, which then speak of the
+ *                                       lock alone
  *   clock, deadline  give up with ETIMEDOUT at *deadline on CLOCK
  *                (CLOCK_MONOTONIC or CLOCK_REALTIME), as bakery_clocklock;
  *                NULL: no deadline (not with BAKERY_ACQUIRE_TRY)
@@ -579,6 +585,7 @@ BAKERY_API int bakery_clockrdlock(bakery_lock_t *l, clockid_t clock,
 #define BAKERY_ACQUIRE_SHARED 0x1u
 #define BAKERY_ACQUIRE_TRY    0x2u
 #define BAKERY_ACQUIRE_INTR   0x4u
+#define BAKERY_ACQUIRE_ESLOTS 0x8u
 /* The longest a wait with an `interrupted` callback sleeps at once (ms). */
 #define BAKERY_ACQUIRE_POLL_MS 50
 

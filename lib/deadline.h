@@ -19,6 +19,8 @@ struct deadline {
 	struct timespec at;
 	/* bakery_acquire's other reasons to stop waiting, or NULL */
 	struct wait_stop *stop;
+	/* BAKERY_ACQUIRE_ESLOTS: a wait over before a slot was had says so */
+	bool slots_told;
 };
 
 /* Is the wait over?  0, or why: EBUSY (WAIT_NONE: always), ETIMEDOUT (the

@@ -603,7 +603,7 @@ static int lock_acquire(struct bakery_lock *l, const struct deadline *dl, bool s
 	 * this lock call: a slot revoked while we were idle is noticed here */
 	err = bakery__slot_enter_until(l->b, dl, &self);
 	if (err)
-		return err;
+		return dl->slots_told && (err == EBUSY || err == ETIMEDOUT) ? BAKERY_ESLOTS : err;
 	while (caa_unlikely((err = lock_acquire_in_slot(l, dl, shared, self)) == ENTRY_MOVED) &&
 	       (err = entry_settle_after_move(l, dl)) == 0)
 		;
@@ -634,7 +634,8 @@ static int clock_acquire(bakery_lock_t *l, clockid_t clock, const struct timespe
 	return err ? err : lock_acquire(l, &dl, shared);
 }
 
-#define ACQUIRE_FLAGS (BAKERY_ACQUIRE_SHARED | BAKERY_ACQUIRE_TRY | BAKERY_ACQUIRE_INTR)
+#define ACQUIRE_FLAGS (BAKERY_ACQUIRE_SHARED | BAKERY_ACQUIRE_TRY | BAKERY_ACQUIRE_INTR | \
+                       BAKERY_ACQUIRE_ESLOTS)
 
 /* bakery_acquire's options, checked, as a deadline with its reasons to
  * stop (in STOP): 0 or EINVAL. */
@@ -667,7 +668,10 @@ int bakery_acquire(bakery_lock_t *l, const struct bakery_acquire_opts *opts)
 	struct wait_stop stop;
 	int err = acquire_opts(opts, &dl, &stop);
 
-	return err ? err : lock_acquire(l, &dl, opts->flags & BAKERY_ACQUIRE_SHARED);
+	if (err)
+		return err;
+	dl.slots_told = (opts->flags & BAKERY_ACQUIRE_ESLOTS) != 0;
+	return lock_acquire(l, &dl, opts->flags & BAKERY_ACQUIRE_SHARED);
 }
 
 int bakery_lock(bakery_lock_t *l)

@@ -162,6 +162,12 @@ static int lock_fail(struct cli *c, const struct run_lock *k, const struct run_o
 	if (err == EAGAIN)
 		return run_conflict(c, o, "lock not acquired: a stopped process holds up the "
 		                "region's tables");
+	if (err == BAKERY_ESLOTS && o->wait != RUN_WAIT_FOREVER)
+		/* not a conflict: the lock was not even tried */
+		return cli_fail(c, "lock not tried: every slot of region %s is taken by other "
+		                "jobs, waiting or holding (%s; `bakery status %s` shows them)",
+		                k->region, o->wait == RUN_WAIT_NONE ? "--nonblock" : "timed out",
+		                k->region);
 	if (err == ENOTSUP && o->shared)
 		return no_shared_mode(c, k);
 	if (err == ENOTRECOVERABLE)

@@ -11,32 +11,29 @@
 
 #include "run.h"
 
-/* One lock call on a named lock, as O says: wait, try, or wait until the
- * deadline. */
-static int named_take(bakery_lock_t *l, const struct run_opts *o)
+/* The options of one lock call as O says: wait, try, or wait until the
+ * deadline; a try or a deadline that ends while every slot of the region
+ * is taken says so (BAKERY_ESLOTS), apart from a busy lock. */
+static struct bakery_acquire_opts take_opts(const struct run_opts *o)
 {
-	if (o->wait == RUN_WAIT_FOREVER)
-		return o->shared ? bakery_rdlock(l) : bakery_lock(l);
-	if (o->wait == RUN_WAIT_NONE)
-		return o->shared ? bakery_tryrdlock(l) : bakery_trylock(l);
-	return o->shared ? bakery_clockrdlock(l, CLOCK_MONOTONIC, &o->deadline)
-	                 : bakery_clocklock(l, CLOCK_MONOTONIC, &o->deadline);
-}
+	struct bakery_acquire_opts a = { .flags = BAKERY_ACQUIRE_ESLOTS };
 
-/* The same on a path lock. */
-static int path_take(bakery_path_t *p, const struct run_opts *o)
-{
-	if (o->wait == RUN_WAIT_FOREVER)
-		return o->shared ? bakery_path_rdlock(p) : bakery_path_lock(p);
+	if (o->shared)
+		a.flags |= BAKERY_ACQUIRE_SHARED;
 	if (o->wait == RUN_WAIT_NONE)
-		return o->shared ? bakery_path_tryrdlock(p) : bakery_path_trylock(p);
-	return o->shared ? bakery_path_clockrdlock(p, CLOCK_MONOTONIC, &o->deadline)
-	                 : bakery_path_clocklock(p, CLOCK_MONOTONIC, &o->deadline);
+		a.flags |= BAKERY_ACQUIRE_TRY;
+	if (o->wait == RUN_WAIT_FOR) {
+		a.clock = CLOCK_MONOTONIC;
+		a.deadline = &o->deadline;
+	}
+	return a;
 }
 
 int run_lock_take(const struct run_lock *k, const struct run_opts *o)
 {
-	return k->p ? path_take(k->p, o) : named_take(k->l, o);
+	const struct bakery_acquire_opts a = take_opts(o);
+
+	return k->p ? bakery_path_acquire(k->p, &a) : bakery_acquire(k->l, &a);
 }
 
 int run_lock_unlock(const struct run_lock *k)

@@ -592,6 +592,33 @@ test_more_jobs_than_slots() {
 	done
 	same "jobs that failed for want of a slot" "$failed" 0
 	same "their messages" "$(cat "$tmp/few.err")" ""
+	# every slot taken by jobs of another lock: -n and -w on a free lock
+	# say that no slot was free, not that the lock is busy (exit 75, -E)
+	rm -f "$tmp/release" "$tmp/ran"
+	pids=
+	for i in 1 2 3; do
+		"$bakery" run "$fresh" full -- sh -c "while [ ! -e '$tmp/release' ]; do sleep 0.05; done" &
+		pids="$pids $!"
+	done
+	n=0
+	while [ "$("$bakery" status "$fresh" --json | json .slots_used)" != 2 ] && [ "$n" -lt 400 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	error 125 "$bakery" run -n -E 9 "$fresh" free -- touch "$tmp/ran"
+	grep -q "lock not tried: every slot of region $fresh is taken" "$tmp/err" ||
+		fail "-n in a full region: $(cat "$tmp/err")"
+	error 125 "$bakery" run -w 0.2 -E 9 "$fresh" free -- touch "$tmp/ran"
+	grep -q "taken by other jobs, waiting or holding (timed out" "$tmp/err" ||
+		fail "-w in a full region: $(cat "$tmp/err")"
+	[ -e "$tmp/ran" ] && fail "a job ran without its lock"
+	touch "$tmp/release"
+	for p in $pids; do
+		wait "$p" || fail "a job of the full region exited $?"
+	done
+	rm -f "$tmp/release"
+	run 0 "$bakery" run -n "$fresh" free -- touch "$tmp/ran"
+	[ -e "$tmp/ran" ] || fail "-n once slots were free: did not run"
 	run 0 "$bakery" unlink "$fresh"
 }
 

@@ -5,7 +5,8 @@
  * white-box), returns only once a slot was given back, and then holds the
  * lock; a sleeper SIGKILLed while it waits does not keep the next one from
  * the freed slot; a thread that keeps locking and unlocking gives its slot
- * back to a waiter at its next unlock, instead of keeping it for good.
+ * back to a waiter at its next unlock, instead of keeping it for good;
+ * BAKERY_ACQUIRE_ESLOTS tells a full region from a busy lock.
  */
 #include "config.h"
 
@@ -314,6 +315,62 @@ START_TEST(giver_leaves_the_slot_to_its_sleeper)
 }
 END_TEST
 
+/* acquire L with FLAGS (| BAKERY_ACQUIRE_ESLOTS), trying (no SECONDS) or
+ * until SECONDS from now */
+static int acquire_with(bakery_lock_t *l, unsigned flags, double seconds)
+{
+	struct timespec at = tk_in(CLOCK_MONOTONIC, seconds);
+	struct bakery_acquire_opts o = { .flags = flags, .clock = CLOCK_MONOTONIC };
+
+	if (!(flags & BAKERY_ACQUIRE_TRY))
+		o.deadline = &at;
+	return bakery_acquire(l, &o);
+}
+
+/*
+ * BAKERY_ACQUIRE_ESLOTS tells a full region from a busy lock: with every
+ * slot taken, a try or a deadline says BAKERY_ESLOTS where the plain calls
+ * say EBUSY and ETIMEDOUT (the contract's answers, unchanged); with a slot
+ * of our own, a busy lock is EBUSY and ETIMEDOUT with the flag too.
+ */
+START_TEST(a_full_region_is_told_from_a_busy_lock)
+{
+	char name[TK_NAME_SIZE];
+	bakery_t *b = unit_region(name, "eslots", 2, 3);
+	bakery_lock_t *l = unit_lock(b, "l", BAKERY_ALGO_DEFAULT);
+	bakery_lock_t *h1 = unit_lock(b, "h1", BAKERY_ALGO_DEFAULT);
+	bakery_lock_t *h2 = unit_lock(b, "h2", BAKERY_ALGO_DEFAULT);
+	struct squatter s1, s2, s3;
+	const unsigned try = BAKERY_ACQUIRE_TRY, eslots = BAKERY_ACQUIRE_ESLOTS;
+
+	/* both slots taken, L free */
+	squatter_start(&s1, h1);
+	squatter_start(&s2, h2);
+	ck_assert_int_eq(bakery_trylock(l), EBUSY);
+	ck_assert_int_eq(acquire_with(l, try, 0), EBUSY);
+	ck_assert_int_eq(acquire_with(l, 0, 0.05), ETIMEDOUT);
+	ck_assert_int_eq(acquire_with(l, try | eslots, 0), BAKERY_ESLOTS);
+	ck_assert_int_eq(acquire_with(l, eslots, 0.05), BAKERY_ESLOTS);
+	ck_assert_int_eq(acquire_with(l, try | eslots | BAKERY_ACQUIRE_SHARED, 0), BAKERY_ESLOTS);
+	/* a slot of ours (held through H2), L held by another thread */
+	squatter_stop(&s2);
+	ck_assert_int_eq(bakery_lock(h2), 0);
+	squatter_stop(&s1);
+	squatter_start(&s3, l);
+	ck_assert_int_eq(acquire_with(l, try | eslots, 0), EBUSY);
+	ck_assert_int_eq(acquire_with(l, eslots, 0.05), ETIMEDOUT);
+	squatter_stop(&s3);
+	ck_assert_int_eq(acquire_with(l, try | eslots, 0), 0);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	ck_assert_int_eq(bakery_unlock(h2), 0);
+	ck_assert_int_eq(bakery_lock_close(h1), 0);
+	ck_assert_int_eq(bakery_lock_close(h2), 0);
+	ck_assert_int_eq(bakery_lock_close(l), 0);
+	ck_assert_int_eq(bakery_close(b), 0);
+	ck_assert_int_eq(bakery_unlink(name), 0);
+}
+END_TEST
+
 static Suite *slot_wait_suite(void)
 {
 	Suite *s = suite_create("slot-wait");
@@ -325,6 +382,7 @@ static Suite *slot_wait_suite(void)
 	tcase_add_test(tc, busy_thread_gives_its_slot_back);
 	tcase_add_loop_test(tc, woken_sleeper_finds_the_slot_free, 0, 2);
 	tcase_add_test(tc, giver_leaves_the_slot_to_its_sleeper);
+	tcase_add_test(tc, a_full_region_is_told_from_a_busy_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }
