@@ -88,7 +88,12 @@ class AcquireReturnProxy:
         return self.lock
 
     def __exit__(self, *exc: Any) -> None:
-        self.lock.release()
+        done: List[int] = []            # as PathLock.__exit__
+        try:
+            self.lock._release_into(done, False)
+        except BaseException:
+            self.lock._release_interrupted(done, False)
+            raise
 
     async def __aenter__(self) -> "PathLock":
         return self.lock
@@ -200,8 +205,11 @@ class PathLock:
         ``consistent()``), :class:`bakery.NotRecoverable`,
         :class:`bakery.Deadlock`, or the error of the path
         (:class:`bakery.NotFound`, :class:`bakery.PermissionDenied`...)."""
+        # the proxy first: making it calls Python code, where a signal
+        # handler may raise, and that must not come with the lock taken
+        proxy = AcquireReturnProxy(self)
         self._acquire(timeout, blocking)
-        return AcquireReturnProxy(self)
+        return proxy
 
     def _acquire(self, timeout: Optional[float], blocking: Optional[bool]) -> None:
         tid = _get_ident()
@@ -296,7 +304,14 @@ class PathLock:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.release()
+        # release()'s body: a call of it would be one more point where a
+        # signal handler could raise before the release
+        done: List[int] = []
+        try:
+            self._release_into(done, False)
+        except BaseException:
+            self._release_interrupted(done, False)
+            raise
 
     # ------------------------------------------------------------ asyncio --
 
@@ -308,8 +323,9 @@ class PathLock:
         loop runs the other tasks (the wait runs in a thread of its own,
         which then holds the lock for the task until it releases it);
         cancelling the task while it waits takes it out of line."""
+        proxy = AcquireReturnProxy(self)       # first, as in acquire()
         await self._acquire_async(timeout, blocking, False)
-        return AcquireReturnProxy(self)
+        return proxy
 
     async def _acquire_async(self, timeout: Optional[float], blocking: Optional[bool],
                              in_with: bool) -> None:
@@ -377,24 +393,51 @@ class PathLock:
         """Count one acquire of this thread (or asyncio task) off
         (``force``: all of them); the last one releases the lock.  Nothing
         if this thread does not hold it through this object."""
-        hold = self._task_hold()
-        if hold is not None:
-            hold.release(force)
-            return
-        self._release_thread(force)
+        # From the entry on, a signal handler may raise at any call of a
+        # Python function (as in acquire): all of it is inside the try, and
+        # a release that was not done when one did is done all the same.
+        done: List[int] = []
+        try:
+            self._release_into(done, force)
+        except BaseException:
+            self._release_interrupted(done, force)
+            raise
 
-    def _release_thread(self, force: bool) -> None:
+    def _release_into(self, done: List[int], force: bool) -> None:
+        """The release; DONE gets an item once it is done (by a count, by
+        the unlock, or by an asyncio task's hold, which releases instead)."""
+        hold = self._task_hold()
+        if hold is None:
+            self._release_thread(force, done)
+            return
+        done.append(0)
+        hold.release(force)
+
+    def _release_interrupted(self, done: List[int], force: bool) -> None:
+        """A signal handler raised in a release before DONE said it was
+        done: do it all the same (a with block's exit must release), unless
+        a task's hold, which releases it, may be the one; its own errors
+        give way to the handler's exception."""
+        if done or self._task_holds:
+            return
+        try:
+            self._release_thread(force, done)
+        except Exception:
+            pass
+
+    def _release_thread(self, force: bool, done: Optional[List[int]] = None) -> None:
+        answer: List[int] = [] if done is None else done
         tid = _get_ident()
         held = self._holds().get(tid)
         if held is None:
             return
         if held[0] > 1 and not force:
             held[0] -= 1
+            answer.append(0)            # (no point for a handler in between)
             return
         if self._release_after_consistent == tid:
             self._release_after_consistent = None
         handle = held[1]
-        answer: List[int] = []
         try:
             del self._held[tid]
             answer.extend(map(_path_unlock, (handle,)))
@@ -403,6 +446,7 @@ class PathLock:
             # unlock runs all the same (a with block's exit must release)
             if not answer:
                 _unlock_quietly(handle)
+                answer.append(0)
             _path_close(handle)
             raise
         _path_close(handle)

@@ -526,27 +526,53 @@ class Lock:
         does not hold it.  In an asyncio task: the task's hold (taken with
         :meth:`acquire_async`), or, as with :class:`asyncio.Lock`, one that
         another task of its event loop took."""
-        hold = _async.task_hold(self) if self._task_holds else None
-        if hold is not None:
-            hold.release()
-        else:
-            self._release_here()
-
-    def _release_here(self) -> None:
-        """The calling thread's unlock."""
+        # From the entry on, a signal handler may raise at any call of a
+        # Python function (as in acquire): all of it is inside the try, and
+        # a release that had not run when one did runs all the same.
         answer: List[int] = []
         try:
-            self._handle.call(answer, lib.bakery_unlock)
+            self._release_into(answer)
         except BaseException:
-            # a signal handler's: if it came before the unlock ran, the
-            # unlock runs all the same (a with block's exit must release)
-            if not answer:
-                self._unlock_quietly()
+            self._release_interrupted(answer)
             raise
+
+    def _release_into(self, answer: List[int]) -> None:
+        """The release, its unlock's answer appended to ANSWER as it runs (0
+        too when an asyncio task's hold releases instead)."""
+        hold = _async.task_hold(self) if self._task_holds else None
+        if hold is None:
+            self._unlock_into(answer)
+            return
+        answer.append(0)
+        hold.release()
+
+    def _release_interrupted(self, answer: List[int]) -> None:
+        """A signal handler raised in a release before ANSWER had the
+        unlock's answer: unlock all the same (a with block's exit must
+        release), unless a task's hold, which releases it, may be the one."""
+        if not answer and not self._task_holds:
+            self._unlock_quietly()
+
+    def _unlock_into(self, answer: List[int]) -> None:
+        """The calling thread's unlock, its answer appended to ANSWER (by C
+        code: an exception raised as the call returns leaves it there)."""
+        self._handle.call(answer, lib.bakery_unlock)
         if answer[0]:
             raise self._error(answer[0], "bakery_unlock")
         if self._release_after_consistent == threading.get_ident():
             self._release_after_consistent = None
+
+    def _release_here(self) -> None:
+        """The calling thread's unlock (an asyncio hold's, _async)."""
+        answer: List[int] = []
+        try:
+            self._unlock_into(answer)
+        except BaseException:
+            # a signal handler's: if it came before the unlock ran, the
+            # unlock runs all the same
+            if not answer:
+                self._unlock_quietly()
+            raise
 
     def consistent(self) -> None:
         """Mark the state protected by the lock repaired, after
@@ -582,7 +608,14 @@ class Lock:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.release()
+        # release()'s body: a call of it would be one more point where a
+        # signal handler could raise before the release
+        answer: List[int] = []
+        try:
+            self._release_into(answer)
+        except BaseException:
+            self._release_interrupted(answer)
+            raise
 
     def hold(self, timeout: Optional[float] = None) -> "_Hold":
         """``with lock.hold(timeout=2.5):`` as ``with lock:``, but raises
@@ -744,7 +777,12 @@ class _Hold:
         return self._lock
 
     def __exit__(self, *exc: Any) -> None:
-        self._lock.release()
+        answer: List[int] = []          # as Lock.__exit__
+        try:
+            self._lock._release_into(answer)
+        except BaseException:
+            self._lock._release_interrupted(answer)
+            raise
 
     async def __aenter__(self) -> Lock:
         await _async.enter(self._lock, self._lock._check_timeout(True, self._timeout),

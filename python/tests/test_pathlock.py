@@ -17,6 +17,7 @@ import pickle
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -27,7 +28,7 @@ from bakery import _native
 
 from support import AsyncHelpers, join, region_name, wait_until
 from test_processes import ProcessTest, _count_under_lock
-from test_signals import OUTCOME_TIMEOUT, Waiter
+from test_signals import OUTCOME_TIMEOUT, RaiseAtPoint, Waiter, interrupted_everywhere
 
 FORK = multiprocessing.get_context("fork")
 SPAWN = multiprocessing.get_context("spawn")
@@ -519,6 +520,45 @@ class TestSignals(PathTest):
         module._path_unlock = real
         self.assertFalse(lock.is_locked)
         self.assert_free(path)
+
+    def held(self, path):
+        return self.line(path).info()["holders"] != []
+
+    def test_a_release_interrupted_anywhere_releases(self):
+        # past the first instruction of the function called (test_signals)
+        path = self.path("job.lock")
+        lock = bakery.PathLock(path)
+        interrupted_everywhere(self, "release", lock.acquire, lock.release,
+                               lambda: self.held(path))
+        interrupted_everywhere(self, "__exit__", lock.__enter__,
+                               lambda: lock.__exit__(None, None, None), lambda: self.held(path))
+        proxies = []
+        interrupted_everywhere(self, "__exit__", lambda: proxies.append(lock.acquire()),
+                               lambda: proxies.pop().__exit__(None, None, None),
+                               lambda: self.held(path))
+        self.assertFalse(lock.is_locked)
+
+    def test_an_acquire_interrupted_anywhere_holds_only_if_it_returns(self):
+        path = self.path("job.lock")
+        lock = bakery.PathLock(path)
+        for n in range(1, 500):
+            raiser = RaiseAtPoint("acquire", n)
+            took = False
+            sys.setprofile(raiser)
+            try:
+                lock.acquire()
+                took = True
+            except KeyboardInterrupt:
+                pass
+            finally:
+                sys.setprofile(None)
+            self.assertEqual(self.held(path), took, "point %d" % n)
+            self.assertEqual(lock.is_locked, took, "point %d" % n)
+            if took:
+                lock.release()
+            if not raiser.raised:
+                break
+        self.assertGreater(n, 1)
 
     def test_owner_dead_is_kept_and_raised(self):
         path = self.path("job.lock")

@@ -294,6 +294,76 @@ class TestExceptionAfterTheCall(RegionTest):
                 lock.release()
 
 
+class RaiseAtPoint:
+    """sys.setprofile: KeyboardInterrupt at the Nth point, after the entry
+    of the function named OUTER, where CPython may run a pending signal
+    handler: a Python function entered ("call") or a C one returned
+    ("c_return").  OUTER's own entry is the one point no Python code can
+    cover (docs/python.md)."""
+
+    def __init__(self, outer, n):
+        self.outer, self.n = outer, n
+        self.inside = self.raised = False
+        self.seen = 0
+
+    def __call__(self, frame, event, arg):
+        if not self.inside:
+            self.inside = event == "call" and frame.f_code.co_name == self.outer
+            return
+        if event in ("call", "c_return"):
+            self.seen += 1
+            if self.seen == self.n:
+                sys.setprofile(None)
+                self.raised = True
+                raise KeyboardInterrupt
+
+
+def interrupted_everywhere(test, outer, take, give, held):
+    """TAKE the lock, then GIVE it back (a call of OUTER) with a handler
+    raising at each point inside in turn, until GIVE runs to its end: the
+    lock is released whichever point it was (HELD() says if it still is)."""
+    for n in range(1, 500):
+        take()
+        raiser = RaiseAtPoint(outer, n)
+        sys.setprofile(raiser)
+        try:
+            give()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.setprofile(None)
+        test.assertFalse(held(), "%s: still held after a handler raised at point %d"
+                         % (outer, n))
+        if not raiser.raised:
+            test.assertGreater(n, 1, "%s: no point inside" % outer)
+            return
+    test.fail("%s: never ran to its end" % outer)
+
+
+class TestExceptionInARelease(RegionTest):
+    """A handler that raises anywhere in a release, past the first
+    instruction of the function called, finds the lock released."""
+
+    def held(self, lock):
+        return lock.info()["holders"] != []
+
+    def test_release(self):
+        lock = self.region.lock("l")
+        interrupted_everywhere(self, "release", lock.acquire, lock.release,
+                               lambda: self.held(lock))
+
+    def test_with_exit(self):
+        lock = self.region.lock("l")
+        interrupted_everywhere(self, "__exit__", lock.__enter__,
+                               lambda: lock.__exit__(None, None, None), lambda: self.held(lock))
+
+    def test_hold_exit(self):
+        lock = self.region.lock("l")
+        hold = lock.hold(timeout=5)
+        interrupted_everywhere(self, "__exit__", hold.__enter__,
+                               lambda: hold.__exit__(None, None, None), lambda: self.held(lock))
+
+
 def _hold_and_die(lock):
     lock.acquire()
     os.kill(os.getpid(), signal.SIGKILL)
