@@ -168,30 +168,31 @@ _INTERRUPTED = _native.INTERRUPTED(_interrupted)
 
 def _take_unraisable(unraisable: Any) -> None:
     """sys.unraisablehook: what a handler raised as the callback was entered
-    is the wait's; anything else goes to the hook this one wraps."""
+    is the wait's; anything else goes to the hooks this one wraps."""
     if unraisable.object is _interrupted and _waits and unraisable.exc_value is not None:
         _caught(unraisable.exc_value)
         return
-    if getattr(_passing, "on", False):
-        # the wrapped hook calls the one it replaced, which was this one:
-        # the default ends the chain
-        sys.__unraisablehook__(unraisable)
-        return
-    _passing.on = True
+    # A wrapped hook that chains calls the one it replaced, which may have
+    # been this one (wrapped again after it was installed): each such call
+    # goes one hook further back, and past the first, to the default.
+    depth = getattr(_passing, "depth", 0)
+    hooks = _wrapped_hooks
+    hook = hooks[-1 - depth] if depth < len(hooks) else sys.__unraisablehook__
+    _passing.depth = depth + 1
     try:
-        _wrapped_hook(unraisable)
+        hook(unraisable)
     finally:
-        _passing.on = False
+        _passing.depth = depth
 
 
-_wrapped_hook: Any = getattr(sys, "unraisablehook", None)
+# the hooks this one wrapped, the latest last
+_wrapped_hooks: List[Any] = [h for h in (getattr(sys, "unraisablehook", None),) if h]
 _passing = threading.local()            # (per thread: hooks run in any)
 
 
 def _wrap_unraisablehook() -> None:
-    global _wrapped_hook
     hook = getattr(sys, "unraisablehook", None)      # (Python 3.8 on)
     if hook is None or hook is _take_unraisable:
         return
-    _wrapped_hook = hook
+    _wrapped_hooks.append(hook)
     sys.unraisablehook = _take_unraisable

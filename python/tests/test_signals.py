@@ -415,6 +415,50 @@ class TestSignalsElsewhere(RegionTest):
         finally:
             sys.unraisablehook = old
 
+    def wait_once(self, lock):
+        """One wait of the main thread for LOCK (a wait wraps the hook)."""
+        held, release = threading.Event(), threading.Event()
+        t = threading.Thread(target=hold_until, args=(lock, held, release))
+        t.start()
+        held.wait()
+        threading.Timer(0.1, release.set).start()
+        with lock:
+            pass
+        t.join()
+
+    def test_hooks_installed_between_waits_all_chain(self):
+        # the usual idiom: a hook that calls the one it replaced; one
+        # installed before a wait and one after are both called, the
+        # latest first, and the default is not
+        calls = []
+        old = sys.unraisablehook
+
+        def chaining(tag):
+            previous = sys.unraisablehook
+
+            def hook(unraisable):
+                calls.append(tag)
+                if tag == "first":
+                    return              # the end of the application's chain
+                previous(unraisable)
+            return hook
+
+        try:
+            lock = self.region.lock("l")
+            sys.unraisablehook = chaining("first")
+            self.wait_once(lock)
+            sys.unraisablehook = chaining("second")
+            self.wait_once(lock)
+
+            class Noisy:
+                def __del__(self):
+                    raise ValueError("from __del__")
+
+            Noisy()
+            self.assertEqual(calls, ["second", "first"])
+        finally:
+            sys.unraisablehook = old
+
 
 if __name__ == "__main__":
     unittest.main()
