@@ -57,8 +57,10 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 		return run_conflict(c, o, "lock not acquired: the lock table of the path locks is "
 		                    "held by a stopped process");
 	case BAKERY_ELOCKS:
-		return cli_fail(c, "the region of path locks %s is full of locks in use or "
-		                "owner-died (`bakery status %s`)", region, region);
+		return cli_fail(c, "the region of path locks %s is full: every lock of its "
+		                "table is held, waited for, or owner-died (`bakery status %s` "
+		                "lists them; `bakery rm --force %s LOCK` removes an owner-died "
+		                "one whose file is gone)", region, region, region);
 	case EPERM:
 		cli_region_owner(region, owner, sizeof(owner));
 		return cli_fail(c, "the region of path locks %s belongs to %s, not to you: not "

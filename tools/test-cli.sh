@@ -1049,6 +1049,28 @@ py_usable() {
 # lock Python's bakery.PathLock takes; owner-died and its repair as for
 # any lock; a file that gets a deleted file's inode number inherits nothing.
 # shellcheck disable=SC2016
+# A path region whose table is full of owner-died locks of deleted files:
+# a new file's lock is refused with a message that says how to clear it,
+# and once `rm --force` removed them, locks are made again.
+test_path_table_full() {
+	small=$region-small-paths
+	run 0 "$bakery" create "$small" --slots 4 --locks 2
+	mkdir -p "$tmp/full"
+	for i in 1 2; do
+		run 137 env BAKERY_PATH_REGION="$small" "$bakery" flock "$tmp/full/$i" sh -c 'kill -9 $$'
+		rm -f "$tmp/full/$i"
+	done
+	run 71 env BAKERY_PATH_REGION="$small" "$bakery" flock "$tmp/full/new" true
+	grep -q "region of path locks $small is full: .*owner-died.*bakery rm --force $small LOCK" \
+		"$tmp/err" || fail "a full path table: $(cat "$tmp/err")"
+	"$bakery" status "$small" --json >"$tmp/json" || fail "status of $small"
+	for i in 0 1; do
+		run 0 "$bakery" rm --force "$small" "$(json ".locks[$i].name" <"$tmp/json")"
+	done
+	run 0 env BAKERY_PATH_REGION="$small" "$bakery" flock "$tmp/full/new" true
+	run 0 "$bakery" unlink "$small"
+}
+
 test_path_locks() {
 	mkdir -p "$tmp/pl/dir"
 	ls /dev/shm >"$tmp/shm.before"
@@ -1821,6 +1843,7 @@ test_closed_streams
 test_hostile_names
 test_flock
 test_path_locks
+test_path_table_full
 test_run_habits
 test_failed_repair_told
 test_stopped_lock_table

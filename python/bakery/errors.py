@@ -216,6 +216,10 @@ _CALL_CAUSES = {
     (_errno.ENOTRECOVERABLE, "bakery_lock_unlink_flags"):
         "not removed: the lock is not recoverable (released without consistent() after "
         "its holder died); force=True removes it all the same",
+    (_native.ELOCKS, "bakery_path_open"):
+        "the region of path locks {region} is full: every lock of its table is held, "
+        "waited for, or owner-died (a file whose holder died and that nobody has locked "
+        "since); `bakery status {region}` lists them",
 }
 
 
