@@ -75,6 +75,13 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 	case BAKERY_EBADREGION:
 	case BAKERY_EVERSION:
 		return cli_fail(c, "the region of path locks %s: %s", region, bakery_strerror(err));
+	case EINVAL:
+		/* the path is empty, or the region's name is not one */
+		if (!*o->file)
+			break;
+		return cli_fail(c, "the region of path locks %s, from " BAKERY_PATH_REGION_ENV
+		                ", is not a region name (up to 200 characters after an "
+		                "optional leading '/', none of them '/')", region);
 	case ENOMEM:
 	case EMFILE:
 	case ENFILE:
@@ -83,7 +90,7 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 	default:
 		break;
 	}
-	cli_fail(c, "%s", bakery_strerror(err));
+	cli_fail(c, "%s", *o->file ? bakery_strerror(err) : "an empty file name");
 	return o->codes.no_file;
 }
 

@@ -1071,6 +1071,16 @@ test_path_table_full() {
 	run 0 "$bakery" unlink "$small"
 }
 
+# A misnamed region of path locks is the region's failure (71), said so;
+# an empty file name is the file's (66), said so.
+test_path_names_refused() {
+	error 71 env BAKERY_PATH_REGION=/bad/name "$bakery" flock "$tmp/named" true
+	grep -q "region of path locks /bad/name, from BAKERY_PATH_REGION, is not a region name" \
+		"$tmp/err" || fail "a misnamed path region: $(cat "$tmp/err")"
+	error 66 "$bakery" flock "" true
+	grep -q "an empty file name" "$tmp/err" || fail "an empty file name: $(cat "$tmp/err")"
+}
+
 test_path_locks() {
 	mkdir -p "$tmp/pl/dir"
 	ls /dev/shm >"$tmp/shm.before"
@@ -1844,6 +1854,7 @@ test_hostile_names
 test_flock
 test_path_locks
 test_path_table_full
+test_path_names_refused
 test_run_habits
 test_failed_repair_told
 test_stopped_lock_table
