@@ -88,6 +88,16 @@ def state(pid):
         return None
 
 
+def in_foreground(pid):
+    """Is PID's process group the terminal's foreground group?"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[2] == fields[5]           # pgrp == tpgid
+
+
 def children(pid):
     """The child processes of PID."""
     kids = []
@@ -135,6 +145,13 @@ def one_job(sh, job, busy, name):
     wait_state(wrapper, "S", name + ": the wrapper after bg")
     sh.send("fg\n")
     sh.expect(r"sleep 120'?\r?\n", name + ": fg")
+    # the job has the terminal before Ctrl-C (bash prints the command
+    # before it hands the terminal over: a busy machine can be between)
+    deadline = time.monotonic() + TIMEOUT
+    while not in_foreground(wrapper):
+        if time.monotonic() > deadline:
+            raise Failure("%s: fg did not give the job the terminal" % name)
+        time.sleep(0.05)
     time.sleep(0.3)
     sh.send("\x03")                                      # Ctrl-C
     sh.expect(re.escape(PROMPT), name + ": Ctrl-C did not end the job")
