@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 
+TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM,
+                    signal.SIGPIPE, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 TIMEOUT = 30.0          # seconds for anything to show: the machine may be busy
 PROMPT = "PROMPT> "
 
@@ -34,6 +36,12 @@ class Shell:
     def __init__(self, env):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
+            # a terminal's session, whatever this test was started with:
+            # a suite run in the background has SIGINT and SIGQUIT ignored
+            # (and Python ignores SIGPIPE), and ignored signals stay so
+            # for bash's jobs, whose Ctrl-C would then end nothing
+            for sig in TERMINAL_SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
             os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], env)
         self.seen = ""
 
