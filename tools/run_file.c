@@ -52,6 +52,10 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 	char region[BAKERY_REGION_NAME_MAX + 2], owner[128];
 
 	path_region_name(region, sizeof(region));
+	if (!*o->file) {
+		cli_fail(c, "an empty file name");      /* EINVAL: the file's error, as flock's */
+		return o->codes.no_file;
+	}
 	switch (err) {
 	case EAGAIN:
 		return run_conflict(c, o, "lock not acquired: the lock table of the path locks is "
@@ -76,9 +80,7 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 	case BAKERY_EVERSION:
 		return cli_fail(c, "the region of path locks %s: %s", region, bakery_strerror(err));
 	case EINVAL:
-		/* the path is empty, or the region's name is not one */
-		if (!*o->file)
-			break;
+		/* (the path is not empty) the region's name is not one */
 		return cli_fail(c, "the region of path locks %s, from " BAKERY_PATH_REGION_ENV
 		                ", is not a region name (up to 200 characters after an "
 		                "optional leading '/', none of them '/')", region);
@@ -90,7 +92,7 @@ static int path_open_fail(struct cli *c, const struct run_opts *o, int err)
 	default:
 		break;
 	}
-	cli_fail(c, "%s", *o->file ? bakery_strerror(err) : "an empty file name");
+	cli_fail(c, "%s", bakery_strerror(err));
 	return o->codes.no_file;
 }
 

@@ -136,9 +136,8 @@ int run_named_open(struct cli *c, const struct run_opts *o, struct run_lock *k)
 static int no_shared_mode(struct cli *c, const struct run_lock *k)
 {
 	struct bakery_lock_info li;
-	unsigned index;
 
-	if (!k->l || bakery_lock_index(k->l, &index) || bakery_lock_info(k->b, index, &li))
+	if (run_lock_info(k, &li))
 		return cli_fail(c, "this lock has no shared mode");
 	if (li.capacity > 1)
 		return cli_fail(c, "this lock has no shared mode: it admits %u holders at once, "
