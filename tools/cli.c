@@ -250,6 +250,21 @@ int cli_lock_command(struct cli *c, int argc, char **argv, const struct cli_opt 
 
 /* ------------------------------------------------------------- options -- */
 
+/* The first entry of OPTS that sets what entry N sets (itself, or an
+ * earlier name of the same option: --nb and --nonblocking are --nonblock).
+ * Its index is getopt_long's value for all of them, so that a prefix of
+ * several (--nonb) is not ambiguous: glibc says so only of candidates
+ * that differ. */
+static size_t opt_first_alias(const struct cli_opt *opts, size_t n)
+{
+	size_t i = 0;
+
+	while (opts[i].value != opts[n].value || opts[i].flag != opts[n].flag ||
+	       opts[i].clears != opts[n].clears)
+		i++;
+	return i;
+}
+
 /* getopt_long's tables for OPTS: long options in LONGOPTS (not for an
  * entry whose name is "", a second short letter of an option), and
  * "+:" then each short letter (with ':' if it takes a value) in SHORTS. */
@@ -265,7 +280,8 @@ static void opt_tables(const struct cli_opt *opts, struct option *longopts, char
 			longopts[nlong++] = (struct option){ opts[n].name,
 			                                     opts[n].value ? required_argument
 			                                                   : no_argument,
-			                                     NULL, 0x100 + (int)n };
+			                                     NULL,
+			                                     0x100 + (int)opt_first_alias(opts, n) };
 		if (opts[n].short_name) {
 			shorts[k++] = opts[n].short_name;
 			if (opts[n].value)

@@ -48,7 +48,10 @@ struct cli {
 
 /* One option of a subcommand: "--NAME VALUE", "--NAME=VALUE", "--NAME",
  * and, with a SHORT letter, "-X VALUE", "-XVALUE" or "-X" (getopt_long).
- * NAME "" gives a short letter only (a second letter of an option). */
+ * NAME "" gives a short letter only (a second letter of an option).
+ * Entries that set the same thing (VALUE, or FLAG and CLEARS) are names of
+ * one option: a prefix they share is not ambiguous, and the last one given
+ * wins. */
 struct cli_opt {
 	const char *name;
 	char short_name;           /* 0: long form only                           */

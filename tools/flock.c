@@ -25,15 +25,9 @@
 #include "run.h"
 
 struct flock_args {
-	const char *wait, *timeout, *conflict, *shell;
+	const char *wait, *conflict, *shell;
 	bool shared, exclusive, nonblock, close, no_fork, verbose, version, unlock, sigpipe_ok;
 };
-
-/* A descriptor number where flock(1) takes one: "9". */
-static bool is_descriptor(const char *s)
-{
-	return *s && strspn(s, "0123456789") == strlen(s);
-}
 
 static int flock_values(struct cli *c, const struct flock_args *f, const struct cli_args *a,
                         struct run_opts *o)
@@ -44,10 +38,9 @@ static int flock_values(struct cli *c, const struct flock_args *f, const struct 
 		return cli_usage_error(c, "--unlock: a bakery lock belongs to a live process, not "
 		                       "to a descriptor; it is given up when the command and the "
 		                       "processes it started have ended");
-	if (a->npos && is_descriptor(a->pos[0]) && !a->nrest && !f->shell)
-		return cli_usage_error(c, "'%s': a bakery lock belongs to a live process, not to "
-		                       "a descriptor; lock a file around a command instead: "
-		                       "`bakery flock FILE COMMAND`", a->pos[0]);
+	if (run_descriptor_form(a, f->shell))
+		return cli_usage_error(c, "'%s': " RUN_NO_DESCRIPTOR ": `bakery flock FILE "
+		                       "COMMAND`", a->pos[0]);
 	if (f->close && f->no_fork)
 		return cli_usage_error(c, "--close and --no-fork exclude each other");
 	if ((err = run_command_args(c, f->shell, a, o)))
@@ -61,7 +54,7 @@ static int flock_values(struct cli *c, const struct flock_args *f, const struct 
 	o->quiet = true;
 	o->codes = (struct run_codes){ EXIT_FLOCK_CONFLICT, EXIT_FLOCK_NOFILE, EXIT_FLOCK_NOEXEC,
 	                               EXIT_FLOCK_NOEXEC };
-	return run_wait_values(c, f->wait ? f->wait : f->timeout, f->nonblock, f->conflict, o);
+	return run_wait_values(c, f->wait, f->nonblock, f->conflict, o);
 }
 
 static int flock_parse(struct cli *c, int argc, char **argv, struct run_opts *o, bool *version)
@@ -74,7 +67,7 @@ static int flock_parse(struct cli *c, int argc, char **argv, struct run_opts *o,
 		{ "nonblock", 'n', NULL, &f.nonblock, NULL },
 		{ "nb", 0, NULL, &f.nonblock, NULL },
 		{ "nonblocking", 0, NULL, &f.nonblock, NULL },
-		{ "wait", 'w', &f.wait, NULL, NULL }, { "timeout", 0, &f.timeout, NULL, NULL },
+		{ "wait", 'w', &f.wait, NULL, NULL }, { "timeout", 0, &f.wait, NULL, NULL },
 		{ "close", 'o', NULL, &f.close, NULL },
 		{ "conflict-exit-code", 'E', &f.conflict, NULL, NULL },
 		{ "no-fork", 'F', NULL, &f.no_fork, NULL },

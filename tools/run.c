@@ -41,17 +41,11 @@
 
 /* ---------------------------------------------------- shared parts -- */
 
-bool run_parse_seconds(const char *s, double *out)
+bool run_descriptor_form(const struct cli_args *a, const char *shell)
 {
-	char *end;
-	double v;
+	const char *s = a->npos == 1 ? a->pos[0] : "";
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0) || v > 1e9)
-		return false;
-	*out = v;
-	return true;
+	return *s && strspn(s, "0123456789") == strlen(s) && !a->nrest && !shell;
 }
 
 /* -c COMMAND: the command becomes $SHELL -c COMMAND ("/bin/sh" when SHELL
@@ -100,48 +94,110 @@ static int lock_name_check(struct cli *c, const char *name)
 
 /* `bakery run FILE COMMAND`, meant as flock(1)'s `flock FILE COMMAND`,
  * would create a region named after the file: a REGION that looks like a
- * path (a '/' past the first character, or the name of an existing file)
- * and is no region yet is refused with a hint, whatever follows it (a
- * command of one word, -c, nothing), before anything else is said of the
- * command line.  Named as the user gave it. */
+ * path (a '/' past the first character, or the name of an existing file
+ * or directory) and is no region yet is refused with a hint, whatever
+ * follows it (a command of one word, -c, nothing), before anything else
+ * is said of the command line.  Named as the user gave it, and as what it
+ * is: a directory ("/" too, which is no region's name either) is said to
+ * be one. */
 static int path_check(struct cli *c, const char *region)
 {
 	struct stat st;
+	bool exists = stat(region, &st) == 0;
 	bakery_t *b;
 
-	if (!*region || (!strchr(region + 1, '/') && stat(region, &st) < 0))
+	if (!*region || (!strchr(region + 1, '/') && !exists))
 		return 0;
 	if (bakery_open(region, BAKERY_RDONLY, NULL, &b) == 0) {
 		bakery_close(b);
 		return 0;
 	}
 	snprintf(c->what, sizeof(c->what), "%s", region);
+	if (exists && S_ISDIR(st.st_mode))
+		return cli_fail(c, "a directory, not a region: the lock of a directory is "
+		                "`bakery run --file %s COMMAND` or `bakery flock %s COMMAND`",
+		                region, region);
 	return cli_fail(c, "looks like a file, not a region: the lock of a file is `bakery run "
 	                "--file %s COMMAND` or `bakery flock %s COMMAND`", region, region);
 }
 
+/* `bakery run 9`, meant as flock(1)'s descriptor form (`flock 9`): LOCK is
+ * missing, and the form that does what was meant is named. */
+static int descriptor_form_hint(struct cli *c, const char *arg)
+{
+	return cli_usage_error(c, "missing LOCK; if '%s' is a descriptor, as in flock(1)'s "
+	                       "`flock %s`: " RUN_NO_DESCRIPTOR ": `bakery run --file FILE "
+	                       "COMMAND` or `bakery flock FILE COMMAND`", arg, arg);
+}
+
 struct run_args {
-	const char *algo, *wait, *timeout, *conflict, *shell, *file, *holders;
+	const char *algo, *wait, *conflict, *shell, *file, *holders;
 	bool nonblock, shared, exclusive, close, no_fork, sigpipe_ok, verbose, unlock;
 	bool any_owner, biased;
 };
 
+/* A -w longer than this (about 31.7 years) is waited as no -w is, as long
+ * as it takes: a deadline that far is none, and the clock plus it stays
+ * within a time_t. */
+#define WAIT_FOREVER_AFTER 1e9
+/* From 2^63 seconds on (inf too), flock(1) cannot set its timer: it fails
+ * with EX_OSERR (71), and so does this. */
+#define WAIT_TOO_LONG 0x1p63
+
+/* -w SECONDS into O (O->wait is RUN_WAIT_FOREVER until then), read as
+ * flock(1) reads it (strtold: blanks before it, a sign, a fraction, an
+ * exponent, hex, inf; nothing after it): 0, or the exit code of a
+ * refusal. */
+static int wait_seconds(struct cli *c, const char *s, struct run_opts *o)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = (double)strtold(s, &end);
+	if (errno || end == s || *end || !(v >= 0))
+		return cli_usage_error(c, "--wait must be a number of seconds, 0 or more, "
+		                       "such as 2.5");
+	if (v >= WAIT_TOO_LONG)
+		return cli_fail(c, "--wait %s: too long for a timer (2^63 seconds or more); "
+		                "without --wait, the lock is waited for as long as it takes", s);
+	if (v > WAIT_FOREVER_AFTER)
+		return 0;
+	o->timeout = v;
+	/* as flock(1): -w 0 is -n (its message too) */
+	o->wait = v == 0 ? RUN_WAIT_NONE : RUN_WAIT_FOR;
+	return 0;
+}
+
+/* -E CODE, read as flock(1) reads it (strtol, base 10: blanks before it
+ * and a sign, nothing after it; "-0" is 0), within 0 to 255. */
+static bool exit_code_value(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 255)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
 int run_wait_values(struct cli *c, const char *wait, bool nonblock, const char *conflict,
                     struct run_opts *o)
 {
-	unsigned code;
+	int err;
 
-	if (wait && !run_parse_seconds(wait, &o->timeout))
-		return cli_usage_error(c, "--wait must be a number of seconds, such as 2.5");
-	/* as flock(1): -n wins over -w; -w 0 is -n (its message too) */
-	if (wait && o->timeout == 0)
-		nonblock = true;
-	o->wait = nonblock ? RUN_WAIT_NONE : wait ? RUN_WAIT_FOR : RUN_WAIT_FOREVER;
-	if (conflict) {
-		if (!cli_parse_count(conflict, 0, 255, &code))
-			return cli_usage_error(c, "--conflict-exit-code must be a number from 0 to 255");
-		o->codes.conflict = (int)code;
-	}
+	/* flock(1) reads -E as it parses; it sets -w's timer later */
+	if (conflict && !exit_code_value(conflict, &o->codes.conflict))
+		return cli_usage_error(c, "--conflict-exit-code must be a number from 0 to 255");
+	o->wait = RUN_WAIT_FOREVER;
+	if (wait && (err = wait_seconds(c, wait, o)))
+		return err;
+	/* as flock(1): -n wins over -w */
+	if (nonblock)
+		o->wait = RUN_WAIT_NONE;
 	return 0;
 }
 
@@ -223,7 +279,7 @@ static int run_values(struct cli *c, const struct run_args *r, struct run_opts *
 	o->biased = r->biased;
 	o->codes = (struct run_codes){ EXIT_RUN_TIMEOUT, EXIT_RUN_FAIL, EXIT_RUN_NOTFOUND,
 	                               EXIT_RUN_NOEXEC };
-	return run_wait_values(c, r->wait ? r->wait : r->timeout, r->nonblock, r->conflict, o);
+	return run_wait_values(c, r->wait, r->nonblock, r->conflict, o);
 }
 
 int run_command_args(struct cli *c, const char *shell, const struct cli_args *a,
@@ -242,12 +298,11 @@ int run_command_args(struct cli *c, const char *shell, const struct cli_args *a,
 }
 
 /* --file PATH: the path lock of PATH, which has one holder and the
- * library's algorithm, in the caller's own region of path locks. */
+ * library's algorithm, in the caller's own region of path locks (no
+ * REGION LOCK: run_parse). */
 static int file_args(struct cli *c, const struct run_args *r, const struct cli_args *a,
                      struct run_opts *o)
 {
-	if (a->npos)
-		return cli_usage_error(c, "--file names the lock: no REGION LOCK with it");
 	if (r->algo)
 		return cli_usage_error(c, "--algo: the lock of a file (--file) is a path lock, "
 		                       "of the library's algorithm");
@@ -273,7 +328,7 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 		{ "nonblock", 'n', NULL, &r.nonblock, NULL },
 		{ "nb", 0, NULL, &r.nonblock, NULL },
 		{ "nonblocking", 0, NULL, &r.nonblock, NULL },
-		{ "wait", 'w', &r.wait, NULL, NULL }, { "timeout", 0, &r.timeout, NULL, NULL },
+		{ "wait", 'w', &r.wait, NULL, NULL }, { "timeout", 0, &r.wait, NULL, NULL },
 		{ "conflict-exit-code", 'E', &r.conflict, NULL, NULL },
 		{ "command", 'c', &r.shell, NULL, NULL }, { "file", 'F', &r.file, NULL, NULL },
 		{ "shared", 's', NULL, &r.shared, &r.exclusive },
@@ -290,11 +345,17 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 	struct cli_args a;
 	int err;
 
-	/* with --file, no REGION LOCK: the command follows the options */
+	/* with --file, no REGION LOCK: the command follows the options, so
+	 * only a REGION before --file is taken as one, and said before what
+	 * else is wrong (such as a missing COMMAND) */
 	if ((err = cli_parse_args(c, argc, argv, opts, &r.file, 2, true, &a)))
 		return err;
+	if (r.file && a.npos)
+		return cli_usage_error(c, "--file names the lock: no REGION LOCK with it");
 	if (!r.file && a.npos && (err = path_check(c, a.pos[0])))
 		return err;
+	if (!r.file && run_descriptor_form(&a, r.shell))
+		return descriptor_form_hint(c, a.pos[0]);
 	if ((err = cli_args_complete(c, &a, r.file ? 0 : 2)))
 		return err;
 	memset(o, 0, sizeof(*o));

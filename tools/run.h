@@ -68,7 +68,7 @@
 #define SHARED_ENV "BAKERY_SHARED"     /* 1: the command runs as a reader */
 
 enum run_wait {
-	RUN_WAIT_FOREVER,
+	RUN_WAIT_FOREVER,          /* also -w over 1e9 s (about 31.7 years) */
 	RUN_WAIT_NONE,             /* -n, --nonblock (also -w 0) */
 	RUN_WAIT_FOR,              /* -w, --wait, --timeout SEC */
 };
@@ -108,17 +108,24 @@ struct run_opts {
 
 /* ---------------------------------------------------------- options -- */
 
-/* Parse "2.5" (seconds, 0 to 1e9) into *OUT; false if it is not one. */
-bool run_parse_seconds(const char *s, double *out);
 /* The command into O: -c SHELL's (SHELL not NULL: $SHELL -c SHELL, as
  * flock(1) runs it; no other argument then), or A's arguments after the
  * operands.  0, or a usage error's exit code. */
 int run_command_args(struct cli *c, const char *shell, const struct cli_args *a,
                      struct run_opts *o);
 /* -w WAIT (or NULL), -n, -E CONFLICT (or NULL) into O (O->codes set
- * first): 0, or a usage error's exit code. */
+ * first), as flock(1) reads them: 0, or a usage error's exit code (C's
+ * failure code for a -w of 2^63 s or more, as flock(1) fails to set its
+ * timer). */
 int run_wait_values(struct cli *c, const char *wait, bool nonblock, const char *conflict,
                     struct run_opts *o);
+/* flock(1)'s descriptor form, `flock 9` (as in `( flock 9; ... ) 9>file`):
+ * A's one operand a number, and no command (SHELL: -c's, or NULL). */
+bool run_descriptor_form(const struct cli_args *a, const char *shell);
+/* Why the descriptor form has no bakery equivalent, and what to do; the
+ * command of that form follows ": ". */
+#define RUN_NO_DESCRIPTOR "a bakery lock belongs to a live process, not to a descriptor; " \
+	"lock a file around a command instead"
 /* Set O->started to now, and O->deadline from O->timeout. */
 void run_start_clock(struct run_opts *o);
 

@@ -229,6 +229,13 @@ test_usage_errors() {
 	error 125 "$bakery" run -o --no-fork "$region" lock -- true
 	error 125 "$bakery" run "$region" lock -w
 	error 125 "$bakery" run "$region" lock --file "$tmp/f" -- true
+	# said before the missing command, not hidden behind it
+	for args in "$region lock" "$region"; do
+		# shellcheck disable=SC2086 # REGION [LOCK]
+		error 125 "$bakery" run $args --file "$tmp/f"
+		same "run $args --file (no command)" "$(cat "$tmp/err")" \
+			"bakery: run: --file names the lock: no REGION LOCK with it (try 'bakery run --help')"
+	done
 	# a path lock has one holder, the library's algorithm, the caller's region
 	error 125 "$bakery" run --file "$tmp/f" --algo lamport -- true
 	error 125 "$bakery" run --file "$tmp/f" --holders 2 -- true
@@ -238,13 +245,27 @@ test_usage_errors() {
 	error 64 "$bakery" flock --bogus "$tmp/f" true
 	error 64 "$bakery" flock -w soon "$tmp/f" true
 	error 64 "$bakery" flock -E 256 "$tmp/f" true
+	# -E as flock(1) reads it: blanks before and a sign pass, not these
+	for code in '7 ' 7x 0x7 1e1 '' ' ' + -1 -249 99999999999; do
+		error 64 "$bakery" flock -E "$code" "$tmp/f" true
+	done
+	# -w: not a number, or negative, is a bad command line; 2^63 s or more
+	# (inf) fails as flock(1) fails to set its timer
+	for secs in '' 1x '0.5 ' -1 -0.5 nan 1e5000; do
+		error 64 "$bakery" flock -w "$secs" "$tmp/f" true
+	done
+	for secs in inf 1e19 9223372036854775807; do
+		error 71 "$bakery" flock -w "$secs" "$tmp/f" true
+		grep -q "too long for a timer" "$tmp/err" || fail "flock -w $secs: $(cat "$tmp/err")"
+	done
+	error 125 "$bakery" run -w inf "$region" lock -- true
 	error 64 "$bakery" flock -o -F "$tmp/f" true
 	error 64 "$bakery" flock -c true "$tmp/f" extra
 	[ -e "$tmp/f" ] && fail "a refused flock created its file"
 	# a usage error is the error and where to read more, not the synopsis
 	error 125 "$bakery" run -w soon "$region" lock -- true
 	same "usage error" "$(cat "$tmp/err")" \
-		"bakery: run: --wait must be a number of seconds, such as 2.5 (try 'bakery run --help')"
+		"bakery: run: --wait must be a number of seconds, 0 or more, such as 2.5 (try 'bakery run --help')"
 	error 64 "$bakery" flock --bogus "$tmp/f" true
 	same "flock's usage error" "$(cat "$tmp/err")" \
 		"bakery: flock: unknown option '--bogus' (try 'bakery flock --help')"
@@ -671,6 +692,8 @@ test_flock_options() {
 	error 75 "$bakery" run -n "$region" busy -- touch "$tmp/ran"
 	same "nonblock message" "$(cat "$tmp/err")" "bakery: run $region busy: lock is busy (--nonblock)"
 	error 9 "$bakery" run -n -E 9 "$region" busy -- touch "$tmp/ran"
+	error 9 "$bakery" run -n -E ' +9' "$region" busy -- touch "$tmp/ran"
+	error 75 "$bakery" run --nonb "$region" busy -- touch "$tmp/ran"
 	error 75 "$bakery" run -w 0.2 "$region" busy -- touch "$tmp/ran"
 	same "timeout message" "$(cat "$tmp/err")" \
 		"bakery: run $region busy: lock not acquired: timed out after 0.2 s of waiting"
@@ -924,7 +947,12 @@ test_flock() {
 		while [ ! -e '$tmp/release' ]; do sleep 0.05; done" 2>"$tmp/hold.err" &
 	holder=$!
 	wait_held
-	for opt in -n --nb --nonblock --nonblocking '-w 0' '-w 0.2' '--wait 0.2' '--timeout 0.2'; do
+	# a -w past 1e9 s waits as long as it takes, as flock(1)'s does
+	"$bakery" flock -w 99999999999 "$lockf" true 2>"$tmp/huge.err" &
+	huge=$!
+	# --nonb and --non: prefixes of --nonblock and --nonblocking, one option
+	for opt in -n --nb --nonblock --nonblocking --nonb --non '-w 0' '-w 0.2' \
+		'--wait 0.2' '--timeout 0.2' '--ti=0.2' '--wa=0.2'; do
 		# shellcheck disable=SC2086 # the option and its value
 		run 1 "$bakery" flock $opt "$lockf" touch "$tmp/ran"
 		same "flock $opt: silent" "$(cat "$tmp/err")" ""
@@ -935,6 +963,16 @@ test_flock() {
 	run 1 "$bakery" flock --verbose -w 0.2 "$lockf" true
 	grep -q "timed out" "$tmp/err" || fail "flock --verbose -w: $(cat "$tmp/err")"
 	run 7 "$bakery" flock -n -E 7 "$lockf" true
+	# -E as flock(1) reads it (strtol): blanks before it, a sign, "-0"
+	for code in ' 7' +7 '	7' ' +7' 07; do
+		run 7 "$bakery" flock -n -E "$code" "$lockf" true
+	done
+	run 0 "$bakery" flock -n -E -0 "$lockf" true
+	# -w and --timeout are one option: the last one given counts
+	started=$(date +%s)
+	run 1 "$bakery" flock -w 20 --timeout 0 "$lockf" true
+	[ $(($(date +%s) - started)) -lt 10 ] || fail "flock -w 20 --timeout 0 waited"
+	running "$huge" || fail "flock -w 99999999999 did not wait: $(cat "$tmp/huge.err")"
 	run 0 "$bakery" flock -E 0 --conflict-exit-code 0 -w 0.1 "$lockf" true
 	started=$(date +%s)
 	run 1 "$bakery" flock -n -w 20 "$lockf" true          # -n wins
@@ -944,6 +982,7 @@ test_flock() {
 	touch "$tmp/release"
 	wait "$holder" || fail "the flock holder exited $?"
 	holder=
+	wait "$huge" || fail "flock -w 99999999999 exited $?: $(cat "$tmp/huge.err")"
 
 	# -s, -x, -e: readers together; the last of -s and -x wins
 	run 0 "$bakery" flock -s "$lockf" sh -c 'echo "$BAKERY_SHARED"'
@@ -1180,6 +1219,21 @@ test_run_habits() {
 	run 0 "$bakery" run -x "$region" habits -- true
 	run 0 "$bakery" run -e "$region" habits -- true
 	run 0 "$bakery" run --nb "$region" habits -- true
+	run 0 "$bakery" run --nonb "$region" habits -- true
+	run 0 "$bakery" run -w 1e10 "$region" habits -- true
+	# flock(1)'s descriptor form: what is missing, and the form to use
+	for args in 9 "-n 9"; do
+		# shellcheck disable=SC2086 # options and the number
+		error 125 "$bakery" run $args
+		grep -q "missing LOCK; if '9' is a descriptor.*\`bakery run --file FILE COMMAND\`" \
+			"$tmp/err" || fail "run $args: no hint: $(cat "$tmp/err")"
+	done
+	# a directory for REGION is said to be one ("/" too)
+	for dir in / "$tmp"; do
+		error 125 "$bakery" run "$dir" j true
+		same "run $dir j true" "$(cat "$tmp/err")" "bakery: run $dir: a directory, not a region: \
+the lock of a directory is \`bakery run --file $dir COMMAND\` or \`bakery flock $dir COMMAND\`"
+	done
 	hold habits
 	started=$(date +%s)
 	run 75 "$bakery" run -n -w 20 "$region" habits -- true      # -n wins
