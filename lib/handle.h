@@ -81,6 +81,10 @@ struct bakery_lock {
 	/* ops->doorway and ->exit, or their biased twins in a biased lock */
 	int (*doorway)(struct passage *p);
 	void (*exit)(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared);
+	/* ops->pass_abort: how a passer aborts a passed waiter's passage in
+	 * this lock, when the plain reset will not do; NULL: the plain reset
+	 * (pass.c, which reads it through a passage's handle) */
+	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
 	uint64_t serial;           /* this handle among all the process opened
 	                              (never 0, never reused, unlike an address) */
 	/* Where the lock lies in B's mapping, which never moves while B is

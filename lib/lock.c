@@ -222,6 +222,7 @@ static int lock_open(bakery_t *b, const char *lock_name, const struct bakery_loc
 	l->biased = biased;
 	l->doorway = biased ? l->ops->doorway_biased : l->ops->doorway;
 	l->exit = biased ? l->ops->exit_biased : l->ops->exit;
+	l->pass_abort = l->ops->pass_abort;
 	l->serial = handle_serial_next();
 	l->entry = &b->locks[index];
 	l->regs = reg_of(b, index, 0);
@@ -329,19 +330,25 @@ static __attribute__((cold, noinline)) void lock_call_failed(struct bakery *b)
 }
 
 /* A place in line not taken yet: nobody seen ahead (no predecessor: slot 0
- * is a slot like any other), not passable. */
+ * is a slot like any other), not passable.  (pred_number: only once pred
+ * names a slot.) */
 static inline void passage_new_place(struct passage *p)
 {
 	p->also = p->also_waiters = NULL;
 	p->crowd = 0;
 	p->pred = p->pred2 = BAKERY_NO_SLOT;
-	p->pred_number = 0;
 	p->pass_published = p->pass_phase = false;
 }
 
+/* The passages this thread has under way, innermost first (each one's
+ * `outer`): a lock call made inside one of them (from bakery_acquire's
+ * callback or a signal handler) finds its own here.  On the callers'
+ * stacks. */
+static __thread const struct passage *tls_in_line __attribute__((tls_model("initial-exec")));
+
 /* The one way to make a passage: slot SELF's in L's lock, every field set
  * (field by field: no zeroing of the whole, and no zero left to name slot
- * 0 where no slot is meant). */
+ * 0 where no slot is meant), OUTER the passage it is made inside. */
 static inline void passage_init(struct passage *p, struct bakery_lock *l, unsigned self,
                                 const struct deadline *dl, bool shared)
 {
@@ -351,38 +358,27 @@ static inline void passage_init(struct passage *p, struct bakery_lock *l, unsign
 	p->mine = lock_reg(l, self);
 	p->active = l->active;
 	p->dl = dl;
+	p->via = l;
+	p->outer = tls_in_line;
 	p->shared = shared;
-	p->holders = l->holders;
-	p->pass_abort = l->ops->pass_abort;
-	p->handle = l->serial;
 	passage_new_place(p);
 }
 
-/* The registers of the passages this thread has under way, innermost first:
- * a lock call made inside one of them (from bakery_acquire's callback or a
- * signal handler) finds its own here.  Kept on the callers' stacks. */
-struct in_line {
-	const struct bakery_shm_reg *reg;
-	const struct in_line *outer;
-};
-static __thread const struct in_line *tls_in_line __attribute__((tls_model("initial-exec")));
-
 /* Is REG the place of a passage this call was made inside?  (The innermost
- * note is the calling passage's own: lock_acquire_in_slot.) */
+ * passage is the calling one: lock_acquire_in_slot.) */
 static bool in_line_already(const struct bakery_shm_reg *reg)
 {
-	for (const struct in_line *i = tls_in_line->outer; i; i = i->outer)
-		if (i->reg == reg)
+	for (const struct passage *i = tls_in_line->outer; i; i = i->outer)
+		if (i->mine == reg)
 			return true;
 	return false;
 }
 
-static int passage_begin(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                         unsigned self, struct passage *p)
+/* The checks of passage P, just made, before its first attempt. */
+static int passage_begin(struct bakery_lock *l, struct passage *p)
 {
 	struct bakery *b = l->b;
 
-	passage_init(p, l, self, dl, shared);
 	if (caa_unlikely(CMM_LOAD_SHARED(p->mine->stage) != BAKERY_PASS_IDLE)) {
 		if (CMM_LOAD_SHARED(p->mine->stage) == BAKERY_PASS_CRITICAL)
 			return held_already(l);
@@ -509,28 +505,26 @@ static int passage_attempt(struct bakery_lock *l, struct passage *p)
 	return bakery__pass_close(p, err);
 }
 
-/* The lock call in our slot SELF, kept ours meanwhile (slot_enter), or
- * ENTRY_MOVED. */
-static inline int acquire_in_line(struct bakery_lock *l, const struct deadline *dl, bool shared,
-                                  unsigned self)
+/* The lock call of passage P, in our slot, kept ours meanwhile
+ * (slot_enter), or ENTRY_MOVED. */
+static inline int acquire_in_line(struct bakery_lock *l, struct passage *p)
 {
-	struct passage p;
 	uint32_t flags;
-	int err = passage_begin(l, dl, shared, self, &p);
+	int err = passage_begin(l, p);
 
 	if (err)
 		return err;
 	/* passed: a new place in line, with the deadline we had */
-	while ((err = passage_attempt(l, &p)) == BAKERY_EPASSED) {
+	while ((err = passage_attempt(l, p)) == BAKERY_EPASSED) {
 		int over;
 
-		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
-		passage_new_place(&p);
-		if ((over = bakery__wait_over(dl))) {
+		CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
+		passage_new_place(p);
+		if ((over = bakery__wait_over(p->dl))) {
 			/* no new place past the deadline (or once told to
 			 * stop); the pass is settled now if it is over, else
 			 * before our next attempt */
-			err = bakery__pass_settle(&p);
+			err = bakery__pass_settle(p);
 			err = err ? err : over;
 			break;
 		}
@@ -538,54 +532,57 @@ static inline int acquire_in_line(struct bakery_lock *l, const struct deadline *
 	if (caa_unlikely(err == ENTRY_MOVED))
 		return err;     /* lock_acquire waits for the unlink, then again */
 	if (err) {
-		CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_IDLE);
+		CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_IDLE);
 		return err;
 	}
-	if (region_lost(p.b)) {
+	if (region_lost(p->b)) {
 		/* what let us in may have been the zero pages the guard put
 		 * in place of the region: no exclusion to speak of */
-		passage_release(l, &p);
-		return region_lost_error(p.b);
+		passage_release(l, p);
+		return region_lost_error(p->b);
 	}
 	/* the algorithm's last step (Jayanti's X) is done: we are the holder */
-	CMM_STORE_SHARED(p.mine->stage, BAKERY_PASS_CRITICAL);
-	CMM_STORE_SHARED(p.mine->acquisitions, p.mine->acquisitions + 1);
+	CMM_STORE_SHARED(p->mine->stage, BAKERY_PASS_CRITICAL);
+	CMM_STORE_SHARED(p->mine->acquisitions, p->mine->acquisitions + 1);
 	CRASH_POINT("critical");
 	/* the registers that let us in before the flags a recoverer set ahead
 	 * of clearing them (load->load; pairs with note_dead_slot in lock_recovery.c) */
 	cmm_smp_rmb();
 	flags = CMM_LOAD_SHARED(l->entry->flags);
 	if (caa_unlikely(flags & LOCK_NOT_RECOVERABLE)) {
-		passage_release(l, &p);
+		passage_release(l, p);
 		return ENOTRECOVERABLE;
 	}
 	if (caa_unlikely(flags & LOCK_OWNER_DIED)) {
 		/* a reader is told too, but cannot repair (bakery_consistent
 		 * is EPERM for it): the mark stays for a writer */
-		if (!shared)
-			CMM_STORE_SHARED(p.mine->holder_inconsistent, 1);
+		if (!p->shared)
+			CMM_STORE_SHARED(p->mine->holder_inconsistent, 1);
 		return EOWNERDEAD;
 	}
 	return 0;
 }
 
-/* acquire_in_line, with our place noted for the calls made inside it. */
+/* acquire_in_line in a passage of our slot SELF, noted for the calls made
+ * inside it. */
 static inline int lock_acquire_in_slot(struct bakery_lock *l, const struct deadline *dl,
                                        bool shared, unsigned self)
 {
-	struct in_line me = { lock_reg(l, self), tls_in_line };
+	struct passage p;
 	int err;
 
-	tls_in_line = &me;
-	/* the note before the passage, and the passage before its removal,
-	 * for a signal handler of this thread (compiler barriers: one
-	 * thread, no reordering by the CPU to see) */
+	passage_init(&p, l, self, dl, shared);
+	tls_in_line = &p;
+	/* the note (and the passage it names) before the passage's first
+	 * store, and the passage before the note's removal, for a signal
+	 * handler of this thread (compiler barriers: one thread, no
+	 * reordering by the CPU to see) */
 	cmm_barrier();
-	err = acquire_in_line(l, dl, shared, self);
+	err = acquire_in_line(l, &p);
 	cmm_barrier();
 	/* (removed before an unlink's wait: the next attempt is not one
 	 * made inside this one) */
-	tls_in_line = me.outer;
+	tls_in_line = p.outer;
 	return err;
 }
 

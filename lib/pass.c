@@ -320,7 +320,7 @@ static bool turn_is_due(struct passage *p, unsigned j, uint64_t *tj)
 	*tj = CMM_LOAD_SHARED(reg_of(p->b, p->lock, j)->number);
 	if (!ticket_held(&line, *tj))
 		return false;
-	return p->holders > 1 ? holders_turn_came(p->b, p->lock, &line, j, *tj, p->holders)
+	return p->via->holders > 1 ? holders_turn_came(p->b, p->lock, &line, j, *tj, p->via->holders)
 	                      : turn_came(p->b, p->lock, &line, j, *tj);
 }
 
@@ -369,7 +369,7 @@ static bool consider(struct passage *p, unsigned j, struct pass_watch *w)
 	if (elapsed_ns(&w->since, &now) < grace)
 		return false;
 	w->started = w->armed = false;
-	return pass_slot(p->b, p->lock, j, p->self, p->pass_abort);
+	return pass_slot(p->b, p->lock, j, p->self, p->via->pass_abort);
 }
 
 bool bakery__pass_consider(struct passage *p, unsigned j, struct pass_watch *w)
@@ -397,8 +397,8 @@ bool bakery__pass_consider_once(struct passage *p, unsigned j)
 	if (!grace)
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (tl.handle != p->handle || elapsed_ns(&tl.used, &now) >= grace / 4) {
-		tl.handle = p->handle;
+	if (tl.handle != p->via->serial || elapsed_ns(&tl.used, &now) >= grace / 4) {
+		tl.handle = p->via->serial;
 		tl.w.started = tl.w.armed = false;
 	}
 	tl.used = now;

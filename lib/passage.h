@@ -18,36 +18,46 @@ struct passage {
 	struct bakery_shm_reg *mine;
 	uint64_t *active;          /* the lock's active set (the handle's) */
 	const struct deadline *dl;
+	/* the lock handle it is made through: the lock's capacity k (more
+	 * than 1 admits k holders at once), how a passer aborts a passed
+	 * waiter's passage (pass.c), and the handle's serial (a trylock's pass
+	 * watch belongs to one handle) are read there, not copied: every
+	 * store made before the doorway's barrier is one the barrier waits
+	 * for */
+	const struct bakery_lock *via;
+	/* the passage this thread had under way when it started this one (a
+	 * lock call made inside a wait: bakery_acquire's callback, a signal
+	 * handler), or NULL (lock.c) */
+	const struct passage *outer;
+	/* a shared (reader) passage: it waits only for exclusive ones ahead */
+	bool shared;
+	/*
+	 * The place in line, from here to pass_phase: set anew for each place
+	 * (lock.c, passage_new_place), in this order, so that the compiler
+	 * writes the constants as a few wide stores.  pred_number and
+	 * pred2_number mean something only while pred and pred2 name a slot,
+	 * and are set with them (passage_note_ahead).
+	 */
 	/* a lock-wide futex word the conditions also depend on, or NULL */
 	uint32_t *also, *also_waiters;
+	uint64_t pred_number;
 	/* others holding a ticket when our doorway read them, all ahead of
 	 * ours (wait.c: how long to spin, whether to park) */
 	unsigned crowd;
 	/* the latest of those tickets (our predecessor in line) and the
-	 * register value the doorway read, or BAKERY_NO_SLOT; and the latest
-	 * before it, whose exit makes us the next in line (BAKERY_NO_SLOT
-	 * with fewer than two ahead), and the place of each in line
-	 * (passage_note_ahead) */
+	 * ticket register value the doorway read (pred_number, above), or
+	 * BAKERY_NO_SLOT; and the latest before it, whose exit makes us the
+	 * next in line (BAKERY_NO_SLOT with fewer than two ahead), and the
+	 * place of each in line (passage_note_ahead) */
 	unsigned pred, pred2;
-	uint64_t pred_number, pred2_number;
-	uint64_t pred_rank, pred2_rank;
-	/* a shared (reader) passage: it waits only for exclusive ones ahead */
-	bool shared;
-	/* the lock's capacity k: more than 1 admits k holders at once */
-	unsigned holders;
 	/* our pass word says WAITING (pass.h): we may be passed */
 	bool pass_published;
 	/* in the algorithm's waiting phase (after the doorway, before the
 	 * pass word is taken back): only there may we become passable, not
 	 * while an algorithm's prepare step drives a passage of ours */
 	bool pass_phase;
-	/* how a passer aborts a passed waiter's passage in this lock, when the
-	 * plain reset will not do (struct algo_ops.pass_abort); NULL: the
-	 * plain reset (pass.c) */
-	void (*pass_abort)(struct bakery *b, unsigned lock, unsigned slot);
-	/* the serial of the lock handle it is made through (a trylock's pass
-	 * watch belongs to one handle: pass.c) */
-	uint64_t handle;
+	uint64_t pred2_number;
+	uint64_t pred_rank, pred2_rank;
 };
 
 /*

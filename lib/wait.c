@@ -577,7 +577,7 @@ static bool holders_park(struct passage *p, await_fn cond, void *arg, struct pas
 	holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
 	/* still behind the same waiter, which has not entered (else at most
 	 * k would be ahead of us now) */
-	if (!holds && p->pred == j && p->crowd > p->holders) {
+	if (!holds && p->pred == j && p->crowd > p->via->holders) {
 		struct watch s;
 
 		s.n = 0;
@@ -611,7 +611,7 @@ static int await_any_sleeping(struct passage *p, struct any_line *l, await_fn co
 			return 0;
 		if ((err = bakery__wait_over(p->dl)))
 			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : err;
-		if (p->crowd > p->holders && p->pred != BAKERY_NO_SLOT)
+		if (p->crowd > p->via->holders && p->pred != BAKERY_NO_SLOT)
 			holds = holders_park(p, cond, arg, pred_watch, &naps);
 		else
 			holds = any_sleep(p, l, cond, arg, &naps);
@@ -642,7 +642,7 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *
 		return 0;
 	/* far back (as bakery__park_behind_slow): spinning on the whole line
 	 * only takes the CPU those ahead need */
-	spins = p->crowd < p->holders + park_threshold() ? SPIN_POLLS : 0;
+	spins = p->crowd < p->via->holders + park_threshold() ? SPIN_POLLS : 0;
 	for (int i = 0; i < spins; i++) {
 		if (cond(b, p->lock, BAKERY_NO_SLOT, arg))
 			return 0;

@@ -86,7 +86,7 @@ static inline int bakery__park_behind(struct passage *p)
  * `exits`).  Every evaluation of cond refreshes AHEAD[0..*N) (the slots
  * whose tickets are ahead of ours, a subset of the previous list, in
  * increasing order), p->crowd (their number) and p->pred (the latest).
- * With more than p->holders of them ahead, the latest is a waiter we
+ * With more than p->via->holders of them ahead, the latest is a waiter we
  * cannot pass: we sleep on its line and token until it enters
  * (bakery__reg_signal_entry), leaves or dies.  Otherwise we are next in
  * line: we sleep on p->also and on the liveness tokens of those ahead (as

@@ -214,15 +214,51 @@ static inline bool active_alone_words(const uint64_t *set, unsigned bound, unsig
 	return true;
 }
 
-static inline bool active_alone(const struct passage *p)
+/*
+ * active_alone's question in two halves, for a doorway: the addresses and
+ * our bit are taken before the barrier (lone_look_at: process-local words,
+ * which no other process changes), so that after it only the two shared
+ * words, the bound and the first word of the set, are loaded, side by
+ * side.  Loads that follow a locked instruction wait for it, and a chain
+ * of three (passage, region, header) cost more than the barrier's own
+ * cycles (docs/performance.md, "What the time of a passage is").
+ */
+struct lone_look {
+	const uint32_t *hwm;       /* the region's slots_hwm */
+	const uint64_t *set;       /* the lock's active set */
+	uint64_t self_bit;         /* our bit in the set's first word, or 0 */
+	unsigned nslots, self;
+};
+
+static inline struct lone_look lone_look_at(const struct passage *p)
 {
-	unsigned bound = slots_bound(p->b);
+	return (struct lone_look){
+		.hwm = &p->b->hdr->slots_hwm,
+		.set = p->active,
+		.self_bit = p->self < 64 ? UINT64_C(1) << p->self : 0,
+		.nslots = p->b->nslots,
+		.self = p->self,
+	};
+}
+
+static inline bool lone_look_alone(const struct lone_look *lk)
+{
+	unsigned hwm = CMM_LOAD_SHARED(*lk->hwm);
+	uint64_t first = CMM_LOAD_SHARED(lk->set[0]);
 
 	/* every slot ever claimed below 64 (a region's usual state, whatever
 	 * its size): the loop's one word, without the loop */
-	if (caa_likely(bound <= 64))
-		return CMM_LOAD_SHARED(p->active[0]) == (p->self < 64 ? UINT64_C(1) << p->self : 0);
-	return active_alone_words(p->active, bound, p->self);
+	if (caa_likely(hwm <= 64))
+		return first == lk->self_bit;
+	/* (slots_bound: never trust the region's bound past our own) */
+	return active_alone_words(lk->set, hwm < lk->nslots ? hwm : lk->nslots, lk->self);
+}
+
+static inline bool active_alone(const struct passage *p)
+{
+	struct lone_look lk = lone_look_at(p);
+
+	return lone_look_alone(&lk);
 }
 
 /* for (each slot j of the lock's active set, j != self).  WALK names the

@@ -96,6 +96,9 @@ static __attribute__((noinline)) uint64_t others_max_number(struct passage *p, u
 static int bw_doorway(struct passage *p)
 {
 	struct bakery_shm_reg *me = p->mine;
+	/* (the addresses before the barrier) */
+	const uint32_t *color = bw_color_word(p->b, p->lock);
+	struct lone_look look = lone_look_at(p);
 	unsigned mycolor;
 	uint64_t max;
 
@@ -105,9 +108,9 @@ static int bw_doorway(struct passage *p)
 
 	store_mb(&me->choosing, count);
 	CRASH_POINT("doorway");
-	mycolor = bw_shared_color(p->b, p->lock);                    /* line 4 */
+	mycolor = bw_color_read(color);                                 /* line 4 */
 	CRASH_POINT("doorway-color");
-	max = active_alone(p) ? 0 : others_max_number(p, mycolor); /* lines 3, 5 */
+	max = lone_look_alone(&look) ? 0 : others_max_number(p, mycolor); /* lines 3, 5 */
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
 #ifdef BAKERY_TESTING

@@ -38,9 +38,15 @@ static inline uint32_t *bw_color_word(struct bakery *b, unsigned lock)
 	return &b->locks[lock].color;
 }
 
+/* the shared colour, read from its word (bw_color_word) */
+static inline unsigned bw_color_read(const uint32_t *word)
+{
+	return CMM_LOAD_SHARED(*word) & 1;
+}
+
 static inline unsigned bw_shared_color(struct bakery *b, unsigned lock)
 {
-	return CMM_LOAD_SHARED(*bw_color_word(b, lock)) & 1;
+	return bw_color_read(bw_color_word(b, lock));
 }
 
 /*

@@ -81,7 +81,7 @@ static int boulangerie_wait(struct passage *p)
 	/* 6a: if number[i] = 1 then Limit := i - 1 else Limit := N */
 	unsigned limit = num == 1 ? p->self : UINT32_MAX;
 
-	if (p->holders > 1)
+	if (p->via->holders > 1)
 		return bakery__holders_wait(p);
 	/* nobody else in the set: 6b has no j to visit */
 	if (active_alone(p))

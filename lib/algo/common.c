@@ -101,6 +101,7 @@ static __attribute__((cold, noinline)) int doorway_refused(struct passage *p, ui
 static inline __attribute__((always_inline)) int number_doorway(struct passage *p, bool biased)
 {
 	struct bakery_shm_reg *me = p->mine;
+	struct lone_look look = lone_look_at(p);        /* (before the barrier) */
 	uint64_t max;
 
 	/* choosing[i] := true, then a full barrier.  Forbids loading number[j]
@@ -120,7 +121,7 @@ static inline __attribute__((always_inline)) int number_doorway(struct passage *
 		if (err)
 			return doorway_refused(p, count, err);
 	}
-	max = active_alone(p) ? 0 : others_max_number(p);    /* max(number[1..n]) */
+	max = lone_look_alone(&look) ? 0 : others_max_number(p);     /* max(number[1..n]) */
 	if (max >= NUMBER_LIMIT)
 		max = NUMBER_LIMIT - 1;
 	if (biased)
@@ -180,7 +181,7 @@ void bakery__number_abort(struct passage *p)
 	count_abort(p);
 	store_mb(&p->mine->number, 0);
 	bakery__reg_signal(p->mine);
-	if (caa_unlikely(p->holders > 1))
+	if (caa_unlikely(p->via->holders > 1))
 		bakery__holders_signal(p->b, p->lock);
 }
 
@@ -229,7 +230,7 @@ static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, voi
 			p->crowd++;
 		}
 	}
-	return p->crowd < p->holders;
+	return p->crowd < p->via->holders;
 }
 
 /*

@@ -144,17 +144,23 @@ static __attribute__((noinline)) void tokens_read(struct passage *p, struct seen
 	p->crowd = *count;
 }
 
-/* Line 3 after line 2: x := X, kept modulo 2n-1 (a value out of range,
- * only in a corrupted region, is folded in without a division otherwise). */
-static inline unsigned x_read(struct bakery *b, unsigned lock)
+/* Line 3 after line 2: x := X, read from X's word, kept modulo M = 2n-1
+ * (a value out of range, only in a corrupted region, is folded in without
+ * a division otherwise). */
+static inline unsigned x_read_at(const uint32_t *x_word, unsigned m)
 {
-	unsigned m = modulus(b), x;
+	unsigned x;
 
 	/* line 3 comes after line 2: Theorem 2 needs X read last */
 	cmm_smp_rmb();
-	x = CMM_LOAD_SHARED(b->locks[lock].jayanti_x);
+	x = CMM_LOAD_SHARED(*x_word);
 
 	return caa_likely(x < m) ? x : x % m;
+}
+
+static inline unsigned x_read(struct bakery *b, unsigned lock)
+{
+	return x_read_at(&b->locks[lock].jayanti_x, modulus(b));
 }
 
 /* Lines 2-4 with others in the set: S := {token_j} (line 2), x := X (line
@@ -187,40 +193,60 @@ static __attribute__((noinline)) unsigned crowd_token(struct passage *p)
 	return (best + x + m - (b->nslots - 1)) % m;            /* shift back */
 }
 
-static int jay_doorway(struct passage *p)
+/* Lines 4-5 after line 3 gave TOK (the max^ of line 4, or TOKEN_NONE
+ * without memory for S): token_i := TOK (+) 1 modulo M, then gettoken :=
+ * false. */
+static inline int doorway_finish(struct passage *p, struct bakery_shm_reg *me, unsigned tok,
+                                 unsigned m)
 {
-	struct bakery *b = p->b;
-	unsigned m = modulus(b), tok;
-
-	/* line 1: gettoken := true, then a full barrier: forbids loading the
-	 * tokens and X before gettoken = 1 is visible (store->load) */
-	store_mb(&p->mine->choosing, 1);
-	CRASH_POINT("doorway");
-	/* lines 2-4.  Alone, S = {} and max^ over {x} is x itself (x shifted
-	 * around itself, then back) */
-	tok = active_alone(p) ? x_read(b, p->lock) : crowd_token(p);
 	if (caa_unlikely(tok == TOKEN_NONE)) {
 		/* no token published: what a recoverer does after a death
 		 * here (the plain reset), done by ourselves */
-		store_mb(&p->mine->choosing, 0);
-		bakery__reg_signal_doorway(p->mine);
+		store_mb(&me->choosing, 0);
+		bakery__reg_signal_doorway(me);
 		return ENOMEM;
 	}
 	tok = tok + 1 < m ? tok + 1 : 0;                        /* (+) 1, modulo 2n-1 */
-	CMM_STORE_SHARED(p->mine->number, (uint64_t)tok + 1);   /* token_i := ... */
+	CMM_STORE_SHARED(me->number, (uint64_t)tok + 1);        /* token_i := ... */
 	/* Theorem 1: while a token is held, X <= token <= X + n (X never
 	 * decreases, and nobody passes us to move X beyond our token).  The
 	 * modular form is what the code relies on; proxy completion after a
 	 * crash or abort is checked by the model, not by this bound. */
-	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(b->locks[p->lock].jayanti_x) % m) % m <=
-	                      b->nslots ||
-	              bakery__lock_faulted(b, p->lock));
+	BAKERY_ASSERT((tok + m - CMM_LOAD_SHARED(p->b->locks[p->lock].jayanti_x) % m) % m <=
+	                      p->b->nslots ||
+	              bakery__lock_faulted(p->b, p->lock));
 	CRASH_POINT("doorway-token");
 	/* line 5, fenced on both sides: the token before gettoken = false
 	 * (store->store), both before the loads of lines 6-7 (store->load) */
-	store_mb(&p->mine->choosing, 0);
-	bakery__reg_signal_doorway(p->mine);
+	store_mb(&me->choosing, 0);
+	bakery__reg_signal_doorway(me);
 	return 0;
+}
+
+/* Lines 2-5 with others in the set.  Out of line, and called last: the
+ * lone doorway keeps nothing for it in saved registers. */
+static __attribute__((noinline)) int doorway_in_crowd(struct passage *p)
+{
+	return doorway_finish(p, p->mine, crowd_token(p), modulus(p->b));
+}
+
+static int jay_doorway(struct passage *p)
+{
+	struct bakery_shm_reg *me = p->mine;
+	/* (the addresses before the barrier: loads after it wait for it) */
+	const uint32_t *x_word = &p->b->locks[p->lock].jayanti_x;
+	unsigned m = modulus(p->b);
+	struct lone_look look = lone_look_at(p);
+
+	/* line 1: gettoken := true, then a full barrier: forbids loading the
+	 * tokens and X before gettoken = 1 is visible (store->load) */
+	store_mb(&me->choosing, 1);
+	CRASH_POINT("doorway");
+	if (!lone_look_alone(&look))
+		return doorway_in_crowd(p);
+	/* lines 2-4 alone: S = {}, and max^ over {x} is x itself (x shifted
+	 * around itself, then back) */
+	return doorway_finish(p, me, x_read_at(x_word, m), m);
 }
 
 /* --------------------------------------------------------------- proxy -- */
@@ -520,10 +546,17 @@ static __attribute__((noinline)) int await_turn_of_others(struct passage *p, uns
 	return err;
 }
 
-static int jay_wait(struct passage *p)
+/* Line 8: X := token_i, the passage's last shared write. */
+static inline void x_write(struct passage *p, unsigned token)
 {
-	unsigned token = token_read(p->b, p->mine);
-	/* nobody else in the set: lines 6-7 have no j to visit */
+	CMM_STORE_SHARED(p->b->locks[p->lock].jayanti_x, token);
+	/* store->store: X before the stage that tells a recoverer we are in */
+	cmm_smp_wmb();
+}
+
+/* Lines 6-8 with others in the set, or once we may have been passed. */
+static __attribute__((noinline)) int wait_in_crowd(struct passage *p, unsigned token)
+{
 	int err = active_alone(p) ? 0 : await_turn_of_others(p, token), passed;
 
 	/* Our pass word back (WAITING -> IDLE, a full barrier) before line 8
@@ -540,10 +573,24 @@ static int jay_wait(struct passage *p)
 	}
 	if (passed)
 		return passed;                  /* BAKERY_EPASSED: lock.c starts again */
-	CMM_STORE_SHARED(p->b->locks[p->lock].jayanti_x, token);    /* line 8: X := token_i */
-	/* store->store: X before the stage that tells a recoverer we are in */
-	cmm_smp_wmb();
+	x_write(p, token);                                      /* line 8 */
 	return 0;
+}
+
+static int jay_wait(struct passage *p)
+{
+	unsigned token = token_read(p->b, p->mine);
+
+	/* Nobody else in the set: lines 6-7 have no j to visit.  Never
+	 * passable then (only a wait that met a false condition publishes its
+	 * pass word), so the word needs no taking back: line 8 at once, in a
+	 * function that saves no registers for the crowd's. */
+	if (caa_likely(active_alone(p) && !p->pass_published)) {
+		bakery__pass_close(p, 0);
+		x_write(p, token);                              /* line 8 */
+		return 0;
+	}
+	return wait_in_crowd(p, token);
 }
 
 /*

@@ -69,7 +69,7 @@ static __attribute__((noinline)) int wait_for_others(struct passage *p)
 
 static int lamport_wait(struct passage *p)
 {
-	if (p->holders > 1)
+	if (p->via->holders > 1)
 		return bakery__holders_wait(p);
 	/* nobody else in the set: lines 8-14 have no j to visit */
 	if (active_alone(p))
