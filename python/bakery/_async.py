@@ -13,6 +13,14 @@ taken just then is released, before the cancellation goes on.  A lock that
 is free is taken without a thread: by a try on the loop's own thread,
 which then holds it for the task.
 
+A task's release is done whatever exception comes in the middle of it
+(a signal handler's, or a cancellation at its await): as for a thread's
+(region.Lock.release), the whole of it runs inside the caller's one
+``try``, which finishes a release that had not happened -- each step
+leaves a mark that no handler can separate from it, so that it is done
+once, never twice.  Likewise an acquisition raises with nothing held
+(but for OwnerDead, raised with the lock held for the task).
+
 The holds are kept per task in the lock's ``_task_holds``.  As with
 :class:`asyncio.Lock`, any task of the loop may release one: a task that
 holds none releases one of the others' (the last taken) -- so that
@@ -25,7 +33,7 @@ import ctypes
 import errno
 import queue
 import threading
-from typing import Any, Optional
+from typing import Any, Callable, List, Optional
 
 from . import _native
 from ._native import lib
@@ -85,30 +93,68 @@ async def _until_done(fut: "asyncio.Future[Any]") -> Any:
     return fut.result()
 
 
+def _forget(hold: Any, done: List[Any]) -> None:
+    """HOLD's task holds nothing any more: HOLD out of its lock's task
+    holds, and DONE told so by the same C call (list.extend running
+    dict.pop), which no signal handler can split: a release interrupted
+    just after is not done twice, nor one interrupted before skipped."""
+    done.extend(map(hold.lock._task_holds.pop, (hold.task,), (None,)))
+
+
 class _LoopHold:
     """A task's hold taken on the event loop's own thread."""
 
-    def __init__(self, lock: Any, task: Any, release_after_consistent: bool) -> None:
+    def __init__(self, lock: Any, task: Any) -> None:
         self.lock, self.task = lock, task
         self.loop = asyncio.get_running_loop()
         self.thread = threading.get_ident()
-        self.release_after_consistent = release_after_consistent
+        self.release_after_consistent = False
         self.count = 1                  # (a reentrant lock's acquires)
+        self.unlocked: List[int] = []   # the unlock's answer, once it ran
 
-    def release(self, force: bool = False) -> None:
+    def release(self, done: List[Any], force: bool = False) -> None:
+        """DONE gets an item once released (or one acquire counted off);
+        called again after an exception, it finishes what is left."""
         if self.count > 1 and not force:
             self.count -= 1
+            done.append(0)              # (no point for a handler in between)
             return
-        self.lock._release_here()
-        self.lock._task_holds.pop(self.task, None)
+        if not self.unlocked:
+            self.lock._release_here(self.unlocked)
+        _forget(self, done)
 
-    async def release_async(self) -> None:
-        self.release()
+    async def release_async(self, done: List[Any]) -> None:
+        self.release(done)
 
     def consistent(self) -> None:
         self.lock._consistent_here()
         if self.release_after_consistent:
-            self.release()
+            _release_to_the_end(self)
+
+
+class _Reply:
+    """The holder thread's answer to one request, for a thread that waits
+    (wait()) or a task (future): None, or the exception its call raised."""
+
+    def __init__(self, holder: "_Holder") -> None:
+        self.holder = holder
+        self.gate = threading.Lock()
+        self.gate.acquire()             # opened by the answer
+        self.future: "asyncio.Future[Any]" = holder.loop.create_future()
+        self.error: Optional[BaseException] = None
+
+    def __call__(self, error: Optional[BaseException]) -> None:    # (the holder thread)
+        self.error = error
+        self.gate.release()
+        self.holder._tell(self.future, error)
+
+    def wait(self) -> None:
+        """Until the answer came.  Through a C lock's with, which no signal
+        handler can leave taken -- as one can a threading.Event's lock,
+        taken by Python code (and a release interrupted in its wait waits
+        again)."""
+        with self.gate:
+            pass
 
 
 class _Holder:
@@ -131,8 +177,16 @@ class _Holder:
         self.answer: "asyncio.Future[int]" = self.loop.create_future()
         self.finished: "asyncio.Future[None]" = self.loop.create_future()
         self.requests: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        threading.Thread(target=self._run, daemon=True,
-                         name="bakery holder of %s" % lock._what).start()
+        self.releasing: Optional[_Reply] = None    # the release asked for
+        # whether the thread goes on to wait, and whether the task gave up
+        # first: decided under the mutex (give_up)
+        self.mutex = threading.Lock()
+        self.waits = self.gave_up = False
+        self.worker = threading.Thread(target=self._run, daemon=True,
+                                       name="bakery holder of %s" % lock._what)
+
+    def start(self) -> None:
+        self.worker.start()
 
     # ------------------------------------------------- the holder thread --
 
@@ -152,6 +206,10 @@ class _Holder:
             return False
 
     def _run(self) -> None:
+        with self.mutex:
+            self.waits = not self.gave_up
+        if not self.waits:
+            return                      # given up before it ran: nothing to do
         answer: list = []
         try:
             self.lock._wait_call(answer, ctypes.byref(self.opts))
@@ -177,7 +235,7 @@ class _Holder:
                     self.lock._consistent_here()
                     err = 0
                 else:
-                    self.lock._release_here()
+                    self.lock._release_here([])
             except Exception as e:      # (as the call would raise in the task)
                 reply(e)
                 continue
@@ -194,50 +252,67 @@ class _Holder:
 
     # ------------------------------------------------------- the task's --
 
-    def abandon(self) -> None:
-        """The task gives up: out of line, and nothing held for it."""
+    def give_up(self) -> bool:
+        """The task gives up: out of line, and nothing held for it.  True
+        if the thread waits (or waited), and releases what it may have
+        taken; False if it never will: not started yet -- as after an
+        exception inside Thread.start, where nothing tells a thread about
+        to run from one never started -- it ends as it starts."""
+        with self.mutex:                # (a C lock: no point in between)
+            self.gave_up = True
+            waits = self.waits
         self.requests.put(("abandon", None))
         lib.bakery_cancel(ctypes.byref(self.cancel))
+        return waits
 
     def _ask(self, what: str) -> None:
-        done = threading.Event()
-        outcome: list = []
-
-        def reply(e: Optional[BaseException]) -> None:
-            outcome.append(e)
-            done.set()
-
+        reply = _Reply(self)
         self.requests.put((what, reply))
-        done.wait()
-        if outcome[0] is not None:
-            raise outcome[0]
+        reply.wait()
+        if reply.error is not None:
+            raise reply.error
 
-    def release(self, force: bool = False) -> None:
+    def _asked_release(self) -> _Reply:
+        """The reply to the release request, which is made now unless it
+        was already: a release interrupted after asking waits for that
+        reply (asked twice, the thread, gone after the first, would never
+        answer the second)."""
+        if self.releasing is None:
+            reply = _Reply(self)
+            self.releasing = reply      # (no point between this and the put)
+            self.requests.put(("release", reply))
+        return self.releasing
+
+    def _released(self, reply: _Reply, done: List[Any]) -> None:
+        if reply.error is not None:     # still held, and served: ask again
+            self.releasing = None
+            raise reply.error
+        _forget(self, done)
+
+    def release(self, done: List[Any], force: bool = False) -> None:
+        """As _LoopHold.release, by the holder thread (its answer waited
+        for on this thread)."""
         if self.count > 1 and not force:
             self.count -= 1
+            done.append(0)              # (no point for a handler in between)
             return
-        self._ask("release")
-        self.lock._task_holds.pop(self.task, None)
+        reply = self._asked_release()
+        reply.wait()
+        self._released(reply, done)
 
-    async def release_async(self) -> None:
+    async def release_async(self, done: List[Any]) -> None:
         if self.count > 1:
             self.count -= 1
+            done.append(0)
             return
-        fut = self.loop.create_future()
-
-        def reply(e: Optional[BaseException]) -> None:
-            self._tell(fut, e)
-
-        self.requests.put(("release", reply))
-        e = await _until_done(fut)
-        if e is not None:
-            raise e
-        self.lock._task_holds.pop(self.task, None)
+        reply = self._asked_release()
+        await _until_done(reply.future)
+        self._released(reply, done)
 
     def consistent(self) -> None:
         self._ask("consistent")
         if self.release_after_consistent:
-            self.release()
+            _release_to_the_end(self)
 
 
 async def acquire(lock: Any, blocking: bool, timeout: float, shared: bool,
@@ -251,9 +326,11 @@ async def acquire(lock: Any, blocking: bool, timeout: float, shared: bool,
     calling thread: True, False, or None when that thread holds it
     already), ``_wait_call(answer, opts)`` (bakery_acquire's wait in the
     holder thread, its answer appended), ``_acquired(err, True)``,
-    ``_release_here()``, ``_consistent_here()`` and ``_abandon_here(err)``
-    (a lock taken for a task that is gone: released, unless the answer was
-    EOWNERDEAD)."""
+    ``_error(err)``, ``_release_here(done)`` (the calling thread's unlock,
+    DONE given an item once it ran), ``_release_into(done)`` (its release,
+    the thread's or a task's hold's), ``_consistent_here()`` and
+    ``_abandon_here(err)`` (a lock taken for a task that is gone: released,
+    unless the answer was EOWNERDEAD)."""
     task = _current_task()
     if task is None:
         raise RuntimeError("acquire_async() must be awaited in an asyncio task")
@@ -263,14 +340,18 @@ async def acquire(lock: Any, blocking: bool, timeout: float, shared: bool,
             hold.count += 1
             return True
         raise make_error(errno.EDEADLK, lock._what, "this task holds it already")
-    # free: taken on the loop's own thread at once
+    # free: taken on the loop's own thread at once, and kept for the task
+    # with no call in between (where a signal handler could raise): the
+    # hold is made first
+    hold = _LoopHold(lock, task)
     try:
         got: Optional[bool] = lock._try_here(shared)
     except OwnerDead:
-        lock._task_holds[task] = _LoopHold(lock, task, in_with and not shared)
+        hold.release_after_consistent = in_with and not shared
+        lock._task_holds[task] = hold
         raise
     if got:
-        lock._task_holds[task] = _LoopHold(lock, task, False)
+        lock._task_holds[task] = hold
         return True
     if not blocking:
         return False
@@ -280,16 +361,49 @@ async def acquire(lock: Any, blocking: bool, timeout: float, shared: bool,
 async def _wait(lock: Any, task: Any, timeout: float, shared: bool, in_with: bool) -> bool:
     holder = _Holder(lock, shared,
                      _native.monotonic_deadline(timeout) if timeout >= 0 else None, task)
+    holder.release_after_consistent = in_with and not shared
+    # From the thread's start on, all of it is inside the try: an
+    # exception (a signal handler's, a cancellation) gives the wait up.
+    # The answer's error is raised after it, with no call in between (as
+    # in Lock.acquire): OwnerDead comes with the lock held.
     try:
+        holder.start()
         err = await asyncio.shield(holder.answer)
-    except asyncio.CancelledError:
-        holder.abandon()
-        await _until_done(holder.finished)
+        if err in _HELD:
+            lock._task_holds[task] = holder
+        if err == 0:
+            return True                 # (no call since the hold was kept)
+        error = _refusal(lock, err)
+    except BaseException as e:
+        if lock._task_holds.get(task) is holder:
+            # E came as the task was told EOWNERDEAD: the lock stays held
+            # for it, and OwnerDead is raised (E its cause), as a thread's
+            # acquisition does -- a release would make it not recoverable
+            raise lock._error(errno.EOWNERDEAD) from e
+        await _give_up(holder, e)
         raise
-    if err in _HELD:
-        holder.release_after_consistent = in_with and not shared
-        lock._task_holds[task] = holder
-    return bool(lock._acquired(err, True))
+    if error is None:
+        return False
+    raise error
+
+
+def _refusal(lock: Any, err: int) -> Optional[Exception]:
+    """The error LOCK raises for the answer ERR, not 0; None if it just did
+    not acquire (timed out)."""
+    try:
+        lock._acquired(err, True)
+    except Exception as e:
+        return e
+    return None
+
+
+async def _give_up(holder: _Holder, e: BaseException) -> None:
+    """The task gives the wait up (E): out of line, and a lock taken for it
+    meanwhile released by its thread -- waited for, so that E goes on with
+    nothing held; but for E closing the coroutine (GeneratorExit: no await
+    may come), which goes on as the thread releases."""
+    if holder.give_up() and not isinstance(e, GeneratorExit):
+        await _until_done(holder.finished)
 
 
 async def enter(lock: Any, seconds: float, shared: bool) -> None:
@@ -300,11 +414,48 @@ async def enter(lock: Any, seconds: float, shared: bool) -> None:
                          "not acquired within %g seconds" % seconds)
 
 
-async def release(lock: Any) -> None:
-    """``async with``'s exit: the task's hold released (by its holder)."""
+async def release(lock: Any, done: List[Any]) -> None:
+    """``async with``'s exit: the task's hold released (by its holder), or
+    the thread's; DONE gets an item once it is.  Called inside the exit's
+    own try, whose except finishes a release not done
+    (_release_interrupted) -- but for a hold's, finished here: while it
+    awaited, other tasks may have taken holds, and the one released must
+    be the one finished."""
     hold = task_hold(lock)
     if hold is None:
-        lock.release()
-    else:
-        await hold.release_async()
+        lock._release_into(done)
+        return
+    try:
+        await hold.release_async(done)
+    except BaseException:
+        finish_release(lambda: hold.release(done), done)
+        raise
+
+
+def _release_to_the_end(hold: Any) -> None:
+    """HOLD released (consistent()'s release after ``async with``), and
+    forgotten, whatever interrupts it once begun: the lock must not be left
+    free and the hold kept."""
+    done: List[Any] = []
+    try:
+        hold.release(done)
+    except BaseException:
+        finish_release(lambda: hold.release(done), done)
+        raise
+
+
+def finish_release(release: Callable[[], None], done: List[Any]) -> None:
+    """A release interrupted before DONE said it was done: RELEASE (which
+    goes on where it stopped) until it is, whatever further signal handlers
+    raise meanwhile (as region.Lock._unlock_quietly); its own errors give
+    way to the exception that interrupted it."""
+    while not done:
+        try:
+            release()
+            return
+        except Exception:
+            return
+        except BaseException:
+            if done:
+                raise
 

@@ -88,7 +88,7 @@ class AcquireReturnProxy:
         return self.lock
 
     def __exit__(self, *exc: Any) -> None:
-        done: List[int] = []            # as PathLock.__exit__
+        done: List[Any] = []            # as PathLock.__exit__
         try:
             self.lock._release_into(done, False)
         except BaseException:
@@ -99,7 +99,12 @@ class AcquireReturnProxy:
         return self.lock
 
     async def __aexit__(self, *exc: Any) -> None:
-        await _async.release(self.lock)
+        done: List[Any] = []            # as PathLock.__aexit__
+        try:
+            await _async.release(self.lock, done)
+        except BaseException:
+            self.lock._release_interrupted(done)
+            raise
 
 
 class PathLock:
@@ -224,19 +229,24 @@ class PathLock:
             wait = 0
         handle = self._open()
         answer: List[int] = []
+        # the error too is made inside the try, and raised after it with no
+        # call in between (as in Lock.acquire): OwnerDead comes with the
+        # lock held, and a handler's exception as it is made with OwnerDead
+        # all the same (_interrupted)
         try:
             self._take(answer, handle, wait)
             err = answer[0]
             if err == 0 or err == _OWNER_DEAD:
                 self._held[tid] = [1, handle]
+            error = None if err == 0 else self._error(err, wait)
         except BaseException as e:      # a signal handler's, as a call returned
             self._interrupted(tid, handle, answer, e)
             raise
-        if err == 0:
+        if error is None:
             return
         if err != _OWNER_DEAD:
             _path_close(handle)
-        raise self._error(err, wait)
+        raise error
 
     def _open(self) -> int:
         """A path handle on the file the path names now."""
@@ -306,7 +316,7 @@ class PathLock:
     def __exit__(self, *exc: Any) -> None:
         # release()'s body: a call of it would be one more point where a
         # signal handler could raise before the release
-        done: List[int] = []
+        done: List[Any] = []
         try:
             self._release_into(done, False)
         except BaseException:
@@ -343,7 +353,12 @@ class PathLock:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        await _async.release(self)
+        done: List[Any] = []            # as __exit__: all of it in one try
+        try:
+            await _async.release(self, done)
+        except BaseException:
+            self._release_interrupted(done)
+            raise
 
     # what _async asks of a lock
     _reentrant = True
@@ -377,13 +392,16 @@ class PathLock:
             return False
         raise self._error(err)
 
-    def _release_here(self) -> None:
-        self._release_thread(force=True)
+    def _release_here(self, done: List[int]) -> None:
+        """The calling thread's release for an asyncio hold (_async); DONE
+        gets an item once the unlock ran: the hold finishes it if a signal
+        handler raised before."""
+        self._release_thread(True, done)
 
     def _abandon_here(self, err: int) -> None:
         # (a lock taken with EOWNERDEAD stays with this thread, which ends)
         if err == 0:
-            self._release_here()
+            self._release_here([])
         else:
             self._held.pop(_get_ident(), None)
 
@@ -396,34 +414,28 @@ class PathLock:
         # From the entry on, a signal handler may raise at any call of a
         # Python function (as in acquire): all of it is inside the try, and
         # a release that was not done when one did is done all the same.
-        done: List[int] = []
+        done: List[Any] = []
         try:
             self._release_into(done, force)
         except BaseException:
             self._release_interrupted(done, force)
             raise
 
-    def _release_into(self, done: List[int], force: bool) -> None:
+    def _release_into(self, done: List[Any], force: bool = False) -> None:
         """The release; DONE gets an item once it is done (by a count, by
         the unlock, or by an asyncio task's hold, which releases instead)."""
         hold = self._task_hold()
         if hold is None:
             self._release_thread(force, done)
             return
-        done.append(0)
-        hold.release(force)
+        hold.release(done, force)
 
-    def _release_interrupted(self, done: List[int], force: bool) -> None:
+    def _release_interrupted(self, done: List[Any], force: bool = False) -> None:
         """A signal handler raised in a release before DONE said it was
-        done: do it all the same (a with block's exit must release), unless
-        a task's hold, which releases it, may be the one; its own errors
-        give way to the handler's exception."""
-        if done or self._task_holds:
-            return
-        try:
-            self._release_thread(force, done)
-        except Exception:
-            pass
+        done: do it all the same (a with block's exit must release) -- the
+        thread's, or the task's hold's, finished where it stopped; its own
+        errors give way to the handler's exception."""
+        _async.finish_release(lambda: self._release_into(done, force), done)
 
     def _release_thread(self, force: bool, done: Optional[List[int]] = None) -> None:
         answer: List[int] = [] if done is None else done

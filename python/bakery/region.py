@@ -529,29 +529,32 @@ class Lock:
         # From the entry on, a signal handler may raise at any call of a
         # Python function (as in acquire): all of it is inside the try, and
         # a release that had not run when one did runs all the same.
-        answer: List[int] = []
+        answer: List[Any] = []
         try:
             self._release_into(answer)
         except BaseException:
             self._release_interrupted(answer)
             raise
 
-    def _release_into(self, answer: List[int]) -> None:
-        """The release, its unlock's answer appended to ANSWER as it runs (0
-        too when an asyncio task's hold releases instead)."""
+    def _release_into(self, answer: List[Any]) -> None:
+        """The release, its unlock's answer appended to ANSWER as it runs
+        (an item too once an asyncio task's hold is released instead)."""
         hold = _async.task_hold(self) if self._task_holds else None
         if hold is None:
             self._unlock_into(answer)
             return
-        answer.append(0)
-        hold.release()
+        hold.release(answer)
 
-    def _release_interrupted(self, answer: List[int]) -> None:
-        """A signal handler raised in a release before ANSWER had the
-        unlock's answer: unlock all the same (a with block's exit must
-        release), unless a task's hold, which releases it, may be the one."""
-        if not answer and not self._task_holds:
-            self._unlock_quietly()
+    def _release_interrupted(self, answer: List[Any]) -> None:
+        """A signal handler raised in a release before ANSWER said it was
+        done: do it all the same (a with block's exit must release) -- the
+        calling thread's unlock, or the task's hold's release, finished
+        where it stopped (its own errors give way to the handler's)."""
+        if not self._task_holds:
+            if not answer:
+                self._unlock_quietly()
+            return
+        _async.finish_release(lambda: self._release_into(answer), answer)
 
     def _unlock_into(self, answer: List[int]) -> None:
         """The calling thread's unlock, its answer appended to ANSWER (by C
@@ -562,17 +565,11 @@ class Lock:
         if self._release_after_consistent == threading.get_ident():
             self._release_after_consistent = None
 
-    def _release_here(self) -> None:
-        """The calling thread's unlock (an asyncio hold's, _async)."""
-        answer: List[int] = []
-        try:
-            self._unlock_into(answer)
-        except BaseException:
-            # a signal handler's: if it came before the unlock ran, the
-            # unlock runs all the same
-            if not answer:
-                self._unlock_quietly()
-            raise
+    def _release_here(self, answer: List[int]) -> None:
+        """The calling thread's unlock for an asyncio hold (_async), its
+        answer appended to ANSWER as it runs: the hold finishes it if a
+        signal handler raised before."""
+        self._unlock_into(answer)
 
     def consistent(self) -> None:
         """Mark the state protected by the lock repaired, after
@@ -610,7 +607,7 @@ class Lock:
     def __exit__(self, *exc: Any) -> None:
         # release()'s body: a call of it would be one more point where a
         # signal handler could raise before the release
-        answer: List[int] = []
+        answer: List[Any] = []
         try:
             self._release_into(answer)
         except BaseException:
@@ -652,7 +649,12 @@ class Lock:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        await _async.release(self)
+        answer: List[Any] = []          # as __exit__: all of it in one try
+        try:
+            await _async.release(self, answer)
+        except BaseException:
+            self._release_interrupted(answer)
+            raise
 
     # what _async asks of a lock
     _reentrant = False
@@ -777,7 +779,7 @@ class _Hold:
         return self._lock
 
     def __exit__(self, *exc: Any) -> None:
-        answer: List[int] = []          # as Lock.__exit__
+        answer: List[Any] = []          # as Lock.__exit__
         try:
             self._lock._release_into(answer)
         except BaseException:
@@ -790,4 +792,9 @@ class _Hold:
         return self._lock
 
     async def __aexit__(self, *exc: Any) -> None:
-        await _async.release(self._lock)
+        answer: List[Any] = []          # as Lock.__aexit__
+        try:
+            await _async.release(self._lock, answer)
+        except BaseException:
+            self._lock._release_interrupted(answer)
+            raise

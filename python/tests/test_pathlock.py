@@ -27,6 +27,7 @@ import bakery
 from bakery import _native
 
 from support import AsyncHelpers, join, region_name, wait_until
+from test_async import CancelWhileAwaiting, InterruptedTasks, RaiseInTask
 from test_processes import ProcessTest, _count_under_lock
 from test_signals import OUTCOME_TIMEOUT, RaiseAtPoint, Waiter, interrupted_everywhere
 
@@ -695,6 +696,66 @@ class TestAsync(AsyncHelpers, PathTest):
 
         self.run_async(main())
         self.assert_free(path)
+
+
+class TestExceptionInATask(InterruptedTasks, PathTest):
+    """test_async's interrupted tasks, for a PathLock: a KeyboardInterrupt
+    anywhere in a task's release or acquisition, and a cancellation at any
+    of their awaits, leave the lock free, or held for the task when the
+    acquisition returned (or raised OwnerDead)."""
+
+    def setUp(self):
+        super().setUp()
+        path = self.path("job.lock")
+        self.lock = bakery.PathLock(path)
+        self.lock_of_path = self.line(path)
+
+    def held(self):
+        return self.lock_of_path.info()["holders"] != []
+
+    def slots(self):
+        return self.lock_of_path.region.status()["slots"]
+
+    def dying_acquire(self):
+        bakery.PathLock(self.lock.path).acquire()  # (counts are per object and thread)
+
+    def test_release(self):
+        proxies = []
+
+        async def enter_a_proxy():
+            proxies.append(await self.lock.acquire_async())
+
+        async def in_the_task():            # (not named release: the outer is)
+            self.lock.release()
+
+        exits = [(self.lock.__aenter__, lambda: self.lock.__aexit__(None, None, None)),
+                 (enter_a_proxy, lambda: proxies.pop().__aexit__(None, None, None))]
+        for by_a_holder in (False, True):
+            for enter, exit in exits:
+                for injector in (RaiseInTask, CancelWhileAwaiting):
+                    self.interrupted(injector, "__aexit__", self.take(enter, by_a_holder),
+                                     exit, self.assert_released)
+            points = self.interrupted(RaiseInTask, "release",
+                                      self.take(self.lock.acquire_async, by_a_holder),
+                                      in_the_task, self.assert_released)
+            self.assertGreater(points, 5)
+
+    def test_acquire(self):
+        for busy in (False, True):
+            async def take():
+                if busy:
+                    self.busy_until_the_loop_runs()
+
+            for outer, enter in (("acquire_async", self.lock.acquire_async),
+                                 ("__aenter__", self.lock.__aenter__)):
+                for injector in (RaiseInTask, CancelWhileAwaiting):
+                    self.interrupted(injector, outer, take, enter, self.assert_held_if_returned)
+
+    def test_owner_dead(self):
+        for waits in (False, True):
+            points = self.interrupted(RaiseInTask, "acquire_async", self.owner_dies(waits),
+                                      self.lock.acquire_async, self.owner_dead_told(waits))
+            self.assertGreater(points, 20)
 
 
 class TestForkAndLeaks(PathTest):
