@@ -178,6 +178,7 @@ class _Holder:
         self.finished: "asyncio.Future[None]" = self.loop.create_future()
         self.requests: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self.releasing: Optional[_Reply] = None    # the release asked for
+        self.repairing: Optional[_Reply] = None    # a consistent() not answered yet
         # whether the thread goes on to wait, and whether the task gave up
         # first: decided under the mutex (give_up)
         self.mutex = threading.Lock()
@@ -265,12 +266,17 @@ class _Holder:
         lib.bakery_cancel(ctypes.byref(self.cancel))
         return waits
 
-    def _ask(self, what: str) -> None:
-        reply = _Reply(self)
-        self.requests.put((what, reply))
-        reply.wait()
-        if reply.error is not None:
-            raise reply.error
+    def _asked_repair(self) -> _Reply:
+        """The reply to the repair request (consistent()), which is made
+        now unless one is still unanswered: a consistent() interrupted as
+        it waited leaves its request with the thread, and the next one
+        waits for that answer (asked again once the repair was done, the
+        library would refuse it: nothing to repair)."""
+        if self.repairing is None:
+            reply = _Reply(self)
+            self.repairing = reply      # (no point between this and the put)
+            self.requests.put(("consistent", reply))
+        return self.repairing
 
     def _asked_release(self) -> _Reply:
         """The reply to the release request, which is made now unless it
@@ -310,7 +316,11 @@ class _Holder:
         self._released(reply, done)
 
     def consistent(self) -> None:
-        self._ask("consistent")
+        reply = self._asked_repair()
+        reply.wait()
+        self.repairing = None           # (answered: a new one may be asked)
+        if reply.error is not None:
+            raise reply.error
         if self.release_after_consistent:
             _release_to_the_end(self)
 
