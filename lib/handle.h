@@ -114,10 +114,16 @@ static inline uint64_t *active_of(struct bakery *b, unsigned lock)
 
 /* The slots that may matter now: claims take the lowest free index first, so
  * this stays near the number of threads in use, whatever the capacity. */
+/* The bound of the slots ever claimed, from the region's high-water mark
+ * HWM, within our own NSLOTS: never trust the region. */
+static inline unsigned slots_bound_of(unsigned hwm, unsigned nslots)
+{
+	return hwm < nslots ? hwm : nslots;
+}
+
 static inline unsigned slots_bound(struct bakery *b)
 {
-	unsigned hwm = CMM_LOAD_SHARED(b->hdr->slots_hwm);
-	return hwm < b->nslots ? hwm : b->nslots;   /* never trust the region */
+	return slots_bound_of(CMM_LOAD_SHARED(b->hdr->slots_hwm), b->nslots);
 }
 
 /*

@@ -33,10 +33,9 @@ struct passage {
 	bool shared;
 	/*
 	 * The place in line, from here to pass_phase: set anew for each place
-	 * (lock.c, passage_new_place), in this order, so that the compiler
-	 * writes the constants as a few wide stores.  pred_number and
-	 * pred2_number mean something only while pred and pred2 name a slot,
-	 * and are set with them (passage_note_ahead).
+	 * (lock.c, passage_new_place).  pred_number and pred2_number mean
+	 * something only while pred and pred2 name a slot, and are set with
+	 * them (passage_note_ahead).
 	 */
 	/* a lock-wide futex word the conditions also depend on, or NULL */
 	uint32_t *also, *also_waiters;

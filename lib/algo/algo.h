@@ -250,8 +250,7 @@ static inline bool lone_look_alone(const struct lone_look *lk)
 	 * its size): the loop's one word, without the loop */
 	if (caa_likely(hwm <= 64))
 		return first == lk->self_bit;
-	/* (slots_bound: never trust the region's bound past our own) */
-	return active_alone_words(lk->set, hwm < lk->nslots ? hwm : lk->nslots, lk->self);
+	return active_alone_words(lk->set, slots_bound_of(hwm, lk->nslots), lk->self);
 }
 
 static inline bool active_alone(const struct passage *p)
