@@ -494,10 +494,8 @@ static void consider_ahead(struct passage *p, const struct any_line *l)
 
 /* The sleep cap: shortened while any slot ahead is passable, so that we
  * wake to watch it (bakery__pass_sleep_cap). */
-static long ahead_sleep_cap(struct passage *p, const struct any_line *l)
+static long ahead_sleep_cap(struct passage *p, const struct any_line *l, long cap)
 {
-	long cap = SLEEP_CAP_NS;
-
 	for (unsigned i = 0; i < *l->n; i++)
 		cap = bakery__pass_sleep_cap(p, l->ahead[i], cap);
 	return cap;
@@ -533,7 +531,7 @@ static bool any_sleep(struct passage *p, const struct any_line *l, await_fn cond
 	any_words(p, l, also, &s);
 	holds = cond(p->b, p->lock, BAKERY_NO_SLOT, arg);
 	if (!holds) {
-		watch_sleep(&s, p->dl, ahead_sleep_cap(p, l), naps);
+		watch_sleep(&s, p->dl, ahead_sleep_cap(p, l, SLEEP_CAP_NS), naps);
 		CRASH_POINT("wait-woken");
 		for (unsigned i = 0; i < *l->n; i++)
 			death_pass_on(p->b, l->ahead[i]);
@@ -544,60 +542,90 @@ static bool any_sleep(struct passage *p, const struct any_line *l, await_fn cond
 }
 
 /*
- * More than k tickets ahead: the latest of them, p->pred, is a waiter (the
- * holders are the earliest tickets: a ticket enters only when fewer than k
- * are ahead of it, so never before an earlier one), and we cannot enter
- * before it does.  One sleep on its line and token and our pass word,
- * ended by its entry (bakery__reg_signal_entry), exit, abort or death, so
- * that the lock-wide word wakes only the next in line and not the whole
- * crowd on every exit.  True when cond holds.
+ * More than k tickets ahead: we cannot enter before all but k - 1 of them
+ * have left.  One sleep on the line of the ticket whose leaving makes us
+ * the next in line, the (k+1)-th latest ahead (p->pred2, noted by the
+ * algorithm's count), so that the lock-wide word wakes only the next in
+ * line and not the whole crowd on every exit.  Its exit or abort wakes us
+ * during the turns of those ahead, as a waiter of a lock of one holder is
+ * woken (bakery__park_behind_slow): the wake-ups of successive waiters
+ * overlap instead of each waiting for the one before to be woken and to
+ * enter.  If that ticket is a holder's, the line of our predecessor
+ * p->pred too, whose entry (bakery__reg_signal_entry) says that at most k
+ * are ahead of us: a holder that stays inside while the others pass it
+ * must not make us sleep through a free unit.  (A waiter's entry bumps its
+ * line too: that wakes us to watch the predecessor from then on.)  The
+ * tokens (a death) and our pass word too.  True when cond holds.
  */
+static bool ticket_moved(struct bakery *b, unsigned lock, unsigned j, const uint64_t *seen);
+
 static bool holders_park(struct passage *p, await_fn cond, void *arg, struct pass_watch *watch,
                          unsigned *naps)
 {
 	struct bakery *b = p->b;
-	unsigned j = p->pred;
-	struct bakery_shm_reg *r = reg_of(b, p->lock, j);
-	/* the futex value before the condition, as in await_common */
-	uint32_t seq = CMM_LOAD_SHARED(r->seq), tok;
-	bool holds;
+	unsigned k = p->via->holders, next = p->pred2, pred = p->pred;
+	struct bakery_shm_reg *rn = reg_of(b, p->lock, next), *rp = reg_of(b, p->lock, pred);
+	uint64_t next_number = p->pred2_number;
+	/* the futex values before the tickets are read, as in await_common */
+	uint32_t seq_next = CMM_LOAD_SHARED(rn->seq), seq_pred = 0, tok_next, tok_pred = 0;
+	bool inside, sleep;
 	long cap;
 
-	/* a predecessor that does not take its turn is passed here too */
-	if (watch)
-		bakery__pass_consider(p, j, watch);
-	uatomic_inc(&r->waiters);
-	/* our waiter count before our re-read of the tickets (store->load),
-	 * pairing with the barrier of its entry signal and of its exit's
-	 * store_mb(); for an exit without one, the exiters' barrier
-	 * (exitfence.h) */
+	/* a waiter that does not take its turn is passed here too (then its
+	 * ticket changed, and we do not sleep) */
+	(void)bakery__pass_consider(p, next, watch);
+	uatomic_inc(&rn->waiters);
+	/* our waiter count before our reads of its stage and ticket
+	 * (store->load), pairing with the barrier of its exit's store_mb();
+	 * for an exit without one, the exiters' barrier (exitfence.h) */
 	cmm_smp_mb();
+	inside = CMM_LOAD_SHARED(rn->stage) == BAKERY_PASS_CRITICAL;
+	if (inside) {
+		seq_pred = CMM_LOAD_SHARED(rp->seq);
+		uatomic_inc(&rp->waiters);
+		/* the same before our count below, pairing with the barrier
+		 * of the predecessor's entry signal */
+		cmm_smp_mb();
+	}
 	cap = bakery__exit_fence_remote(b, &b->locks[p->lock], SLEEP_CAP_NS);
-	tok = token_arm(b, j);
-	holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
-	/* still behind the same waiter, which has not entered (else at most
-	 * k would be ahead of us now) */
-	if (!holds && p->pred == j && p->crowd > p->via->holders) {
+	tok_next = token_arm(b, next);
+	if (inside)
+		tok_pred = token_arm(b, pred);
+	sleep = !ticket_moved(b, p->lock, next, &next_number);
+	/* with a holder to sleep behind, count again: still more than k
+	 * ahead, behind the same predecessor, which has not entered (else at
+	 * most k would be ahead of us now) */
+	if (sleep && inside)
+		sleep = !cond(b, p->lock, BAKERY_NO_SLOT, arg) && p->crowd > k &&
+		        p->pred2 == next && p->pred == pred;
+	if (sleep) {
 		struct watch s;
 
 		s.n = 0;
-		watch_word(&s, &r->seq, seq);
-		watch_token(&s, b, j, tok);
+		watch_word(&s, &rn->seq, seq_next);
+		watch_token(&s, b, next, tok_next);
+		if (inside) {
+			watch_word(&s, &rp->seq, seq_pred);
+			watch_token(&s, b, pred, tok_pred);
+		}
 		watch_own_pass(&s, p);
-		watch_sleep(&s, p->dl, bakery__pass_sleep_cap(p, j, tok ? cap : ORPHAN_POLL_NS),
-		            naps);
+		watch_sleep(&s, p->dl,
+		            bakery__pass_sleep_cap(p, next, tok_next ? cap : ORPHAN_POLL_NS), naps);
 		CRASH_POINT("wait-woken");
-		death_pass_on(b, j);
-		holds = cond(b, p->lock, BAKERY_NO_SLOT, arg);
+		death_pass_on(b, next);
+		if (inside)
+			death_pass_on(b, pred);
 	}
-	uatomic_dec(&r->waiters);
-	return holds;
+	if (inside)
+		uatomic_dec(&rp->waiters);
+	uatomic_dec(&rn->waiters);
+	return cond(b, p->lock, BAKERY_NO_SLOT, arg);
 }
 
-static int await_any_sleeping(struct passage *p, struct any_line *l, await_fn cond, void *arg,
-                              struct pass_watch *pred_watch)
+static int await_any_sleeping(struct passage *p, struct any_line *l, await_fn cond, void *arg)
 {
 	struct bakery *b = p->b;
+	struct pass_watch park_watch = { .started = false };
 	unsigned naps = 0;
 
 	for (;;) {
@@ -611,8 +639,8 @@ static int await_any_sleeping(struct passage *p, struct any_line *l, await_fn co
 			return 0;
 		if ((err = bakery__wait_over(p->dl)))
 			return cond(b, p->lock, BAKERY_NO_SLOT, arg) ? 0 : err;
-		if (p->crowd > p->via->holders && p->pred != BAKERY_NO_SLOT)
-			holds = holders_park(p, cond, arg, pred_watch, &naps);
+		if (p->crowd > p->via->holders && p->pred2 != BAKERY_NO_SLOT)
+			holds = holders_park(p, cond, arg, &park_watch, &naps);
 		else
 			holds = any_sleep(p, l, cond, arg, &naps);
 		if (holds)
@@ -625,7 +653,6 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *
 {
 	struct bakery *b = p->b;
 	struct any_line l = { ahead, n, NULL, 0, NULL };
-	struct pass_watch pred_watch = { .started = false };
 	int err, spins;
 
 	if (p->dl->mode == WAIT_NONE) {
@@ -658,7 +685,7 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *
 	l.watch = l.first ? calloc(l.nfirst ? l.nfirst : 1, sizeof(*l.watch)) : NULL;
 	if (l.watch)
 		memcpy(l.first, ahead, sizeof(*l.first) * l.nfirst);
-	err = await_any_sleeping(p, &l, cond, arg, &pred_watch);
+	err = await_any_sleeping(p, &l, cond, arg);
 	free(l.watch);
 	free(l.first);
 	return err;

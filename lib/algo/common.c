@@ -153,11 +153,14 @@ static inline __attribute__((always_inline)) void number_exit(const struct baker
 	/* number[i] := 0, after every access of the critical section (the
 	 * store that lets the next holder in), and before the load of the
 	 * waiter count: by its own barrier, or by those of the waiters that
-	 * sleep (exit_store, exitfence.h). */
+	 * sleep (exit_store, exitfence.h).  k holders: the lock-wide word
+	 * first, then our line, so that the waiter parked behind our ticket,
+	 * woken as the next in line, does not sleep on the word in time to be
+	 * woken by this exit again (test_wakeups). */
 	mine = exit_store(l, mine, 0);
-	bakery__reg_signal(mine);
 	if (caa_unlikely(l->holders > 1))
 		bakery__holders_signal(l->b, l->index);
+	bakery__reg_signal(mine);
 }
 
 void bakery__number_exit(const struct bakery_lock *l, struct bakery_shm_reg *mine, bool shared)
@@ -180,9 +183,9 @@ void bakery__number_abort(struct passage *p)
 	 * abort the model checker shows safe (tests/model) */
 	count_abort(p);
 	store_mb(&p->mine->number, 0);
-	bakery__reg_signal(p->mine);
 	if (caa_unlikely(p->via->holders > 1))
-		bakery__holders_signal(p->b, p->lock);
+		bakery__holders_signal(p->b, p->lock);         /* first: as the exit */
+	bakery__reg_signal(p->mine);
 }
 
 /* ------------------------------------------------------------ k holders -- */
@@ -194,13 +197,82 @@ void bakery__holders_signal(struct bakery *b, unsigned lock)
 	bakery__word_signal(&e->exits, &e->exit_sleepers);
 }
 
+/* A ticket ahead of ours as a sweep read it. */
+struct ticket_ahead {
+	uint64_t number;
+	unsigned slot;
+};
+
 /* The tickets ahead of ours, each read once in one sweep over the set. */
 struct holders_count {
 	struct passage *p;
 	struct ticket me;
 	unsigned *slots;           /* the last sweep's slots ahead, or NULL */
+	struct ticket_ahead *tickets;   /* the same tickets (room for as many) */
 	unsigned nslots;
 };
+
+/* X after Y in line (line 13's order). */
+static inline bool later(const struct ticket_ahead *x, const struct ticket_ahead *y)
+{
+	return ticket_before(y->number, y->slot, x->number, x->slot);
+}
+
+static inline void ticket_swap(struct ticket_ahead *t, unsigned a, unsigned b)
+{
+	struct ticket_ahead x = t[a];
+
+	t[a] = t[b];
+	t[b] = x;
+}
+
+/* The ticket of T[0..n) with exactly K later than it (K < N), by
+ * selection (Hoare's FIND): O(n) on the average, where a sort of a crowd
+ * far back would cost a sweep's time again on every wake-up.  Reorders T. */
+static struct ticket_ahead ticket_with_later(struct ticket_ahead *t, unsigned n, unsigned k)
+{
+	unsigned lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2, store = lo;
+
+		/* partition around t[mid]: the later ones first */
+		ticket_swap(t, mid, hi);
+		for (unsigned i = lo; i < hi; i++)
+			if (later(&t[i], &t[hi]))
+				ticket_swap(t, i, store++);
+		ticket_swap(t, store, hi);
+		if (store == k)
+			break;
+		if (store < k)
+			lo = store + 1;
+		else
+			hi = store - 1;
+	}
+	return t[k];
+}
+
+/*
+ * More than k tickets ahead: note as p->pred2 the one whose leaving makes
+ * us the next in line, the (k+1)-th latest ahead (for k = 1, the ticket
+ * before our predecessor's, as passage_note_ahead notes it).  We enter
+ * once all but k - 1 of those ahead have left; tickets leave about in
+ * their order, so when that one has left, k are ahead and the next exit
+ * lets us in.  A waiter parked behind it (wait.c) is woken by that exit,
+ * during the turns of those ahead, and not by its predecessor's entry,
+ * which would wait for the predecessor's own wake-up first.
+ */
+static void note_next_in_line_after(struct passage *p, struct holders_count *c)
+{
+	unsigned k = p->via->holders;
+	struct ticket_ahead t;
+
+	if (!c->tickets || c->nslots <= k)
+		return;
+	t = ticket_with_later(c->tickets, c->nslots, k);
+	p->pred2 = t.slot;
+	p->pred2_number = t.number;
+}
 
 /*
  * Fewer than k tickets ahead?  A ticket, once read ahead of ours, may only
@@ -224,13 +296,18 @@ static bool below_capacity(struct bakery *b, unsigned lock, unsigned unused, voi
 		uint64_t n = CMM_LOAD_SHARED(reg_of(b, lock, j)->number);
 
 		if (n && ticket_before(n, j, c->me.number, c->me.slot)) {
-			if (c->slots && c->nslots < b->nslots)
+			if (c->slots && c->nslots < b->nslots) {
+				c->tickets[c->nslots] = (struct ticket_ahead){ n, j };
 				c->slots[c->nslots++] = j;
+			}
 			passage_note_ahead(p, j, n, n);
 			p->crowd++;
 		}
 	}
-	return p->crowd < p->via->holders;
+	if (p->crowd < p->via->holders)
+		return true;
+	note_next_in_line_after(p, c);
+	return false;
 }
 
 /*
@@ -256,7 +333,8 @@ static void prove_dead_ahead(struct passage *p)
 static __attribute__((noinline)) int holders_wait_for_others(struct passage *p)
 {
 	struct bakery_shm_lock *e = &p->b->locks[p->lock];
-	struct holders_count c = { p, { CMM_LOAD_SHARED(p->mine->number), p->self, false }, NULL, 0 };
+	struct holders_count c = { p, { CMM_LOAD_SHARED(p->mine->number), p->self, false }, NULL,
+	                           NULL, 0 };
 	int err = 0;
 
 	/* phase 1: every doorway in progress ends, so that no ticket can
@@ -274,7 +352,10 @@ static __attribute__((noinline)) int holders_wait_for_others(struct passage *p)
 	/* phase 2: count the tickets ahead until fewer than k */
 	if (!below_capacity(p->b, p->lock, BAKERY_NO_SLOT, &c)) {
 		c.slots = malloc(sizeof(*c.slots) * p->b->nslots);
-		if (!c.slots) {
+		c.tickets = malloc(sizeof(*c.tickets) * p->b->nslots);
+		if (!c.slots || !c.tickets) {
+			free(c.slots);
+			free(c.tickets);
 			err = ENOMEM;
 			goto abort;
 		}
@@ -282,6 +363,7 @@ static __attribute__((noinline)) int holders_wait_for_others(struct passage *p)
 		p->also = &e->exits;
 		p->also_waiters = &e->exit_sleepers;
 		err = bakery__await_any(p, c.slots, &c.nslots, below_capacity, &c);
+		free(c.tickets);
 		free(c.slots);
 		if (err)
 			goto abort;

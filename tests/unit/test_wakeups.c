@@ -17,11 +17,16 @@
  *
  * A lock of k = 2 holders (Lamport, Boulangerie): two holders inside,
  * WAITERS processes asleep in line behind them.  The release of one holder
- * must wake one thread, the next in line: the others are parked behind the
- * waiter ahead of them (each woken when that one enters).  A release that
- * woke everyone asleep on the lock's exit count would wake all WAITERS, and
- * with a crowd every exit would wake it all.  Then everyone gets in, never
- * more than two inside (tests/common/rw_occupancy.h).
+ * must wake the next in line, who enters, and the one behind it, parked
+ * behind the releaser's ticket (the third latest ahead of it), who becomes
+ * the next in line, unless the entry of the first woke it already; the
+ * others are parked behind tickets that are still there.  Two on an idle
+ * machine; one when the woken next in line enters before the release's
+ * second wake-up.  A release that woke everyone asleep on the lock's exit
+ * count would wake all WAITERS, and with a crowd every exit would wake it
+ * all.  Then everyone gets in, never more than two inside
+ * (tests/common/rw_occupancy.h).  And a waiter parked behind a holder that
+ * stays inside still gets the unit that frees (a_holder_that_stays_...).
  *
  * The line of a few, without the override (the_next_but_one_...) and a
  * Black-White ticket of the other colour behind ours (black_white_...):
@@ -327,6 +332,8 @@ struct k_arena {
 	enum bakery_algo algo;
 	struct rw_occupancy occ;        /* never more than K inside */
 	int held;                       /* the second holder is inside */
+	unsigned long entry_woke;       /* threads the next in line's lock call woke */
+	int last_in;                    /* the last waiter is inside */
 };
 
 struct k_taker {
@@ -368,6 +375,110 @@ static int k_waiter_run(void *arg)
 	return bakery_unlock(l) ? 3 : 0;
 }
 
+/* The next in line behind a holder that stays: counts whom its lock call
+ * (its entry) wakes. */
+static int k_next_run(void *arg)
+{
+	struct k_taker *w = arg;
+	unsigned long before;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (bakery_open(w->a->name, 0, NULL, &b) || bakery_lock_open(b, "line", w->a->algo, &l))
+		return 1;
+	before = bakery__test_futex_woken();
+	if (bakery_lock(l))
+		return 2;
+	w->a->entry_woke = bakery__test_futex_woken() - before;
+	rw_occupancy_in(&w->a->occ, false, K);
+	tk_sleep_ms(1);
+	rw_occupancy_out(&w->a->occ, false);
+	return bakery_unlock(l) ? 3 : 0;
+}
+
+/* The last in line: says when it is inside. */
+static int k_last_run(void *arg)
+{
+	struct k_taker *w = arg;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (bakery_open(w->a->name, 0, NULL, &b) || bakery_lock_open(b, "line", w->a->algo, &l) ||
+	    bakery_lock(l))
+		return 1;
+	rw_occupancy_in(&w->a->occ, false, K);
+	uatomic_set(&w->a->last_in, 1);
+	rw_occupancy_out(&w->a->occ, false);
+	return bakery_unlock(l) ? 2 : 0;
+}
+
+/* Asleep now and 20 ms later (later_ones_settled's reason). */
+static bool proc_settled(void *arg)
+{
+	pid_t pid = *(const pid_t *)arg;
+
+	if (unit_proc_state(pid) != 'S')
+		return false;
+	usleep(20000);
+	return unit_proc_state(pid) == 'S';
+}
+
+/*
+ * A waiter three tickets back sleeps until the ticket before its
+ * predecessor's leaves, here ours: a holder that stays inside.  Then it
+ * also watches its predecessor, whose entry says that a unit is free for
+ * the line behind us: the second holder leaves, the next in line enters
+ * and its entry wakes the last, which gets in beside us while we stay
+ * inside.  A waiter that slept behind our ticket alone would wake only at
+ * our exit, or at the sleep's cap (a second): the next in line's entry
+ * would wake nobody.
+ */
+START_TEST(a_holder_that_stays_does_not_hide_a_free_unit)
+{
+	struct k_arena *a = tk_shared(sizeof(*a));
+	struct k_taker *t = tk_shared(sizeof(*t) * 3);
+	struct bakery_lock_config cfg = { .algo = (enum bakery_algo)_i, .holders = K };
+	pid_t pid[3];
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	a->algo = cfg.algo;
+	b = unit_region(a->name, "kstay", 0, 0);
+	ck_assert_int_eq(bakery_lock_open_config(b, "line", &cfg, &l), 0);
+	ck_assert_int_eq(bakery_lock(l), 0);                  /* we stay inside */
+	rw_occupancy_in(&a->occ, false, K);
+	for (unsigned k = 0; k < 3; k++)
+		t[k] = (struct k_taker){ .a = a, .id = k };
+	tk_gate_init(&t[0].gate);
+	pid[0] = tk_fork(k_holder_run, &t[0]);                 /* the second holder */
+	ck_assert(tk_wait_flag(&a->held, 1, 30));
+	for (unsigned k = 1; k < 3; k++) {
+		struct unit_queued q = { b, 0, k };
+
+		pid[k] = q.pid = tk_fork(k == 1 ? k_next_run : k_last_run, &t[k]);
+		ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30),
+		              "waiter %u never went to sleep in line", k);
+		ck_assert(tk_wait_until(proc_settled, &pid[k], 30));
+	}
+	tk_gate_open(&t[0].gate);                              /* a unit frees */
+	ck_assert_msg(tk_wait_flag(&a->last_in, 1, 30), "the last waiter never got in");
+	ck_assert_int_eq(tk_reap(pid[1], 60), 0);
+	ck_assert_msg(a->entry_woke == 1,
+	              "the next in line's entry woke %lu threads, not 1 (the last in line)",
+	              a->entry_woke);
+	rw_occupancy_out(&a->occ, false);
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	for (unsigned k = 0; k < 3; k += 2)
+		ck_assert_int_eq(tk_reap(pid[k], 60), 0);
+	ck_assert_uint_eq(a->occ.violations, 0);
+	ck_assert_uint_eq(a->occ.writes, 4);
+	tk_gate_close(&t[0].gate);
+	bakery_lock_close(l);
+	bakery_close(b);
+	bakery_unlink(a->name);
+}
+END_TEST
+
 START_TEST(one_exit_wakes_the_next_in_line)
 {
 	struct k_arena *a = tk_shared(sizeof(*a));
@@ -401,8 +512,11 @@ START_TEST(one_exit_wakes_the_next_in_line)
 	rw_occupancy_out(&a->occ, false);
 	ck_assert_int_eq(bakery_unlock(l), 0);
 	woken = bakery__test_futex_woken() - before;
-	ck_assert_msg(woken == 1, "a holder's release woke %lu threads, not 1 (the next in line)",
-	              woken);
+	/* the next in line, and the one behind it unless the next in line's
+	 * entry, which that one also watches (we are a holder), woke it first */
+	ck_assert_msg(woken >= 1 && woken <= 2,
+	              "a holder's release woke %lu threads, not 1 or 2 (the next in line, the one "
+	              "behind)", woken);
 	tk_gate_open(&t[WAITERS].gate);
 	for (unsigned k = 0; k <= WAITERS; k++)
 		ck_assert_int_eq(tk_reap(pid[k], 60), 0);
@@ -428,6 +542,8 @@ static Suite *wakeups_suite(void)
 	tcase_add_test(tc, black_white_parks_only_behind_tickets_ahead);
 	/* the algorithms that count holders */
 	tcase_add_loop_test(tc, one_exit_wakes_the_next_in_line, BAKERY_ALGO_LAMPORT,
+	                    BAKERY_ALGO_BOULANGERIE + 1);
+	tcase_add_loop_test(tc, a_holder_that_stays_does_not_hide_a_free_unit, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_BOULANGERIE + 1);
 	suite_add_tcase(s, tc);
 	return s;
