@@ -32,10 +32,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "run.h"
 
@@ -119,6 +121,63 @@ static int path_check(struct cli *c, const char *region)
 		                region, region);
 	return cli_fail(c, "looks like a file, not a region: the lock of a file is `bakery run "
 	                "--file %s COMMAND` or `bakery flock %s COMMAND`", region, region);
+}
+
+/* Would execvp(3) find NAME: a path that can be run, or a program of that
+ * name in a directory of $PATH (its default when unset). */
+static bool command_found(const char *name)
+{
+	const char *path = getenv("PATH");
+	size_t n = strlen(name);
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0;
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (n) {
+		const char *end = strchrnul(path, ':');
+		size_t len = (size_t)(end - path);
+		char file[PATH_MAX];
+		struct stat st;
+
+		/* an empty entry is the current directory, as for execvp */
+		if (len + 1 + n < sizeof(file)) {
+			snprintf(file, sizeof(file), "%.*s%s%s", (int)len, len ? path : ".",
+			         len ? "/" : "", name);
+			if (access(file, X_OK) == 0 && stat(file, &st) == 0 && S_ISREG(st.st_mode))
+				return true;
+		}
+		if (!*end)
+			break;
+		path = end + 1;
+	}
+	return false;
+}
+
+/*
+ * `bakery run app.lock make all`: flock(1)'s order (FILE COMMAND ARG...)
+ * read as REGION LOCK COMMAND, where REGION names no region yet, LOCK is
+ * a command and COMMAND none.  Said before the region is made, with the
+ * form that does what was meant, and with the exit code the run would have
+ * had (it could only fail to start COMMAND).  A REGION that exists, or a
+ * COMMAND that can be found, is taken as written.
+ */
+static int flock_order_check(struct cli *c, const struct run_opts *o)
+{
+	bakery_t *b = NULL;
+
+	if (o->argv == o->shell_argv || command_found(o->argv[0]) || !command_found(o->lock))
+		return 0;
+	if (bakery_open(o->region, BAKERY_RDONLY, NULL, &b) != ENOENT) {
+		if (b)
+			bakery_close(b);
+		return 0;
+	}
+	cli_say(c, "%s: command not found; REGION LOCK COMMAND took '%s' for a region and '%s' "
+	        "for its lock: the lock of a file around a command is `bakery flock %s %s ...` or "
+	        "`bakery run --file %s %s ...`", o->argv[0], o->region, o->lock, o->region, o->lock,
+	        o->region, o->lock);
+	return o->codes.not_found;
 }
 
 /* `bakery run 9`, meant as flock(1)'s descriptor form (`flock 9`): LOCK is
@@ -368,7 +427,9 @@ static int run_parse(struct cli *c, int argc, char **argv, struct run_opts *o)
 	if ((err = cli_region_arg(c, o->region)))
 		return err;
 	cli_set_what(c, o->region, o->lock);
-	return lock_name_check(c, o->lock);
+	if ((err = lock_name_check(c, o->lock)))
+		return err;
+	return flock_order_check(c, o);
 }
 
 int cmd_run(struct cli *c, int argc, char **argv)

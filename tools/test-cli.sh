@@ -1241,6 +1241,19 @@ the lock of a directory is \`bakery run --file $dir COMMAND\` or \`bakery flock 
 	touch "$tmp/release"
 	wait "$holder" || fail "the holder exited $?"
 	holder=
+	# flock(1)'s order for a file that does not exist yet, `run app.lock
+	# make all`: a command for LOCK and none for COMMAND is said, with the
+	# forms that lock the file, and no region is made; a region that
+	# exists is taken as written
+	error 127 "$bakery" run "$region-flock" sh "no-such-command-$$"
+	grep -q "took '$region-flock' for a region and 'sh' for its lock.*\`bakery flock \
+$region-flock sh \.\.\.\`" "$tmp/err" || fail "run FILE COMMAND ARG: $(cat "$tmp/err")"
+	if "$bakery" status "$region-flock" >/dev/null 2>&1; then
+		"$bakery" unlink "$region-flock"
+		fail "run FILE COMMAND ARG made a region"
+	fi
+	error 127 "$bakery" run "$region" sh "no-such-command-$$"
+	grep -q "no-such-command-$$: No such file" "$tmp/err" || fail "run REGION: $(cat "$tmp/err")"
 	# a path for REGION: said, and nothing created
 	error 125 "$bakery" run "$tmp/x.lock" cmd -- true
 	grep -q -- "--file" "$tmp/err" || fail "no hint of --file: $(cat "$tmp/err")"
