@@ -554,8 +554,11 @@ static bool any_sleep(struct passage *p, const struct any_line *l, await_fn cond
  * p->pred too, whose entry (bakery__reg_signal_entry) says that at most k
  * are ahead of us: a holder that stays inside while the others pass it
  * must not make us sleep through a free unit.  (A waiter's entry bumps its
- * line too: that wakes us to watch the predecessor from then on.)  The
- * tokens (a death) and our pass word too.  True when cond holds.
+ * line too: that wakes us to watch the predecessor from then on.  Its
+ * entry signal comes a few instructions before lock.c marks its stage
+ * critical: a park that reads the line between the two sleeps behind it
+ * alone, until its exit; slower, never stuck.)  The tokens (a death) and
+ * our pass word too.  True when cond holds.
  */
 static bool ticket_moved(struct bakery *b, unsigned lock, unsigned j, const uint64_t *seen);
 
