@@ -342,15 +342,22 @@ struct k_taker {
 	struct tk_gate gate;            /* the second holder leaves when it opens */
 };
 
+/* A taker's handle of the lock, in a region of its own process. */
+static bool k_open(const struct k_taker *t, bakery_lock_t **l)
+{
+	bakery_t *b;
+
+	return bakery_open(t->a->name, 0, NULL, &b) == 0 &&
+	       bakery_lock_open(b, "line", t->a->algo, l) == 0;
+}
+
 /* The second holder: inside until its gate opens. */
 static int k_holder_run(void *arg)
 {
 	struct k_taker *h = arg;
 	bakery_lock_t *l;
-	bakery_t *b;
 
-	if (bakery_open(h->a->name, 0, NULL, &b) || bakery_lock_open(b, "line", h->a->algo, &l) ||
-	    bakery_lock(l))
+	if (!k_open(h, &l) || bakery_lock(l))
 		return 1;
 	rw_occupancy_in(&h->a->occ, false, K);
 	uatomic_set(&h->a->held, 1);
@@ -363,9 +370,8 @@ static int k_waiter_run(void *arg)
 {
 	struct k_taker *w = arg;
 	bakery_lock_t *l;
-	bakery_t *b;
 
-	if (bakery_open(w->a->name, 0, NULL, &b) || bakery_lock_open(b, "line", w->a->algo, &l))
+	if (!k_open(w, &l))
 		return 1;
 	if (acquire(l, w->id))
 		return 2;
@@ -382,9 +388,8 @@ static int k_next_run(void *arg)
 	struct k_taker *w = arg;
 	unsigned long before;
 	bakery_lock_t *l;
-	bakery_t *b;
 
-	if (bakery_open(w->a->name, 0, NULL, &b) || bakery_lock_open(b, "line", w->a->algo, &l))
+	if (!k_open(w, &l))
 		return 1;
 	before = bakery__test_futex_woken();
 	if (bakery_lock(l))
@@ -401,10 +406,8 @@ static int k_last_run(void *arg)
 {
 	struct k_taker *w = arg;
 	bakery_lock_t *l;
-	bakery_t *b;
 
-	if (bakery_open(w->a->name, 0, NULL, &b) || bakery_lock_open(b, "line", w->a->algo, &l) ||
-	    bakery_lock(l))
+	if (!k_open(w, &l) || bakery_lock(l))
 		return 1;
 	rw_occupancy_in(&w->a->occ, false, K);
 	uatomic_set(&w->a->last_in, 1);
