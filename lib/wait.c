@@ -494,8 +494,10 @@ static void consider_ahead(struct passage *p, const struct any_line *l)
 
 /* The sleep cap: shortened while any slot ahead is passable, so that we
  * wake to watch it (bakery__pass_sleep_cap). */
-static long ahead_sleep_cap(struct passage *p, const struct any_line *l, long cap)
+static long ahead_sleep_cap(struct passage *p, const struct any_line *l)
 {
+	long cap = SLEEP_CAP_NS;
+
 	for (unsigned i = 0; i < *l->n; i++)
 		cap = bakery__pass_sleep_cap(p, l->ahead[i], cap);
 	return cap;
@@ -531,7 +533,7 @@ static bool any_sleep(struct passage *p, const struct any_line *l, await_fn cond
 	any_words(p, l, also, &s);
 	holds = cond(p->b, p->lock, BAKERY_NO_SLOT, arg);
 	if (!holds) {
-		watch_sleep(&s, p->dl, ahead_sleep_cap(p, l, SLEEP_CAP_NS), naps);
+		watch_sleep(&s, p->dl, ahead_sleep_cap(p, l), naps);
 		CRASH_POINT("wait-woken");
 		for (unsigned i = 0; i < *l->n; i++)
 			death_pass_on(p->b, l->ahead[i]);
