@@ -112,8 +112,6 @@ static inline uint64_t *active_of(struct bakery *b, unsigned lock)
 	return &b->active[(size_t)lock * b->active_words];
 }
 
-/* The slots that may matter now: claims take the lowest free index first, so
- * this stays near the number of threads in use, whatever the capacity. */
 /* The bound of the slots ever claimed, from the region's high-water mark
  * HWM, within our own NSLOTS: never trust the region. */
 static inline unsigned slots_bound_of(unsigned hwm, unsigned nslots)
@@ -121,6 +119,8 @@ static inline unsigned slots_bound_of(unsigned hwm, unsigned nslots)
 	return hwm < nslots ? hwm : nslots;
 }
 
+/* The slots that may matter now: claims take the lowest free index first, so
+ * this stays near the number of threads in use, whatever the capacity. */
 static inline unsigned slots_bound(struct bakery *b)
 {
 	return slots_bound_of(CMM_LOAD_SHARED(b->hdr->slots_hwm), b->nslots);
