@@ -132,9 +132,11 @@ static bool command_found(const char *name)
 
 	if (strchr(name, '/'))
 		return access(name, X_OK) == 0;
+	if (!n)
+		return false;
 	if (!path)
 		path = "/bin:/usr/bin";
-	while (n) {
+	for (;;) {
 		const char *end = strchrnul(path, ':');
 		size_t len = (size_t)(end - path);
 		char file[PATH_MAX];
@@ -148,10 +150,9 @@ static bool command_found(const char *name)
 				return true;
 		}
 		if (!*end)
-			break;
+			return false;
 		path = end + 1;
 	}
-	return false;
 }
 
 /*
