@@ -332,7 +332,6 @@ struct k_arena {
 	enum bakery_algo algo;
 	struct rw_occupancy occ;        /* never more than K inside */
 	int held;                       /* the second holder is inside */
-	unsigned long entry_woke;       /* threads the next in line's lock call woke */
 	int last_in;                    /* the last waiter is inside */
 };
 
@@ -340,6 +339,7 @@ struct k_taker {
 	struct k_arena *a;
 	unsigned id;
 	struct tk_gate gate;            /* the second holder leaves when it opens */
+	unsigned long entry_woke;       /* threads a waiter's lock call woke */
 };
 
 /* A taker's handle of the lock, in a region of its own process. */
@@ -366,24 +366,9 @@ static int k_holder_run(void *arg)
 	return bakery_unlock(l) ? 2 : 0;
 }
 
+/* A waiter: in line, inside for a millisecond; counts whom its lock call
+ * (its entry) woke. */
 static int k_waiter_run(void *arg)
-{
-	struct k_taker *w = arg;
-	bakery_lock_t *l;
-
-	if (!k_open(w, &l))
-		return 1;
-	if (acquire(l, w->id))
-		return 2;
-	rw_occupancy_in(&w->a->occ, false, K);
-	tk_sleep_ms(1);
-	rw_occupancy_out(&w->a->occ, false);
-	return bakery_unlock(l) ? 3 : 0;
-}
-
-/* The next in line behind a holder that stays: counts whom its lock call
- * (its entry) wakes. */
-static int k_next_run(void *arg)
 {
 	struct k_taker *w = arg;
 	unsigned long before;
@@ -392,9 +377,9 @@ static int k_next_run(void *arg)
 	if (!k_open(w, &l))
 		return 1;
 	before = bakery__test_futex_woken();
-	if (bakery_lock(l))
+	if (acquire(l, w->id))
 		return 2;
-	w->a->entry_woke = bakery__test_futex_woken() - before;
+	w->entry_woke = bakery__test_futex_woken() - before;
 	rw_occupancy_in(&w->a->occ, false, K);
 	tk_sleep_ms(1);
 	rw_occupancy_out(&w->a->occ, false);
@@ -458,7 +443,7 @@ START_TEST(a_holder_that_stays_does_not_hide_a_free_unit)
 	for (unsigned k = 1; k < 3; k++) {
 		struct unit_queued q = { b, 0, k };
 
-		pid[k] = q.pid = tk_fork(k == 1 ? k_next_run : k_last_run, &t[k]);
+		pid[k] = q.pid = tk_fork(k == 1 ? k_waiter_run : k_last_run, &t[k]);
 		ck_assert_msg(tk_wait_until(unit_queued_asleep, &q, 30),
 		              "waiter %u never went to sleep in line", k);
 		ck_assert(tk_wait_until(proc_settled, &pid[k], 30));
@@ -466,9 +451,9 @@ START_TEST(a_holder_that_stays_does_not_hide_a_free_unit)
 	tk_gate_open(&t[0].gate);                              /* a unit frees */
 	ck_assert_msg(tk_wait_flag(&a->last_in, 1, 30), "the last waiter never got in");
 	ck_assert_int_eq(tk_reap(pid[1], 60), 0);
-	ck_assert_msg(a->entry_woke == 1,
+	ck_assert_msg(t[1].entry_woke == 1,
 	              "the next in line's entry woke %lu threads, not 1 (the last in line)",
-	              a->entry_woke);
+	              t[1].entry_woke);
 	rw_occupancy_out(&a->occ, false);
 	ck_assert_int_eq(bakery_unlock(l), 0);
 	for (unsigned k = 0; k < 3; k += 2)
