@@ -396,10 +396,10 @@ BAKERY_API int bakery_lock_close(bakery_lock_t *l);
  * refused (Linux before 5.16, a container's seccomp profile: whatever the
  * error) it sleeps on the register alone and looks at its owner at growing
  * intervals up to a tenth of a second: a death is seen that late at worst,
- * and a long wait costs about ten wake-ups a second.  A waiter far back in line
- * (at least twice as many tickets ahead as online CPUs) sleeps once, behind
- * the ticket just ahead of it, and is woken by that one's unlock, abort or
- * death alone.  Signals do not interrupt it (bakery_acquire's
+ * and a long wait costs about ten wake-ups a second.  A waiter two or more
+ * tickets back sleeps once, behind the ticket before the one just ahead of
+ * it, and is woken by that one's unlock, abort or death alone, to wait as
+ * the next in line.  Signals do not interrupt it (bakery_acquire's
  * BAKERY_ACQUIRE_INTR and cancel word end a wait early).
  * FIFO holds among waiters that take their turn within the grace G
  * (BAKERY_PASS_GRACE_DEFAULT_MS, 250 ms; the environment variable
@@ -487,7 +487,10 @@ BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
 
 /*
  * Release.  Wakes the threads that wait on this thread's registers.  Does not
- * block.  Returns 0, EPERM (the calling thread does not hold it), EINVAL,
+ * block.  If it woke a thread, or the thread's lock calls did since its last
+ * release of this kind, and the thread holds no other lock, it yields its
+ * CPU (sched_yield(2)) to let the woken one run: it returns at once when
+ * nothing else is runnable on its CPU.  Returns 0, EPERM (the calling thread does not hold it), EINVAL,
  * BAKERY_EBADREGION (the region was shrunk under the process),
  * BAKERY_EREMOVED (the lock was removed since L was opened: nothing is
  * released, not even a lock that took its entry and that the caller holds).

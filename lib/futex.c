@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,6 +26,10 @@
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449     /* one number on every architecture */
 #endif
+
+/* Set when a FUTEX_WAKE of the calling thread woke a thread (lock.c clears
+ * it). */
+__thread bool bakery__futex_woke;
 
 #ifdef BAKERY_TESTING
 /* Threads this process's FUTEX_WAKEs woke (the kernel's count). */
@@ -45,12 +50,12 @@ static void futex_wake(uint32_t *word, int nr)
 	 * then end their sleeps at their bounds).  Nothing to do either way. */
 	long n = syscall(SYS_futex, word, FUTEX_WAKE, nr, NULL, NULL, 0);
 
+	if (n > 0) {
+		bakery__futex_woke = true;
 #ifdef BAKERY_TESTING
-	if (n > 0)
 		uatomic_add(&woken, (unsigned long)n);
-#else
-	(void)n;
 #endif
+	}
 }
 
 void bakery__futex_wake_all(uint32_t *word)
@@ -61,6 +66,13 @@ void bakery__futex_wake_all(uint32_t *word)
 void bakery__futex_wake_one(uint32_t *word)
 {
 	futex_wake(word, 1);
+}
+
+void bakery__cpu_yield(void)
+{
+	/* The answer: 0, or -1 with EPERM or ENOSYS (refused by a seccomp
+	 * filter): the yield is a hint, nothing is lost without it. */
+	(void)sched_yield();
 }
 
 /* --------------------------------------------------------------- sleep -- */

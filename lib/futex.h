@@ -13,6 +13,12 @@ BAKERY_HIDDEN void bakery__futex_wake_all(uint32_t *word);
 /* Wake the thread asleep on WORD the longest (the kernel queues sleepers of
  * one priority in arrival order). */
 BAKERY_HIDDEN void bakery__futex_wake_one(uint32_t *word);
+/* Set when one of the calling thread's wakes above woke a thread (the
+ * kernel's answer); lock.c's releases clear it. */
+BAKERY_HIDDEN extern __thread bool bakery__futex_woke __attribute__((tls_model("initial-exec")));
+/* Give the CPU to another runnable thread, if there is one
+ * (sched_yield(2); a refusal is ignored). */
+BAKERY_HIDDEN void bakery__cpu_yield(void) __attribute__((cold));
 
 /* One word a sleep watches, and the value it must still hold for the sleep
  * to begin: struct futex_waitv of the kernel's ABI (Linux 5.16). */

@@ -25,6 +25,7 @@
 #include "slotwait.h"
 #include "wait.h"
 #include "bias.h"
+#include "futex.h"
 
 #define LIBRARY_DEFAULT_ALGO BAKERY_ALGO_BLACK_WHITE
 
@@ -751,6 +752,28 @@ static int not_held(struct bakery *b)
 	return region_lost(b) ? region_lost_error(b) : EPERM;
 }
 
+/*
+ * After a release that leaves the calling thread out of every lock: if the
+ * thread woke a waiter since its last such release (its exit's wake-up, or
+ * one of its lock calls'), give its CPU away.  The waiter woken is the next
+ * in line, or the one parked behind the ticket before its predecessor's
+ * (wait.c), which will be next: it needs a CPU now.  On a machine with more
+ * runnable threads than CPUs, a releaser that keeps its CPU takes a new
+ * ticket at once and sleeps in line, each hand-over waits for a sleeper to
+ * be scheduled, and the CPUs idle between them; one that yields stays out
+ * of the line while the woken one runs, and the line stays about as long as
+ * the threads that run (docs/performance.md, "Oversubscription").  With
+ * nobody else runnable on our CPU the yield returns at once.  No protocol
+ * step: a hint to the scheduler, after the passage's last store.
+ */
+static __attribute__((cold, noinline)) void yield_to_woken(void)
+{
+	if (bakery__thread_busy_anywhere())
+		return;         /* the flag stays for the release that ends it */
+	bakery__futex_woke = false;
+	bakery__cpu_yield();
+}
+
 int bakery_unlock(bakery_lock_t *l)
 {
 	struct bakery_shm_reg *mine;
@@ -774,6 +797,8 @@ int bakery_unlock(bakery_lock_t *l)
 	lock_release(l, mine, CMM_LOAD_SHARED(mine->mode) == REG_SHARED);
 	/* a thread waiting for a slot may get ours (slotwait.c) */
 	bakery__slot_leave(rec->b, rec);
+	if (caa_unlikely(bakery__futex_woke))
+		yield_to_woken();
 	/* released in our view; the others' may be gone with the region */
 	return region_lost(l->b) ? region_lost_error(l->b) : 0;
 }

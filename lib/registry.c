@@ -506,6 +506,14 @@ static void record_unlink(struct thread_slot *t)
 	pthread_mutex_unlock(&t->b->recs_lock);
 }
 
+bool bakery__thread_busy_anywhere(void)
+{
+	for (const struct thread_slot *t = bakery__thread_slots; t; t = t->next)
+		if (t->busy)
+			return true;
+	return false;
+}
+
 bool bakery__registry_holds_lock(struct bakery *b)
 {
 	bool held = false;

@@ -160,6 +160,9 @@ static inline bool bakery__holds_through_other_handle(struct bakery *b, unsigned
 		return false;
 	return bakery__holds_through_other_handle_slow(b, lock);
 }
+/* Is the calling thread inside a lock call or holding a lock, in any
+ * region (by its own records)? */
+BAKERY_HIDDEN bool bakery__thread_busy_anywhere(void);
 /* Does any thread of this process hold a lock of B? */
 BAKERY_HIDDEN bool bakery__registry_holds_lock(struct bakery *b);
 

@@ -25,8 +25,8 @@
  *
  * A waiter with two or more ahead first parks (bakery__park_behind_slow):
  * one sleep on a line ahead and its token, the same two words, ended by
- * that slot's exit, abort or death: far back, its predecessor's; nearer
- * the front, the one before its predecessor, so that it wakes next in line.
+ * that slot's exit, abort or death: the one before its predecessor, so
+ * that it wakes next in line.
  * A blocking or timed waiter that meets a false condition becomes passable
  * (pass.c); it also sleeps on its own pass word, so that being passed wakes
  * it, and it passes the slot it waits on if that one does not take its
@@ -42,6 +42,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -672,7 +673,7 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *
 	 * await_common */
 	if (caa_unlikely(bakery__pass_was_passed(p)))
 		return 0;
-	/* far back (as bakery__park_behind_slow): spinning on the whole line
+	/* far back (2 x CPUs ahead, more than k): spinning on the whole line
 	 * only takes the CPU those ahead need */
 	spins = p->crowd < p->via->holders + park_threshold() ? SPIN_POLLS : 0;
 	for (int i = 0; i < spins; i++) {
@@ -698,11 +699,9 @@ int bakery__await_any(struct passage *p, const unsigned *ahead, const unsigned *
 
 /* ------------------------------------------------------------- parking -- */
 
-/* Tickets ahead from which a waiter parks: twice the CPUs, so that most of
- * those ahead are not running and spinning on any of them is wasted.  The
- * test build takes another value from BAKERY_TEST_PARK_AHEAD (a test of the
- * wake-ups needs parked waiters without a crowd of processes). */
-static unsigned park_threshold(void)
+/* The test build's BAKERY_TEST_PARK_AHEAD, or 0 if unset: a test of the
+ * wake-ups needs parked waiters without a crowd of processes. */
+static unsigned park_ahead_override(void)
 {
 #ifdef BAKERY_TESTING
 	const char *s = getenv("BAKERY_TEST_PARK_AHEAD");
@@ -710,7 +709,34 @@ static unsigned park_threshold(void)
 	if (s && *s)
 		return (unsigned)strtoul(s, NULL, 10);
 #endif
-	return 2 * online_cpus();
+	return 0;
+}
+
+/* Tickets ahead from which a waiter of a k-holder lock does not spin before
+ * it sleeps: twice the CPUs, so that most of those ahead are not running
+ * and spinning on any of them is wasted (or the override). */
+static unsigned park_threshold(void)
+{
+	unsigned n = park_ahead_override();
+
+	return n ? n : 2 * online_cpus();
+}
+
+/* Tickets ahead from which a waiter of a lock of one holder parks behind its
+ * predecessor instead of the one before it: never but in the test build
+ * (the override), where it makes a line of sleepers each parked behind the
+ * one before.  Far back in line, too, the one before the predecessor is
+ * the one to wake behind: a release that woke a waiter yields its CPU
+ * (lock.c), so the woken waiter runs and waits as the next in line while
+ * the releaser stays out of the line.  (Parking far back behind the
+ * predecessor, woken only when its turn had come, made every hand-over
+ * with more threads than CPUs wait for a sleeper to be scheduled:
+ * docs/performance.md.) */
+static unsigned far_back_threshold(void)
+{
+	unsigned n = park_ahead_override();
+
+	return n ? n : UINT_MAX;
 }
 
 /* The passage of slot J, whose ticket register our doorway read as SEEN,
@@ -784,14 +810,13 @@ int bakery__park_behind_slow(struct passage *p)
 
 	if (p->dl->mode == WAIT_NONE)
 		return 0;
-	if (p->crowd >= park_threshold())
+	if (p->crowd >= far_back_threshold())
 		return park_on(p, p->pred, &p->pred_number);
 	if (p->pred2 == BAKERY_NO_SLOT)
 		return 0;
-	/* two or more ahead, and all of them may be running: wait for the
-	 * one before our predecessor to leave, so that we are next in line
-	 * when we wake; the wake-up takes place during the predecessor's
-	 * turn, not after it */
+	/* two or more ahead: wait for the one before our predecessor to
+	 * leave, so that we are next in line when we wake; the wake-up takes
+	 * place during the predecessor's turn, not after it */
 	err = park_on(p, p->pred2, &p->pred2_number);
 	/* next in line, as far as we know: the loop spins on the
 	 * predecessor for about a wake-up before it sleeps (await_spin) */

@@ -42,19 +42,18 @@ BAKERY_HIDDEN int bakery__await_doorway(struct passage *p, unsigned j, await_fn 
 BAKERY_HIDDEN int bakery__await_registers(struct passage *p, unsigned j, await_fn cond, void *arg);
 
 /*
- * Before an algorithm's waiting loop: a waiter far back in line (at least
- * twice as many tickets ahead as CPUs, so that most of those ahead cannot be
- * running) sleeps once, on its predecessor's line and liveness token, until
- * the predecessor's ticket changes (its exit or abort), its owner dies, or
- * the deadline.  Then the loop runs as always and finds the line ahead
- * mostly gone: one sleep and one wake-up per acquisition instead of a sleep
- * on every slot still ahead and a wake-up of every sleeper of a line.
- * Nearer the front, with two or more ahead, it sleeps the same way behind
- * the ticket before its predecessor's: it wakes next in line, during its
- * predecessor's turn, and spins on it for about a wake-up (the next in
- * line, which waits on the holder, is the only one that spins).
- * Only a wait: what lets us in is still the algorithm's loop.  0, or
- * BAKERY_EBADREGION; a deadline passing here is left to the loop to report.
+ * Before an algorithm's waiting loop: a waiter with two or more tickets
+ * ahead sleeps once, on the line and liveness token of the ticket before
+ * its predecessor's, until that ticket changes (its exit or abort), its
+ * owner dies, or the deadline.  It wakes next in line, during its
+ * predecessor's turn, and its loop spins on the predecessor for about a
+ * wake-up (the next in line, which waits on the holder, is the only one
+ * that spins): one sleep and one wake-up per acquisition instead of a sleep
+ * on every slot still ahead and a wake-up of every sleeper of a line.  (The
+ * test build's BAKERY_TEST_PARK_AHEAD parks a waiter with that many ahead
+ * behind its predecessor itself.)  Only a wait: what lets us in is still
+ * the algorithm's loop.  0, or BAKERY_EBADREGION; a deadline passing here
+ * is left to the loop to report.
  */
 BAKERY_HIDDEN int bakery__park_behind_slow(struct passage *p);
 static inline int bakery__park_behind(struct passage *p)

@@ -197,7 +197,7 @@ static __attribute__((noinline)) int wait_for_others(struct passage *p)
 	uint64_t mine = CMM_LOAD_SHARED(p->mine->number);
 	int err;
 
-	/* far back: sleep once behind our predecessor first */
+	/* two or more back: sleep once behind the one before our predecessor */
 	err = bakery__park_behind(p);
 	if (err) {
 		bw_abort(p);

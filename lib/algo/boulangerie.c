@@ -45,7 +45,7 @@ static bool priority_gained(struct bakery *b, unsigned lock, unsigned j, void *a
 static __attribute__((noinline)) int wait_for_others(struct passage *p, uint64_t num,
                                                      unsigned limit)
 {
-	int err = bakery__park_behind(p);       /* far back: sleep once first */
+	int err = bakery__park_behind(p);       /* two or more back: sleep once first */
 
 	if (err) {
 		bakery__number_abort(p);

@@ -528,7 +528,7 @@ static inline bool turn_at_a_look(struct bakery *b, unsigned lock, unsigned j,
 static __attribute__((noinline)) int await_turn_of_others(struct passage *p, unsigned token)
 {
 	const struct turn turn = { token, p->self }, *t = &turn;
-	int err = bakery__park_behind(p);       /* far back: sleep once first */
+	int err = bakery__park_behind(p);       /* two or more back: sleep once first */
 
 	if (err)
 		return err;

@@ -44,7 +44,7 @@ static bool goes_after_us(struct bakery *b, unsigned lock, unsigned j, void *arg
 static __attribute__((noinline)) int wait_for_others(struct passage *p)
 {
 	struct ticket me = { CMM_LOAD_SHARED(p->mine->number), p->self, p->shared };
-	int err = bakery__park_behind(p);       /* far back: sleep once first */
+	int err = bakery__park_behind(p);       /* two or more back: sleep once first */
 
 	if (err) {
 		bakery__number_abort(p);

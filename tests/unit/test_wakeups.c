@@ -7,7 +7,8 @@
  * WAITERS processes queue behind a held lock one after another, each asleep
  * before the next arrives, so that each is parked behind the one before it
  * (the test build's BAKERY_TEST_PARK_AHEAD=1 parks a waiter with one ticket
- * ahead; by default it takes twice the CPUs).  Then every release, the
+ * ahead behind its predecessor; by default a waiter parks behind the ticket
+ * before its predecessor's, below).  Then every release, the
  * holder's and each waiter's, must wake exactly one thread (the test build
  * counts the threads its FUTEX_WAKEs woke), the last release none; a release
  * that woke every sleeper of its line would wake all the waiters at once.
@@ -38,7 +39,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <urcu/uatomic.h>
@@ -182,9 +185,9 @@ END_TEST
 
 /*
  * Without the override that parks everyone, a waiter two or more tickets
- * back (all of those ahead may be running) sleeps until the one before its
- * predecessor leaves, so that it is awake and next in line during its
- * predecessor's turn; the next in line itself waits on the holder.
+ * back sleeps until the one before its predecessor leaves, so that it is
+ * awake and next in line during its predecessor's turn; the next in line
+ * itself waits on the holder.
  * WAITERS waiters queue behind a held lock, each asleep before the next
  * arrives: the holder's release must wake the first two (the next, and the
  * one parked behind the holder), not those parked further back.  Each
@@ -202,8 +205,8 @@ START_TEST(the_next_but_one_wakes_at_the_holders_exit)
 	bakery_t *b;
 	unsigned long before, woken;
 
-	/* the park behind the predecessor itself only from 64 ahead, as on a
-	 * machine of 32 CPUs: what is tested is the line of a few */
+	/* no park behind the predecessor itself (as without the override):
+	 * what is tested is the line of a few */
 	setenv("BAKERY_TEST_PARK_AHEAD", "64", 1);
 	a->algo = (enum bakery_algo)_i;
 	a->hold_for_sleepers = true;
@@ -518,6 +521,148 @@ START_TEST(one_exit_wakes_the_next_in_line)
 }
 END_TEST
 
+/* --------------------------------------------- the release that woke -- */
+
+/* sched_yield(2), counted: the library's calls come here (the program's
+ * definition is found before libc's). */
+static unsigned long yields;
+
+int sched_yield(void)
+{
+	uatomic_inc(&yields);
+	return (int)syscall(SYS_sched_yield);
+}
+
+struct yield_arena {
+	char name[TK_NAME_SIZE];
+	char lock[16];                  /* the lock the waiter takes */
+};
+
+/* Take the lock once (asleep in line until the test's release), give it
+ * back. */
+static int yield_waiter_run(void *arg)
+{
+	const struct yield_arena *a = arg;
+	bakery_lock_t *l;
+	bakery_t *b;
+
+	if (bakery_open(a->name, 0, NULL, &b) ||
+	    bakery_lock_open(b, a->lock, BAKERY_ALGO_DEFAULT, &l))
+		return 1;
+	if (bakery_lock(l))
+		return 2;
+	if (bakery_unlock(l))
+		return 3;
+	bakery_lock_close(l);
+	bakery_close(b);
+	return 0;
+}
+
+struct yield_queued {
+	bakery_t *b;
+	unsigned lock;                  /* index */
+	pid_t pid;
+};
+
+/* The waiter is in line on its lock and asleep, now and 20 ms later. */
+static bool yield_waiter_asleep(void *arg)
+{
+	struct yield_queued *q = arg;
+	struct bakery_lock_info li;
+
+	return bakery_lock_info(q->b, q->lock, &li) == 0 && li.waiters == 1 &&
+	       proc_settled(&q->pid);
+}
+
+/* The index of B's lock NAME. */
+static unsigned lock_index(bakery_t *b, const char *name)
+{
+	struct bakery_lock_info li;
+
+	for (unsigned i = 0; bakery_lock_info(b, i, &li) == 0; i++)
+		if (strcmp(li.name, name) == 0)
+			return i;
+	ck_abort_msg("no lock %s", name);
+	return 0;
+}
+
+/* A waiter of lock LOCK_NAME of A's region B, forked and seen asleep in
+ * line. */
+static pid_t yield_waiter_queued(struct yield_arena *a, bakery_t *b, const char *lock_name)
+{
+	struct yield_queued q = { b, lock_index(b, lock_name), 0 };
+
+	snprintf(a->lock, sizeof(a->lock), "%s", lock_name);
+	q.pid = tk_fork(yield_waiter_run, a);
+	ck_assert_msg(tk_wait_until(yield_waiter_asleep, &q, 30),
+	              "the waiter never went to sleep in line");
+	return q.pid;
+}
+
+/* Release L: the threads it woke, the yields it made into *YIELDED. */
+static unsigned long release_counted(bakery_lock_t *l, unsigned long *yielded)
+{
+	unsigned long woken = bakery__test_futex_woken(), y = uatomic_read(&yields);
+
+	ck_assert_int_eq(bakery_unlock(l), 0);
+	*yielded = uatomic_read(&yields) - y;
+	return bakery__test_futex_woken() - woken;
+}
+
+/*
+ * A release that woke a waiter gives its CPU away (sched_yield), so that
+ * with more threads than CPUs the woken one runs while the releaser stays
+ * out of the line (lock.c, yield_to_woken); one that woke nobody makes no
+ * system call; one that leaves the thread holding another lock yields
+ * only at the release of that one.  Without the yield every count of
+ * yields here is 0.
+ */
+START_TEST(a_release_that_woke_a_waiter_yields)
+{
+	struct yield_arena *a = tk_shared(sizeof(*a));
+	bakery_lock_t *outer, *inner;
+	unsigned long yielded, woken;
+	bakery_t *b;
+	pid_t pid;
+
+	b = unit_region(a->name, "yield", 0, 0);
+	outer = unit_lock(b, "outer", (enum bakery_algo)_i);
+	inner = unit_lock(b, "inner", (enum bakery_algo)_i);
+
+	/* nobody to wake: no yield */
+	ck_assert_int_eq(bakery_lock(outer), 0);
+	woken = release_counted(outer, &yielded);
+	ck_assert_uint_eq(woken, 0);
+	ck_assert_msg(yielded == 0, "a release that woke nobody yielded %lu times", yielded);
+
+	/* a sleeper woken: one yield */
+	ck_assert_int_eq(bakery_lock(outer), 0);
+	pid = yield_waiter_queued(a, b, "outer");
+	woken = release_counted(outer, &yielded);
+	ck_assert_uint_eq(woken, 1);
+	ck_assert_msg(yielded == 1, "a release that woke its waiter yielded %lu times, not once",
+	              yielded);
+	ck_assert_int_eq(tk_reap(pid, 60), 0);
+
+	/* still holding another lock: the yield waits for its release */
+	ck_assert_int_eq(bakery_lock(outer), 0);
+	ck_assert_int_eq(bakery_lock(inner), 0);
+	pid = yield_waiter_queued(a, b, "inner");
+	woken = release_counted(inner, &yielded);
+	ck_assert_uint_eq(woken, 1);
+	ck_assert_msg(yielded == 0, "a release inside another lock yielded %lu times", yielded);
+	ck_assert_int_eq(tk_reap(pid, 60), 0);
+	woken = release_counted(outer, &yielded);
+	ck_assert_uint_eq(woken, 0);
+	ck_assert_msg(yielded == 1, "the outer release yielded %lu times, not once", yielded);
+
+	bakery_lock_close(inner);
+	bakery_lock_close(outer);
+	bakery_close(b);
+	bakery_unlink(a->name);
+}
+END_TEST
+
 static Suite *wakeups_suite(void)
 {
 	Suite *s = suite_create("wakeups");
@@ -533,6 +678,7 @@ static Suite *wakeups_suite(void)
 	                    BAKERY_ALGO_BOULANGERIE + 1);
 	tcase_add_loop_test(tc, a_holder_that_stays_does_not_hide_a_free_unit, BAKERY_ALGO_LAMPORT,
 	                    BAKERY_ALGO_BOULANGERIE + 1);
+	tcase_add_loop_test(tc, a_release_that_woke_a_waiter_yields, TK_ALGO_FIRST, TK_ALGO_END);
 	suite_add_tcase(s, tc);
 	return s;
 }
