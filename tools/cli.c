@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,36 @@ static void opt_tables(const struct cli_opt *opts, struct option *longopts, char
 	shorts[k] = '\0';
 }
 
+/* ARG ("--name" or "--name=value") abbreviates two or more options of OPTS
+ * (aliases count once, as getopt_long counts them): the usage error that
+ * names them, as getopt_long itself would; else 0 (ARG is unknown). */
+static int opt_ambiguous(struct cli *c, const char *arg, const struct cli_opt *opts)
+{
+	const char *name = arg + 2;
+	size_t len = strcspn(name, "="), first = SIZE_MAX;
+	char list[256] = "";
+	bool two = false;
+
+	if (strncmp(arg, "--", 2) != 0 || len == 0)
+		return 0;
+	for (size_t n = 0; opts[n].name; n++) {
+		size_t len_now = strlen(list);
+
+		if (!opts[n].name[0] || strncmp(opts[n].name, name, len) != 0)
+			continue;
+		if (first == SIZE_MAX)
+			first = opt_first_alias(opts, n);
+		else if (opt_first_alias(opts, n) != first)
+			two = true;
+		snprintf(list + len_now, sizeof(list) - len_now, "%s'--%s'", len_now ? " " : "",
+		         opts[n].name);
+	}
+	if (!two)
+		return 0;
+	return cli_usage_error(c, "option '--%.*s' is ambiguous; possibilities: %s", (int)len,
+	                       name, list);
+}
+
 /* getopt_long returned CH: apply the option, or report a usage error. */
 static int opt_apply(struct cli *c, char **argv, const struct cli_opt *opts, int ch)
 {
@@ -307,8 +338,11 @@ static int opt_apply(struct cli *c, char **argv, const struct cli_opt *opts, int
 		return cli_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
 	if (!o && optopt && optopt < 0x100)
 		return cli_usage_error(c, "unknown option '-%c'", optopt);
-	if (!o)
-		return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
+	if (!o) {
+		int err = opt_ambiguous(c, argv[optind - 1], opts);
+
+		return err ? err : cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
+	}
 	if (o->clears)
 		*o->clears = false;
 	if (o->flag)

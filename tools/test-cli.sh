@@ -269,6 +269,13 @@ test_usage_errors() {
 	error 64 "$bakery" flock --bogus "$tmp/f" true
 	same "flock's usage error" "$(cat "$tmp/err")" \
 		"bakery: flock: unknown option '--bogus' (try 'bakery flock --help')"
+	# an abbreviation of two options is said to be one, as flock(1) says;
+	# of one option and its aliases, it is that option
+	error 64 "$bakery" flock --no "$tmp/f" true
+	same "an ambiguous abbreviation" "$(cat "$tmp/err")" \
+		"bakery: flock: option '--no' is ambiguous; possibilities: '--nonblock' '--nonblocking' '--no-fork' (try 'bakery flock --help')"
+	"$bakery" flock --non "$tmp/abbrev" true || fail "flock --non (--nonblock) failed"
+	rm -f "$tmp/abbrev"
 	error 2 "$bakery" status
 	same "status's usage error" "$(cat "$tmp/err")" \
 		"bakery: status: missing REGION (try 'bakery status --help')"
