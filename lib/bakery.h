@@ -490,10 +490,11 @@ BAKERY_API int bakery_clocklock(bakery_lock_t *l, clockid_t clock,
  * block.  If it woke a thread, or the thread's lock calls did since its last
  * release of this kind, and the thread holds no other lock, it yields its
  * CPU (sched_yield(2)) to let the woken one run: it returns at once when
- * nothing else is runnable on its CPU.  Returns 0, EPERM (the calling thread does not hold it), EINVAL,
- * BAKERY_EBADREGION (the region was shrunk under the process),
- * BAKERY_EREMOVED (the lock was removed since L was opened: nothing is
- * released, not even a lock that took its entry and that the caller holds).
+ * nothing else is runnable on its CPU.  Returns 0, EPERM (the calling
+ * thread does not hold it), EINVAL, BAKERY_EBADREGION (the region was
+ * shrunk under the process), BAKERY_EREMOVED (the lock was removed since L
+ * was opened: nothing is released, not even a lock that took its entry and
+ * that the caller holds).
  * Unlocking after EOWNERDEAD without bakery_consistent() makes the lock
  * ENOTRECOVERABLE (and returns 0), until bakery_lock_reset().
  */

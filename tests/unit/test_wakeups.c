@@ -39,7 +39,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -533,21 +532,23 @@ int sched_yield(void)
 	return (int)syscall(SYS_sched_yield);
 }
 
-struct yield_arena {
+/* A region of one lock ("line", table index 0) and the test's handles. */
+struct yield_region {
 	char name[TK_NAME_SIZE];
-	char lock[16];                  /* the lock the waiter takes */
+	bakery_t *b;
+	bakery_lock_t *l;
 };
 
-/* Take the lock once (asleep in line until the test's release), give it
- * back. */
+/* Take REGION's lock once (asleep in line until the test's release), give
+ * it back. */
 static int yield_waiter_run(void *arg)
 {
-	const struct yield_arena *a = arg;
+	const struct yield_region *r = arg;
 	bakery_lock_t *l;
 	bakery_t *b;
 
-	if (bakery_open(a->name, 0, NULL, &b) ||
-	    bakery_lock_open(b, a->lock, BAKERY_ALGO_DEFAULT, &l))
+	if (bakery_open(r->name, 0, NULL, &b) ||
+	    bakery_lock_open(b, "line", BAKERY_ALGO_DEFAULT, &l))
 		return 1;
 	if (bakery_lock(l))
 		return 2;
@@ -558,42 +559,20 @@ static int yield_waiter_run(void *arg)
 	return 0;
 }
 
-struct yield_queued {
-	bakery_t *b;
-	unsigned lock;                  /* index */
-	pid_t pid;
-};
-
-/* The waiter is in line on its lock and asleep, now and 20 ms later. */
+/* The waiter is in line and asleep, now and 20 ms later. */
 static bool yield_waiter_asleep(void *arg)
 {
-	struct yield_queued *q = arg;
-	struct bakery_lock_info li;
+	struct unit_queued *q = arg;
 
-	return bakery_lock_info(q->b, q->lock, &li) == 0 && li.waiters == 1 &&
-	       proc_settled(&q->pid);
+	return unit_queued_asleep(q) && proc_settled(&q->pid);
 }
 
-/* The index of B's lock NAME. */
-static unsigned lock_index(bakery_t *b, const char *name)
+/* A waiter of R's lock, forked and seen asleep in line. */
+static pid_t yield_waiter_queued(struct yield_region *r)
 {
-	struct bakery_lock_info li;
+	struct unit_queued q = { r->b, 0, 1 };
 
-	for (unsigned i = 0; bakery_lock_info(b, i, &li) == 0; i++)
-		if (strcmp(li.name, name) == 0)
-			return i;
-	ck_abort_msg("no lock %s", name);
-	return 0;
-}
-
-/* A waiter of lock LOCK_NAME of A's region B, forked and seen asleep in
- * line. */
-static pid_t yield_waiter_queued(struct yield_arena *a, bakery_t *b, const char *lock_name)
-{
-	struct yield_queued q = { b, lock_index(b, lock_name), 0 };
-
-	snprintf(a->lock, sizeof(a->lock), "%s", lock_name);
-	q.pid = tk_fork(yield_waiter_run, a);
+	q.pid = tk_fork(yield_waiter_run, r);
 	ck_assert_msg(tk_wait_until(yield_waiter_asleep, &q, 30),
 	              "the waiter never went to sleep in line");
 	return q.pid;
@@ -619,47 +598,48 @@ static unsigned long release_counted(bakery_lock_t *l, unsigned long *yielded)
  */
 START_TEST(a_release_that_woke_a_waiter_yields)
 {
-	struct yield_arena *a = tk_shared(sizeof(*a));
-	bakery_lock_t *outer, *inner;
+	struct yield_region *r = tk_shared(sizeof(*r) * 2), *outer = &r[0], *inner = &r[1];
 	unsigned long yielded, woken;
-	bakery_t *b;
 	pid_t pid;
 
-	b = unit_region(a->name, "yield", 0, 0);
-	outer = unit_lock(b, "outer", (enum bakery_algo)_i);
-	inner = unit_lock(b, "inner", (enum bakery_algo)_i);
+	/* two regions: the yield waits for the thread to hold no lock in any */
+	outer->b = unit_region(outer->name, "yield", 0, 0);
+	outer->l = unit_lock(outer->b, "line", (enum bakery_algo)_i);
+	inner->b = unit_region(inner->name, "yield2", 0, 0);
+	inner->l = unit_lock(inner->b, "line", (enum bakery_algo)_i);
 
 	/* nobody to wake: no yield */
-	ck_assert_int_eq(bakery_lock(outer), 0);
-	woken = release_counted(outer, &yielded);
+	ck_assert_int_eq(bakery_lock(outer->l), 0);
+	woken = release_counted(outer->l, &yielded);
 	ck_assert_uint_eq(woken, 0);
 	ck_assert_msg(yielded == 0, "a release that woke nobody yielded %lu times", yielded);
 
 	/* a sleeper woken: one yield */
-	ck_assert_int_eq(bakery_lock(outer), 0);
-	pid = yield_waiter_queued(a, b, "outer");
-	woken = release_counted(outer, &yielded);
+	ck_assert_int_eq(bakery_lock(outer->l), 0);
+	pid = yield_waiter_queued(outer);
+	woken = release_counted(outer->l, &yielded);
 	ck_assert_uint_eq(woken, 1);
 	ck_assert_msg(yielded == 1, "a release that woke its waiter yielded %lu times, not once",
 	              yielded);
 	ck_assert_int_eq(tk_reap(pid, 60), 0);
 
 	/* still holding another lock: the yield waits for its release */
-	ck_assert_int_eq(bakery_lock(outer), 0);
-	ck_assert_int_eq(bakery_lock(inner), 0);
-	pid = yield_waiter_queued(a, b, "inner");
-	woken = release_counted(inner, &yielded);
+	ck_assert_int_eq(bakery_lock(outer->l), 0);
+	ck_assert_int_eq(bakery_lock(inner->l), 0);
+	pid = yield_waiter_queued(inner);
+	woken = release_counted(inner->l, &yielded);
 	ck_assert_uint_eq(woken, 1);
 	ck_assert_msg(yielded == 0, "a release inside another lock yielded %lu times", yielded);
 	ck_assert_int_eq(tk_reap(pid, 60), 0);
-	woken = release_counted(outer, &yielded);
+	woken = release_counted(outer->l, &yielded);
 	ck_assert_uint_eq(woken, 0);
 	ck_assert_msg(yielded == 1, "the outer release yielded %lu times, not once", yielded);
 
-	bakery_lock_close(inner);
-	bakery_lock_close(outer);
-	bakery_close(b);
-	bakery_unlink(a->name);
+	for (unsigned k = 0; k < 2; k++) {
+		bakery_lock_close(r[k].l);
+		bakery_close(r[k].b);
+		bakery_unlink(r[k].name);
+	}
 }
 END_TEST
 
